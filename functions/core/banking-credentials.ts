@@ -1,0 +1,81 @@
+import { ConfigurationError } from './errors.ts';
+import type { BankingCredentials } from './ports.ts';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
+
+/** 127.0.0.0/8, `::1` and `localhost`: the only hosts plain HTTP may reach (tests, local mode). */
+export function isLoopbackHost(hostname: string): boolean {
+  if (LOOPBACK_HOSTS.has(hostname)) return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/**
+ * Validates a base URL: `https://` anywhere, `http://` only on loopback. Returns it without a
+ * trailing slash. `where` names the source in the error (a secret id, an env variable).
+ */
+export function parseBaseUrl(value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigurationError(`${where}: base_url must be a non-empty URL string`, { where, field: 'base_url' });
+  }
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch (cause) {
+    throw new ConfigurationError(`${where}: base_url is not a valid URL`, { where, field: 'base_url' }, cause);
+  }
+  if (url.username || url.password) {
+    throw new ConfigurationError(`${where}: base_url must not embed credentials`, { where, field: 'base_url' });
+  }
+  if (url.search || url.hash) {
+    throw new ConfigurationError(`${where}: base_url must not carry a query string or fragment`, {
+      where,
+      field: 'base_url',
+    });
+  }
+  const secure = url.protocol === 'https:';
+  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (!secure && !loopbackHttp) {
+    throw new ConfigurationError(
+      `${where}: base_url must use https:// (plain http:// is allowed only for loopback hosts), got ${url.protocol}//${url.host}`,
+      { where, field: 'base_url', host: url.host },
+    );
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * Parses the secret's JSON `{"base_url", "client_id", "client_secret"}`. Errors name the secret
+ * and the field, never a value of it.
+ */
+export function parseBankingCredentials(secretString: string | undefined, where: string): BankingCredentials {
+  if (secretString === undefined || secretString.trim() === '') {
+    throw new ConfigurationError(`${where}: the secret has no string value; set it to {"base_url", "client_id", "client_secret"}`, {
+      where,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(secretString);
+  } catch {
+    // The cause would quote the secret text, so it is left out on purpose.
+    throw new ConfigurationError(`${where}: the secret value is not valid JSON`, { where });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigurationError(`${where}: the secret value must be a JSON object`, { where });
+  }
+  const record = parsed as Record<string, unknown>;
+  for (const field of ['client_id', 'client_secret'] as const) {
+    const value = record[field];
+    if (typeof value !== 'string' || value === '' || value.startsWith('<')) {
+      throw new ConfigurationError(`${where}: ${field} must be a non-empty string (is the placeholder still there?)`, {
+        where,
+        field,
+      });
+    }
+  }
+  return Object.freeze({
+    baseUrl: parseBaseUrl(record.base_url, where),
+    clientId: record.client_id as string,
+    clientSecret: record.client_secret as string,
+  });
+}

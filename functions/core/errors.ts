@@ -1,0 +1,100 @@
+/**
+ * One error family for the whole poller. Every class carries a stable `code` (for alarms, log
+ * queries and tests) and the context that helps the person on call: status, path, sequence
+ * number, variable name. Never a secret, a token or an Authorization header.
+ */
+export type ErrorContext = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+export class PollerError extends Error {
+  readonly code: string;
+  readonly context: ErrorContext;
+
+  constructor(code: string, message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.context = Object.freeze({ ...(options.context ?? {}) });
+  }
+}
+
+/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+export class ConfigurationError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('CONFIGURATION_INVALID', message, { context, cause });
+  }
+}
+
+/** The credentials were refused: by the token endpoint, or a second 401 right after a fresh token. */
+export class AuthenticationError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('AUTHENTICATION_FAILED', message, { context, cause });
+  }
+}
+
+/** The banking service answered with a status we could not recover from within the budget. */
+export class UpstreamHttpError extends PollerError {
+  readonly status: number | undefined;
+  /** 429, 503, other 5xx and network errors are worth another try; 4xx are not. */
+  readonly retryable: boolean;
+  /** From `Retry-After` (429/503), in milliseconds; the caller still caps it at the deadline. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    options: {
+      status?: number;
+      retryable: boolean;
+      retryAfterMs?: number;
+      context?: ErrorContext;
+      cause?: unknown;
+    },
+  ) {
+    super('UPSTREAM_HTTP_ERROR', message, {
+      context: { status: options.status, ...options.context },
+      cause: options.cause,
+    });
+    this.status = options.status;
+    this.retryable = options.retryable;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** A response body is not JSON or does not match the documented shape. */
+export class PayloadValidationError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('PAYLOAD_INVALID', message, { context, cause });
+  }
+}
+
+/** One event is larger than a PutEvents entry may be; publishing stops before it so nothing is skipped. */
+export class EventTooLargeError extends PollerError {
+  constructor(eventId: string, sequenceNumber: number, sizeBytes: number, limitBytes: number) {
+    super(
+      'EVENT_TOO_LARGE',
+      `Event ${eventId} (sequence ${sequenceNumber}) is ${sizeBytes} bytes as a PutEvents entry; the limit is ${limitBytes}. ` +
+        'The checkpoint stays before it; publish it by hand or raise the claim-check limit.',
+      { context: { eventId, sequenceNumber, sizeBytes, limitBytes } },
+    );
+  }
+}
+
+/** Some entries were still rejected by the bus when the budget ran out or retries were exhausted. */
+export class PublishError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('PUBLISH_FAILED', message, { context, cause });
+  }
+}
+
+/** Another invocation holds the lease, or took it over: this one must not write the checkpoint. */
+export class LeaseLostError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('LEASE_LOST', message, { context, cause });
+  }
+}
+
+/** A wait or request was cut short because the invocation's deadline came. Nothing is lost. */
+export class DeadlineExceededError extends PollerError {
+  constructor(message = 'The invocation deadline was reached', context: ErrorContext = {}) {
+    super('DEADLINE_EXCEEDED', message, { context });
+  }
+}

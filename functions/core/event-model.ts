@@ -1,0 +1,121 @@
+import { PayloadValidationError } from './errors.ts';
+
+/** The two types the interface documents; the list grows, so any other lower-case string is valid too. */
+export const KNOWN_EVENT_TYPES = ['account_status', 'transaction'] as const;
+export type KnownEventType = (typeof KNOWN_EVENT_TYPES)[number];
+
+/** An event as we publish it: sequence number as a number, type in lower case, everything else as received. */
+export interface BankingEvent {
+  readonly id: string;
+  readonly program_id: string;
+  readonly sequence_number: number;
+  readonly created_dt: string;
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** One answer of the feed. `events` are normalized, in ascending sequence order. */
+export interface FeedPage {
+  readonly events: readonly BankingEvent[];
+  /** The cursor the upstream suggests; informational only, the checkpoint never follows it blindly. */
+  readonly lastSequenceNumber: number | null;
+}
+
+/** Where a payload came from, so a validation error can name it. */
+export interface PayloadOrigin {
+  /** e.g. `GET /events` */
+  readonly source: string;
+  readonly status?: number;
+}
+
+function describe(origin: PayloadOrigin): string {
+  return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
+}
+
+function fail(origin: PayloadOrigin, field: string, expected: string, got: unknown): never {
+  const shown = typeof got === 'string' ? JSON.stringify(got.slice(0, 80)) : JSON.stringify(got) ?? 'undefined';
+  throw new PayloadValidationError(`${describe(origin)}: ${field} must be ${expected}, got ${shown}`, {
+    source: origin.source,
+    status: origin.status,
+    field,
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Sequence numbers arrive as integers in poll responses and as strings in stream payloads.
+ * Both become a safe integer; anything else is rejected rather than guessed at.
+ */
+export function parseSequenceNumber(value: unknown, origin: PayloadOrigin, field: string): number {
+  let parsed: number | undefined;
+  if (typeof value === 'number') parsed = value;
+  else if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) parsed = Number(value);
+  if (parsed === undefined || !Number.isSafeInteger(parsed) || parsed < 0) {
+    return fail(origin, field, 'a non-negative integer or a numeric string', value);
+  }
+  return parsed;
+}
+
+function requireString(raw: Record<string, unknown>, key: string, origin: PayloadOrigin, path: string): string {
+  const value = raw[key];
+  if (typeof value !== 'string' || value.length === 0) return fail(origin, `${path}.${key}`, 'a non-empty string', value);
+  return value;
+}
+
+/** Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`. */
+export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'event'): BankingEvent {
+  if (!isRecord(raw)) return fail(origin, path, 'an object', raw);
+  const id = requireString(raw, 'id', origin, path);
+  const programId = requireString(raw, 'program_id', origin, path);
+  const createdDt = requireString(raw, 'created_dt', origin, path);
+  if (Number.isNaN(Date.parse(createdDt))) {
+    fail(origin, `${path}.created_dt`, 'an ISO 8601 timestamp', createdDt);
+  }
+  const type = requireString(raw, 'type', origin, path).toLowerCase();
+  const data = raw.data;
+  if (!isRecord(data)) return fail(origin, `${path}.data`, 'an object', data);
+  return {
+    id,
+    program_id: programId,
+    sequence_number: parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`),
+    created_dt: createdDt,
+    type,
+    data,
+  };
+}
+
+/** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
+export function parsePollResponse(body: unknown, origin: PayloadOrigin): FeedPage {
+  if (!isRecord(body)) return fail(origin, 'body', 'a JSON object', body);
+  const data = body.data ?? [];
+  if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
+  const events = data.map((raw, index) => normalizeEvent(raw, origin, `data[${index}]`));
+  events.sort((a, b) => a.sequence_number - b.sequence_number);
+  const cursor = body.last_sequence_number;
+  return {
+    events,
+    lastSequenceNumber:
+      cursor === undefined || cursor === null
+        ? null
+        : parseSequenceNumber(cursor, origin, 'last_sequence_number'),
+  };
+}
+
+/**
+ * Drops what must not be published again: events at or below the checkpoint, and an id seen twice
+ * in one page (the first occurrence wins). Order is kept.
+ */
+export function selectNewEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
+  const seen = new Set<string>();
+  const fresh: BankingEvent[] = [];
+  for (const event of events) {
+    if (checkpoint !== null && event.sequence_number <= checkpoint) continue;
+    if (seen.has(event.id)) continue;
+    seen.add(event.id);
+    fresh.push(event);
+  }
+  return fresh;
+}

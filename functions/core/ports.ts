@@ -1,0 +1,134 @@
+/**
+ * The narrow interfaces the poll → publish → checkpoint cycle works over. The core knows nothing
+ * of AWS or HTTP: adapters in `functions/adapters/` implement these for the Lambda (undici,
+ * EventBridge, DynamoDB) and for local mode (simulator, stdout, a file), and unit tests use
+ * in-memory ones.
+ */
+import type { BankingEvent, FeedPage } from './event-model.ts';
+
+/** Wall clock and waiting, injectable so tests can run a whole budget in microseconds. */
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  /** Waits `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface PollRequest {
+  /** Events strictly after this sequence number; `null` when there is no checkpoint yet. */
+  readonly after: number | null;
+  /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Where events come from. One call is one request to the upstream (the adapter handles auth and
+ * a single 401 refresh itself). A retryable failure is thrown as `UpstreamHttpError` with
+ * `retryable: true`; the cycle decides whether the budget allows another try.
+ */
+export interface EventFeed {
+  poll(request: PollRequest): Promise<FeedPage>;
+}
+
+/** Result of one PutEvents-style attempt for one entry, in the order the batch was given. */
+export type EntryOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly errorCode: string; readonly errorMessage: string };
+
+export interface PublishLimits {
+  /** PutEvents: 10 entries per request. */
+  readonly maxEntriesPerBatch: number;
+  /** PutEvents: 256 KiB per request, entry sizes added up the way AWS documents. */
+  readonly maxBatchBytes: number;
+}
+
+/**
+ * Where events go. `send` is one attempt for one batch that respects `limits`; it resolves with
+ * an outcome per entry (partial failure is normal) and throws only when the whole request failed.
+ * Batching and retrying failed entries belong to the core (`publish-pipeline.ts`).
+ */
+export interface EventPublisher {
+  readonly limits: PublishLimits;
+  /** Bytes this event counts for against `maxBatchBytes` (one entry must fit on its own). */
+  entrySize(event: BankingEvent): number;
+  send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;
+}
+
+export interface LeaseRequest {
+  /** Identifies the invocation (`context.awsRequestId`). */
+  readonly owner: string;
+  /** Epoch ms after which another invocation may take the lease over. */
+  readonly expiresAt: number;
+  /** Epoch ms, the caller's clock: a lease whose `expiresAt` is before this is free. */
+  readonly now: number;
+}
+
+export type LeaseGrant =
+  | { readonly acquired: true; readonly checkpoint: number | null }
+  | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
+
+export interface CheckpointState {
+  readonly checkpoint: number | null;
+  readonly updatedAt: string | null;
+  readonly lease: { readonly owner: string; readonly expiresAt: number } | null;
+}
+
+/**
+ * The checkpoint of one program and its single-flight lease. Implementations guarantee:
+ * `commit` never moves the checkpoint backwards and succeeds only for the current lease holder
+ * (else `LeaseLostError`); `acquireLease` succeeds only when the lease is free or expired.
+ */
+export interface CheckpointStore {
+  acquireLease(request: LeaseRequest): Promise<LeaseGrant>;
+  commit(owner: string, sequenceNumber: number): Promise<void>;
+  /** Frees the lease if `owner` still holds it; a no-op otherwise. */
+  releaseLease(owner: string): Promise<void>;
+  /** Read-only view for operators (`status`) and tests. */
+  read(): Promise<CheckpointState>;
+}
+
+/** Names of the metrics the cycle emits; the CDK alarms and dashboard refer to the same names. */
+export const METRIC_NAMES = [
+  'EventsReceived',
+  'EventsPublished',
+  'PublishRetries',
+  'FailedEntries',
+  'PollRequests',
+  'PollErrors',
+  'AuthRefreshes',
+  'LagSeconds',
+  'CheckpointSequence',
+  'LeaseBusy',
+  'CycleDurationMs',
+] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];
+export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';
+
+/** Powertools Metrics at the edge; an in-memory recorder in tests. */
+export interface MetricsSink {
+  add(name: MetricName, unit: MetricUnit, value: number): void;
+}
+
+/** The subset of Powertools Logger the core uses; attributes never carry credentials. */
+export interface CycleLogger {
+  debug(message: string, attributes?: Record<string, unknown>): void;
+  info(message: string, attributes?: Record<string, unknown>): void;
+  warn(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown>): void;
+}
+
+/** Banking-service credentials as stored in the secret; `baseUrl` has no trailing slash. */
+export interface BankingCredentials {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+/**
+ * Source of credentials, cached with a TTL by the adapter; `refresh` forces a re-read, used after
+ * a 401 because the secret may have been rotated.
+ */
+export interface CredentialsProvider {
+  get(): Promise<BankingCredentials>;
+  refresh(): Promise<BankingCredentials>;
+}
