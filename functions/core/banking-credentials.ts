@@ -15,16 +15,26 @@ export function isLoopbackHost(hostname: string): boolean {
  */
 export function parseBaseUrl(value: unknown, where: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new ConfigurationError(`${where}: base_url must be a non-empty URL string`, { where, field: 'base_url' });
+    throw new ConfigurationError(`${where}: base_url must be a non-empty URL string`, {
+      where,
+      field: 'base_url',
+    });
   }
   let url: URL;
   try {
     url = new URL(value.trim());
   } catch (cause) {
-    throw new ConfigurationError(`${where}: base_url is not a valid URL`, { where, field: 'base_url' }, cause);
+    throw new ConfigurationError(
+      `${where}: base_url is not a valid URL`,
+      { where, field: 'base_url' },
+      cause,
+    );
   }
   if (url.username || url.password) {
-    throw new ConfigurationError(`${where}: base_url must not embed credentials`, { where, field: 'base_url' });
+    throw new ConfigurationError(`${where}: base_url must not embed credentials`, {
+      where,
+      field: 'base_url',
+    });
   }
   if (url.search || url.hash) {
     throw new ConfigurationError(`${where}: base_url must not carry a query string or fragment`, {
@@ -49,9 +59,12 @@ export function parseBaseUrl(value: unknown, where: string): string {
  */
 export function parseBankingCredentials(secretString: string | undefined, where: string): BankingCredentials {
   if (secretString === undefined || secretString.trim() === '') {
-    throw new ConfigurationError(`${where}: the secret has no string value; set it to {"base_url", "client_id", "client_secret"}`, {
-      where,
-    });
+    throw new ConfigurationError(
+      `${where}: the secret has no string value; set it to {"base_url", "client_id", "client_secret"}`,
+      {
+        where,
+      },
+    );
   }
   let parsed: unknown;
   try {
@@ -67,10 +80,13 @@ export function parseBankingCredentials(secretString: string | undefined, where:
   for (const field of ['client_id', 'client_secret'] as const) {
     const value = record[field];
     if (typeof value !== 'string' || value === '' || value.startsWith('<')) {
-      throw new ConfigurationError(`${where}: ${field} must be a non-empty string (is the placeholder still there?)`, {
-        where,
-        field,
-      });
+      throw new ConfigurationError(
+        `${where}: ${field} must be a non-empty string (is the placeholder still there?)`,
+        {
+          where,
+          field,
+        },
+      );
     }
   }
   return Object.freeze({

@@ -33,7 +33,8 @@ function describe(origin: PayloadOrigin): string {
 }
 
 function fail(origin: PayloadOrigin, field: string, expected: string, got: unknown): never {
-  const shown = typeof got === 'string' ? JSON.stringify(got.slice(0, 80)) : JSON.stringify(got) ?? 'undefined';
+  const shown =
+    typeof got === 'string' ? JSON.stringify(got.slice(0, 80)) : (JSON.stringify(got) ?? 'undefined');
   throw new PayloadValidationError(`${describe(origin)}: ${field} must be ${expected}, got ${shown}`, {
     source: origin.source,
     status: origin.status,
@@ -59,9 +60,15 @@ export function parseSequenceNumber(value: unknown, origin: PayloadOrigin, field
   return parsed;
 }
 
-function requireString(raw: Record<string, unknown>, key: string, origin: PayloadOrigin, path: string): string {
+function requireString(
+  raw: Record<string, unknown>,
+  key: string,
+  origin: PayloadOrigin,
+  path: string,
+): string {
   const value = raw[key];
-  if (typeof value !== 'string' || value.length === 0) return fail(origin, `${path}.${key}`, 'a non-empty string', value);
+  if (typeof value !== 'string' || value.length === 0)
+    return fail(origin, `${path}.${key}`, 'a non-empty string', value);
   return value;
 }
 

@@ -12,6 +12,8 @@ export interface Clock {
   now(): number;
   /** Waits `ms`; rejects with the signal's reason as soon as `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A signal that aborts at `epochMs` (at once if it is past), with a `DeadlineExceededError`. */
+  signalAt(epochMs: number): AbortSignal;
 }
 
 export interface PollRequest {

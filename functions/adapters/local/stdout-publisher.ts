@@ -1,0 +1,41 @@
+import type { Writable } from 'node:stream';
+import type { BankingEvent } from '../../core/event-model.ts';
+import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+
+/**
+ * The local mode's bus: each event becomes one NDJSON line, shaped like the EventBridge event a
+ * rule target would receive, so `npm start | jq` shows what downstream consumers will see.
+ */
+export class StdoutPublisher implements EventPublisher {
+  readonly limits: PublishLimits = { maxEntriesPerBatch: 100, maxBatchBytes: 1024 * 1024 };
+  readonly #out: Writable;
+  readonly #source: string;
+
+  constructor(options: { out?: Writable; source?: string } = {}) {
+    this.#out = options.out ?? process.stdout;
+    this.#source = options.source ?? 'banking.events';
+  }
+
+  entrySize(event: BankingEvent): number {
+    return Buffer.byteLength(JSON.stringify(event));
+  }
+
+  async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
+    signal.throwIfAborted();
+    const lines = batch
+      .map((event) =>
+        JSON.stringify({
+          source: this.#source,
+          'detail-type': event.type,
+          time: event.created_dt,
+          detail: event,
+        }),
+      )
+      .join('\n');
+    // Wait for the write so back-pressure (a slow pipe) slows the poller instead of growing memory.
+    await new Promise<void>((resolve, reject) =>
+      this.#out.write(`${lines}\n`, (error) => (error ? reject(error) : resolve())),
+    );
+    return batch.map(() => ({ ok: true }) as const);
+  }
+}

@@ -1,0 +1,253 @@
+import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
+import { CheckpointTracker } from './checkpoint-tracker.ts';
+import { EventTooLargeError, PublishError, UpstreamHttpError } from './errors.ts';
+import { type BankingEvent, selectNewEvents } from './event-model.ts';
+import type { CheckpointStore, Clock, CycleLogger, EventFeed, EventPublisher, MetricsSink } from './ports.ts';
+import { PublishPipeline, type PublishPipelineOptions } from './publish-pipeline.ts';
+
+export interface PollCycleDeps {
+  readonly feed: EventFeed;
+  readonly publisher: EventPublisher;
+  readonly checkpoints: CheckpointStore;
+  readonly clock: Clock;
+  readonly metrics: MetricsSink;
+  readonly logger: CycleLogger;
+  /** Source of jitter; injectable for deterministic tests. @default Math.random */
+  readonly random?: () => number;
+}
+
+export interface PollCycleOptions {
+  /** Names the checkpoint row and the metrics dimension. */
+  readonly program: string;
+  /** Lease owner: the invocation's request id. */
+  readonly owner: string;
+  /** Time left in the invocation at start (`context.getRemainingTimeInMillis()`). */
+  readonly remainingMs: number;
+  /** Time kept back at the end; never more than a quarter of `remainingMs`. @default 10_000 */
+  readonly safetyMarginMs?: number;
+  /** No new poll starts with less than this left. @default 2_000 */
+  readonly minPollWindowMs?: number;
+  /** Added to the lease expiry for clock skew between invocations; capped at 5 s. @default 5_000 */
+  readonly leaseSkewMs?: number;
+  /** Waits after a failed poll that gave no `Retry-After`. @default { baseMs: 200, capMs: 20_000 } */
+  readonly pollBackoff?: BackoffOptions;
+  readonly publish?: PublishPipelineOptions;
+  /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
+  readonly stopSignal?: AbortSignal;
+}
+
+export type StopReason = 'deadline' | 'stopped' | 'upstream-unavailable' | 'lease-busy';
+
+export interface CycleSummary {
+  readonly program: string;
+  readonly status: 'completed' | 'lease-busy';
+  /** Events this invocation published (accepted by the bus). */
+  readonly published: number;
+  /** Events the feed returned, duplicates included. */
+  readonly received: number;
+  readonly polls: number;
+  readonly pollErrors: number;
+  /** Last committed sequence number, or `null` when none exists (or the lease was busy). */
+  readonly checkpoint: number | null;
+  readonly startCheckpoint: number | null;
+  /** Seconds between now and the newest published event; 0 when caught up; null when unknown. */
+  readonly lagSeconds: number | null;
+  readonly durationMs: number;
+  readonly stopReason: StopReason;
+}
+
+const DEFAULTS = {
+  safetyMarginMs: 10_000,
+  minPollWindowMs: 2_000,
+  leaseSkewMs: 5_000,
+  pollBackoff: { baseMs: 200, capMs: 20_000 },
+} as const;
+
+/**
+ * The end of useful work: the configured margin, but never more than a quarter of the time
+ * left, so short invocations (tests, tight timeouts) still poll.
+ */
+export function computeDeadline(startedAt: number, remainingMs: number, safetyMarginMs: number): number {
+  return startedAt + remainingMs - Math.min(safetyMarginMs, Math.floor(remainingMs / 4));
+}
+
+/**
+ * One invocation: take the lease, then poll → publish → checkpoint until the budget runs out.
+ * The checkpoint only ever moves to the contiguous prefix of accepted events, so a failure at
+ * any point loses nothing: the next invocation starts from the last committed number.
+ */
+export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOptions): Promise<CycleSummary> {
+  const { clock, checkpoints, feed, metrics, logger } = deps;
+  const safetyMarginMs = options.safetyMarginMs ?? DEFAULTS.safetyMarginMs;
+  const minPollWindowMs = options.minPollWindowMs ?? DEFAULTS.minPollWindowMs;
+  const leaseSkewMs = Math.min(options.leaseSkewMs ?? DEFAULTS.leaseSkewMs, 5_000);
+  const pollBackoff = options.pollBackoff ?? DEFAULTS.pollBackoff;
+
+  const startedAt = clock.now();
+  const deadline = computeDeadline(startedAt, options.remainingMs, safetyMarginMs);
+  // The lease lasts until Lambda would end this invocation, plus skew: a crashed run frees it soon.
+  const lease = await checkpoints.acquireLease({
+    owner: options.owner,
+    expiresAt: startedAt + options.remainingMs + leaseSkewMs,
+    now: startedAt,
+  });
+  if (!lease.acquired) {
+    metrics.add('LeaseBusy', 'Count', 1);
+    logger.info('Another invocation holds the lease; not polling', {
+      leaseHolder: lease.holder,
+      leaseExpiresAt: new Date(lease.expiresAt).toISOString(),
+    });
+    return {
+      program: options.program,
+      status: 'lease-busy',
+      published: 0,
+      received: 0,
+      polls: 0,
+      pollErrors: 0,
+      checkpoint: null,
+      startCheckpoint: null,
+      lagSeconds: null,
+      durationMs: clock.now() - startedAt,
+      stopReason: 'lease-busy',
+    };
+  }
+
+  const pipeline = new PublishPipeline(
+    { publisher: deps.publisher, clock, metrics, logger, random: deps.random },
+    options.publish,
+  );
+  const deadlineSignal = clock.signalAt(deadline);
+  // Ctrl-C stops the next poll, never a publish in progress: its events would only come again.
+  const pollSignal =
+    options.stopSignal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, options.stopSignal]);
+
+  let committed = lease.checkpoint;
+  let published = 0;
+  let received = 0;
+  let polls = 0;
+  let pollErrors = 0;
+  let consecutiveErrors = 0;
+  let lastPollError: unknown;
+  let lagSeconds: number | null = null;
+  let stopReason: StopReason = 'deadline';
+  logger.info('Lease taken; polling', { checkpoint: committed, deadline: new Date(deadline).toISOString() });
+
+  try {
+    while (!pollSignal.aborted && deadline - clock.now() >= minPollWindowMs) {
+      metrics.add('PollRequests', 'Count', 1);
+      let events: readonly BankingEvent[];
+      try {
+        ({ events } = await feed.poll({ after: committed, signal: pollSignal }));
+      } catch (error) {
+        if (pollSignal.aborted) break;
+        if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
+        pollErrors += 1;
+        consecutiveErrors += 1;
+        lastPollError = error;
+        metrics.add('PollErrors', 'Count', 1);
+        const waitMs = error.retryAfterMs ?? fullJitterDelay(consecutiveErrors - 1, pollBackoff, deps.random);
+        if (clock.now() + waitMs + minPollWindowMs > deadline) {
+          logger.warn('Poll failed and no retry fits in the budget', { status: error.status, waitMs });
+          stopReason = 'upstream-unavailable';
+          break;
+        }
+        logger.warn('Poll failed; retrying', { status: error.status, attempt: consecutiveErrors, waitMs });
+        try {
+          await clock.sleep(waitMs, pollSignal);
+        } catch {
+          break;
+        }
+        continue;
+      }
+      polls += 1;
+      consecutiveErrors = 0;
+      received += events.length;
+      metrics.add('EventsReceived', 'Count', events.length);
+
+      const fresh = selectNewEvents(events, committed);
+      if (fresh.length === 0) {
+        lagSeconds = 0;
+        metrics.add('LagSeconds', 'Seconds', 0);
+        continue;
+      }
+
+      const tracker = new CheckpointTracker(committed);
+      tracker.track(fresh.map((event) => event.sequence_number));
+      let newest: BankingEvent | undefined;
+      const report = await pipeline.publish(fresh, {
+        deadline,
+        signal: deadlineSignal,
+        onAccepted: (event) => {
+          tracker.accept(event.sequence_number);
+          if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;
+        },
+      });
+      published += report.accepted;
+      metrics.add('EventsPublished', 'Count', report.accepted);
+
+      const safe = tracker.safeCheckpoint;
+      if (safe !== null && (committed === null || safe > committed)) {
+        await checkpoints.commit(options.owner, safe);
+        committed = safe;
+        metrics.add('CheckpointSequence', 'None', safe);
+        logger.debug('Checkpoint committed', { checkpoint: safe, published: report.accepted });
+      }
+      if (newest !== undefined) {
+        lagSeconds = Math.max(0, (clock.now() - Date.parse(newest.created_dt)) / 1000);
+        metrics.add('LagSeconds', 'Seconds', lagSeconds);
+      }
+
+      const firstFailure = report.failed[0];
+      if (firstFailure !== undefined) {
+        throw new PublishError(
+          `${report.failed.length} event(s) were not accepted by the bus (first: ${firstFailure.event.id}, sequence ${firstFailure.event.sequence_number}: ${firstFailure.errorCode}); the checkpoint stays at ${committed ?? 'none'}`,
+          {
+            failedCount: report.failed.length,
+            eventId: firstFailure.event.id,
+            sequenceNumber: firstFailure.event.sequence_number,
+            errorCode: firstFailure.errorCode,
+            checkpoint: committed,
+          },
+        );
+      }
+      if (report.oversize !== undefined) {
+        const { event, sizeBytes } = report.oversize;
+        throw new EventTooLargeError(
+          event.id,
+          event.sequence_number,
+          sizeBytes,
+          deps.publisher.limits.maxBatchBytes,
+        );
+      }
+    }
+    if (options.stopSignal?.aborted) stopReason = 'stopped';
+    if (polls === 0 && lastPollError !== undefined) {
+      // The feed never answered in this whole invocation: fail loudly so the errors alarm sees it.
+      throw lastPollError;
+    }
+  } finally {
+    try {
+      await checkpoints.releaseLease(options.owner);
+    } catch (error) {
+      logger.warn('Could not release the lease; it expires on its own', { error });
+    }
+  }
+
+  const durationMs = clock.now() - startedAt;
+  metrics.add('CycleDurationMs', 'Milliseconds', durationMs);
+  const summary: CycleSummary = {
+    program: options.program,
+    status: 'completed',
+    published,
+    received,
+    polls,
+    pollErrors,
+    checkpoint: committed,
+    startCheckpoint: lease.checkpoint,
+    lagSeconds,
+    durationMs,
+    stopReason,
+  };
+  logger.info('Cycle finished', { ...summary });
+  return summary;
+}

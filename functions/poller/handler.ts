@@ -1,0 +1,127 @@
+/**
+ * Lambda entry point: the composition root. It parses the configuration, builds the adapters
+ * once per container (clients, credential and token caches stay warm across invocations) and
+ * runs one poll cycle per invocation. All behaviour lives in `functions/core/`.
+ */
+
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { Context } from 'aws-lambda';
+import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
+import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
+import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
+import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
+import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
+import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
+import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
+import { systemClock } from '../core/system-clock.ts';
+import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
+
+const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'banking-events-poller';
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const metrics = new Metrics({
+  serviceName: SERVICE_NAME,
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'BankingEventsPoller',
+});
+const metricsSink = new PowertoolsMetricsSink(metrics);
+const cycleLogger = cycleLoggerFrom(logger);
+
+interface Runtime {
+  readonly config: PollerConfig;
+  readonly secretsManager: SecretsManagerClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly publisher: EventBridgePublisher;
+  /** One feed per secret, so each keeps its credentials and token cached while the container is warm. */
+  readonly feeds: Map<string, BankingEventFeed>;
+}
+
+let runtime: Runtime | undefined;
+
+/** Built on the first invocation rather than at import, so a bad variable is reported per invocation. */
+function getRuntime(): Runtime {
+  if (runtime === undefined) {
+    const config = loadPollerConfig(process.env);
+    runtime = {
+      config,
+      secretsManager: new SecretsManagerClient({}),
+      dynamodb: new DynamoDBClient({}),
+      publisher: new EventBridgePublisher({
+        client: new EventBridgeClient({}),
+        eventBusName: config.eventBusName,
+        source: config.eventSource,
+      }),
+      feeds: new Map(),
+    };
+  }
+  return runtime;
+}
+
+function feedFor(current: Runtime, secretId: string): BankingEventFeed {
+  let feed = current.feeds.get(secretId);
+  if (feed === undefined) {
+    const credentials = new SecretsManagerCredentialsProvider({
+      client: current.secretsManager,
+      secretId,
+      ttlMs: current.config.credentialsTtlMs,
+    });
+    const tokens = new ClientCredentialsTokenProvider({
+      credentials,
+      onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
+    });
+    feed = new BankingEventFeed({
+      credentials,
+      tokens,
+      cursorParam: current.config.cursorParam,
+      limitParam: current.config.limitParam,
+      limit: current.config.pollLimit,
+    });
+    current.feeds.set(secretId, feed);
+  }
+  return feed;
+}
+
+/** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
+export type PollerResult = CycleSummary;
+
+export async function handler(event: unknown, context: Context): Promise<PollerResult> {
+  logger.addContext(context);
+  try {
+    const current = getRuntime();
+    const target = resolveInvocationTarget(event, current.config);
+    logger.appendKeys({ program: target.program });
+    metrics.addDimension('Program', target.program);
+    return await runPollCycle(
+      {
+        feed: feedFor(current, target.secretId),
+        publisher: current.publisher,
+        checkpoints: new DynamoDbCheckpointStore({
+          client: current.dynamodb,
+          tableName: current.config.checkpointTable,
+          program: target.program,
+        }),
+        clock: systemClock,
+        metrics: metricsSink,
+        logger: cycleLogger,
+      },
+      {
+        program: target.program,
+        owner: context.awsRequestId,
+        remainingMs: context.getRemainingTimeInMillis(),
+        safetyMarginMs: current.config.safetyMarginMs,
+        minPollWindowMs: current.config.minPollWindowMs,
+        publish: { maxAttempts: current.config.publishMaxAttempts },
+      },
+    );
+  } catch (error) {
+    logger.error('Poll cycle failed; the checkpoint stays at the last published event', { error });
+    throw error;
+  } finally {
+    // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
+    metricsSink.flush();
+    logger.removeKeys(['program']);
+  }
+}

@@ -1,0 +1,54 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileCheckpointStore } from '../../../../functions/adapters/local/file-checkpoint-store.ts';
+import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
+
+async function tempFile(): Promise<string> {
+  return join(await mkdtemp(join(tmpdir(), 'checkpoint-')), 'nested', 'checkpoint.json');
+}
+
+describe('FileCheckpointStore', () => {
+  it('persists the checkpoint across instances (a restart resumes from it)', async () => {
+    const path = await tempFile();
+    const first = new FileCheckpointStore(path);
+    await first.acquireLease({ owner: 'a', expiresAt: Date.now() + 60_000, now: Date.now() });
+    await first.commit('a', 17);
+    await first.releaseLease('a');
+
+    const second = new FileCheckpointStore(path);
+    expect(await second.read()).toMatchObject({ checkpoint: 17, lease: null });
+    expect(JSON.parse(await readFile(path, 'utf8')).checkpoint).toBe(17);
+  });
+
+  it('applies the lease rules: busy while live, commit only by the holder, never backwards', async () => {
+    const store = new FileCheckpointStore(await tempFile());
+    const now = Date.now();
+    expect(await store.acquireLease({ owner: 'a', expiresAt: now + 60_000, now })).toEqual({
+      acquired: true,
+      checkpoint: null,
+    });
+    expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
+      acquired: false,
+      holder: 'a',
+    });
+    await expect(store.commit('b', 3)).rejects.toBeInstanceOf(LeaseLostError);
+    await store.commit('a', 5);
+    await expect(store.commit('a', 4)).rejects.toMatchObject({ code: 'CHECKPOINT_REGRESSION' });
+    expect(await store.acquireLease({ owner: 'b', expiresAt: now + 120_000, now: now + 61_000 })).toEqual({
+      acquired: true,
+      checkpoint: 5,
+    });
+  });
+
+  it('reports a corrupt file with its path and what to do', async () => {
+    const path = await tempFile();
+    const store = new FileCheckpointStore(path);
+    await store.read();
+    await store.releaseLease('nobody');
+    await writeFile(path, '{ not json');
+    await expect(store.read()).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(store.read()).rejects.toThrow(/is not valid; fix or delete it/);
+  });
+});

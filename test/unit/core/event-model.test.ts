@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { PayloadValidationError } from '../../../functions/core/errors.ts';
+import { normalizeEvent, parsePollResponse, selectNewEvents } from '../../../functions/core/event-model.ts';
+import { makeEvent } from '../../support/in-memory-ports.ts';
+
+const origin = { source: 'GET /events', status: 200 };
+const raw = {
+  id: '5a1c8c1e-0000-4000-8000-000000000001',
+  program_id: 'f0e1d2c3-0000-4000-8000-000000000002',
+  sequence_number: 42,
+  created_dt: '2026-11-22T01:02:03.456+00:00',
+  type: 'ACCOUNT_STATUS',
+  data: { account_id: 'a', blockchain_address: '0xabc', status: 'OPEN' },
+};
+
+describe('normalizeEvent', () => {
+  it('lower-cases the type and keeps everything else', () => {
+    expect(normalizeEvent(raw, origin)).toEqual({ ...raw, type: 'account_status' });
+  });
+
+  it('accepts a numeric string sequence number (stream payloads) as a number', () => {
+    expect(normalizeEvent({ ...raw, sequence_number: '1234' }, origin).sequence_number).toBe(1234);
+  });
+
+  it.each([
+    [12.5, 'a fractional number'],
+    ['12a', 'a non-numeric string'],
+    [-1, 'a negative number'],
+    [null, 'null'],
+    [2 ** 60, 'an unsafe integer'],
+  ])('rejects %s (%s) naming the status and the field', (value) => {
+    const act = () => normalizeEvent({ ...raw, sequence_number: value }, origin, 'data[3]');
+    expect(act).toThrow(PayloadValidationError);
+    expect(act).toThrow(/GET \/events \(HTTP 200\): data\[3\]\.sequence_number must be/);
+  });
+
+  it('keeps unknown types, lower-cased, rather than dropping them', () => {
+    expect(normalizeEvent({ ...raw, type: 'CARD_STATUS' }, origin).type).toBe('card_status');
+  });
+
+  it.each(['id', 'program_id', 'created_dt', 'type'])('rejects a missing %s', (field) => {
+    const broken: Record<string, unknown> = { ...raw };
+    delete broken[field];
+    expect(() => normalizeEvent(broken, origin)).toThrow(
+      new RegExp(`event\\.${field} must be a non-empty string`),
+    );
+  });
+
+  it('rejects a created_dt that is not a timestamp and a data that is not an object', () => {
+    expect(() => normalizeEvent({ ...raw, created_dt: 'yesterday' }, origin)).toThrow(
+      /created_dt must be an ISO 8601/,
+    );
+    expect(() => normalizeEvent({ ...raw, data: [1] }, origin)).toThrow(/event\.data must be an object/);
+  });
+});
+
+describe('parsePollResponse', () => {
+  it('parses and sorts events by sequence number', () => {
+    const page = parsePollResponse(
+      {
+        data: [
+          { ...raw, sequence_number: 9 },
+          { ...raw, id: 'x', sequence_number: 8 },
+        ],
+        last_sequence_number: 9,
+        limit: 100,
+      },
+      origin,
+    );
+    expect(page.events.map((e) => e.sequence_number)).toEqual([8, 9]);
+    expect(page.lastSequenceNumber).toBe(9);
+  });
+
+  it('treats a missing data array as empty and a missing cursor as null', () => {
+    expect(parsePollResponse({}, origin)).toEqual({ events: [], lastSequenceNumber: null });
+  });
+
+  it('names the field of a bad event inside the page', () => {
+    expect(() => parsePollResponse({ data: [raw, { ...raw, type: 7 }] }, origin)).toThrow(/data\[1\]\.type/);
+    expect(() => parsePollResponse({ data: 'nope' }, origin)).toThrow(/data must be an array/);
+    expect(() => parsePollResponse([], origin)).toThrow(/body must be a JSON object/);
+  });
+});
+
+describe('selectNewEvents', () => {
+  it('drops events at or below the checkpoint and repeated ids, keeping order', () => {
+    const a = makeEvent(3);
+    const events = [makeEvent(1), makeEvent(2), a, { ...a }, makeEvent(4)];
+    expect(selectNewEvents(events, 2).map((e) => e.sequence_number)).toEqual([3, 4]);
+    expect(selectNewEvents(events, null)).toHaveLength(4);
+  });
+});

@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import { AuthenticationError, PublishError, UpstreamHttpError } from '../../../functions/core/errors.ts';
+import { computeDeadline, runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import {
+  InMemoryFeed,
+  InMemoryPublisher,
+  makeEvent,
+  RecordingLogger,
+  RecordingMetrics,
+} from '../../support/in-memory-ports.ts';
+
+function setup(eventCount: number, options: { limit?: number; committed?: number } = {}) {
+  const clock = new FakeClock();
+  const events = Array.from({ length: eventCount }, (_, i) => makeEvent(i + 1));
+  const feed = new InMemoryFeed(clock, events, { limit: options.limit ?? 25 });
+  const publisher = new InMemoryPublisher();
+  const checkpoints = new MemoryCheckpointStore(
+    { checkpoint: options.committed ?? null, updatedAt: null, lease: null },
+    () => clock.now(),
+  );
+  const metrics = new RecordingMetrics();
+  const logger = new RecordingLogger();
+  const deps = { feed, publisher, checkpoints, clock, metrics, logger, random: () => 0.5 };
+  return { clock, events, feed, publisher, checkpoints, metrics, logger, deps };
+}
+
+const invocation = { program: 'default', owner: 'req-1', remainingMs: 60_000 };
+
+describe('runPollCycle', () => {
+  it('publishes every event once, in pages, and checkpoints the last sequence number', async () => {
+    const { deps, publisher, checkpoints, feed } = setup(60);
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual(
+      Array.from({ length: 60 }, (_, i) => i + 1),
+    );
+    expect(summary).toMatchObject({
+      status: 'completed',
+      published: 60,
+      checkpoint: 60,
+      startCheckpoint: null,
+    });
+    expect((await checkpoints.read()).checkpoint).toBe(60);
+    // Cursor omitted first, then each page's last committed sequence number.
+    expect(feed.requests.slice(0, 4)).toEqual([null, 25, 50, 60]);
+  });
+
+  it('resumes after the committed checkpoint and publishes nothing twice', async () => {
+    const { deps, publisher } = setup(30, { committed: 20 });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([
+      21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    ]);
+    expect(summary.startCheckpoint).toBe(20);
+  });
+
+  it('skips events at or below the checkpoint and ids repeated within a page', async () => {
+    const { deps, publisher, feed, clock } = setup(0, { committed: 5 });
+    const repeated = makeEvent(7);
+    feed.script({
+      page: {
+        events: [makeEvent(4), makeEvent(5), makeEvent(6), repeated, { ...repeated }],
+        lastSequenceNumber: 7,
+      },
+    });
+    void clock;
+
+    await runPollCycle(deps, invocation);
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([6, 7]);
+  });
+
+  it('stops before the deadline: remaining time minus min(safety margin, a quarter of it)', async () => {
+    const { deps, clock } = setup(0);
+    const start = clock.now();
+
+    const summary = await runPollCycle(deps, { ...invocation, remainingMs: 60_000, safetyMarginMs: 10_000 });
+
+    // 20 s long-polls: the one started at 40 s is aborted at the 50 s deadline, losing nothing.
+    expect(clock.now() - start).toBe(50_000);
+    expect(summary).toMatchObject({ durationMs: 50_000, polls: 2, stopReason: 'deadline' });
+    expect(computeDeadline(0, 8_000, 10_000)).toBe(6_000);
+    expect(computeDeadline(0, 900_000, 10_000)).toBe(890_000);
+  });
+
+  it('does not start a poll when less than the minimum poll window is left', async () => {
+    const { deps, feed } = setup(5);
+
+    const summary = await runPollCycle(deps, { ...invocation, remainingMs: 2_000, minPollWindowMs: 2_000 });
+
+    expect(feed.requests).toHaveLength(0);
+    expect(summary.published).toBe(0);
+  });
+
+  it('checkpoints only the contiguous prefix when an entry stays rejected, then fails loudly', async () => {
+    const { deps, publisher, checkpoints } = setup(10);
+    publisher.rejectSequence(4);
+
+    const run = runPollCycle(deps, { ...invocation, publish: { maxAttempts: 3 } });
+
+    await expect(run).rejects.toBeInstanceOf(PublishError);
+    await expect(run).rejects.toThrow(/sequence 4/);
+    expect((await checkpoints.read()).checkpoint).toBe(3);
+    // Events after 4 in the same batch were accepted; they come again next time (bounded duplicates).
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([1, 2, 3, 5, 6, 7, 8, 9, 10]);
+    expect((await checkpoints.read()).lease).toBeNull();
+  });
+
+  it('resends only the rejected entries and succeeds when they are accepted later', async () => {
+    const { deps, publisher, metrics } = setup(10);
+    publisher.rejectSequence(4, 2);
+    publisher.rejectSequence(9, 1);
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary.checkpoint).toBe(10);
+    expect(publisher.batches[0]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(publisher.batches[1]).toEqual([4, 9]);
+    expect(publisher.batches[2]).toEqual([4]);
+    expect(metrics.sum('PublishRetries')).toBe(3);
+    expect(metrics.sum('FailedEntries')).toBe(3);
+  });
+
+  it('retries a poll after 503 honouring Retry-After, and after 500 with jittered backoff', async () => {
+    const { deps, feed, clock, metrics } = setup(3);
+    feed
+      .script({ error: new UpstreamHttpError('busy', { status: 503, retryable: true, retryAfterMs: 7_000 }) })
+      .script({ error: new UpstreamHttpError('boom', { status: 500, retryable: true }) });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary.published).toBe(3);
+    // Second consecutive failure: full jitter over min(cap, 200·2¹) = 400 ms, with random() = 0.5.
+    expect(clock.sleeps.slice(0, 2)).toEqual([7_000, 200]);
+    expect(metrics.sum('PollErrors')).toBe(2);
+  });
+
+  it('gives up waiting when Retry-After is beyond the budget, without losing anything', async () => {
+    const { deps, feed, clock, checkpoints } = setup(3);
+    feed.script({ page: { events: [makeEvent(1)], lastSequenceNumber: 1 } });
+    feed.script({
+      error: new UpstreamHttpError('slow down', { status: 429, retryable: true, retryAfterMs: 120_000 }),
+    });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary).toMatchObject({ published: 1, checkpoint: 1, stopReason: 'upstream-unavailable' });
+    expect(clock.sleeps).toEqual([]);
+    expect((await checkpoints.read()).checkpoint).toBe(1);
+  });
+
+  it('throws the last error when the feed never answered in the whole invocation', async () => {
+    const { deps, feed } = setup(0);
+    for (let i = 0; i < 200; i += 1) {
+      feed.script({ error: new UpstreamHttpError('down', { status: 502, retryable: true }) });
+    }
+
+    await expect(runPollCycle(deps, invocation)).rejects.toMatchObject({ status: 502 });
+  });
+
+  it('stops at once on a non-retryable error and keeps the checkpoint', async () => {
+    const { deps, feed, checkpoints, metrics } = setup(0, { committed: 9 });
+    feed.script({ error: new AuthenticationError('refused') });
+
+    await expect(runPollCycle(deps, invocation)).rejects.toBeInstanceOf(AuthenticationError);
+    expect(await checkpoints.read()).toMatchObject({ checkpoint: 9, lease: null });
+    expect(metrics.sum('CycleDurationMs')).toBe(0);
+  });
+
+  it('returns at once without polling when another invocation holds a live lease', async () => {
+    const { deps, feed, checkpoints, clock, metrics } = setup(5);
+    await checkpoints.acquireLease({ owner: 'other', expiresAt: clock.now() + 30_000, now: clock.now() });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary).toMatchObject({ status: 'lease-busy', published: 0 });
+    expect(feed.requests).toHaveLength(0);
+    expect(metrics.sum('LeaseBusy')).toBe(1);
+  });
+
+  it('takes over an expired lease', async () => {
+    const { deps, checkpoints, clock } = setup(5);
+    await checkpoints.acquireLease({
+      owner: 'crashed',
+      expiresAt: clock.now() - 1,
+      now: clock.now() - 60_000,
+    });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary).toMatchObject({ status: 'completed', published: 5 });
+  });
+
+  it('sets the lease expiry to the end of the invocation plus at most 5 s of skew', async () => {
+    const { deps, checkpoints, clock } = setup(0);
+    const start = clock.now();
+    let seen: number | undefined;
+    const original = checkpoints.acquireLease.bind(checkpoints);
+    checkpoints.acquireLease = async (request) => {
+      seen = request.expiresAt;
+      return original(request);
+    };
+
+    await runPollCycle(deps, { ...invocation, remainingMs: 30_000, leaseSkewMs: 60_000 });
+
+    expect(seen).toBe(start + 30_000 + 5_000);
+  });
+
+  it('reports lag from the newest published event, and 0 once caught up', async () => {
+    const { deps, clock, metrics } = setup(0);
+    const created = new Date(clock.now() - 90_000).toISOString();
+    deps.feed.append(makeEvent(1, { created_dt: created }));
+
+    await runPollCycle(deps, invocation);
+
+    const lags = metrics.values.filter((m) => m.name === 'LagSeconds').map((m) => m.value);
+    expect(lags[0]).toBe(90);
+    expect(lags.at(-1)).toBe(0);
+    expect(metrics.last('CheckpointSequence')).toBe(1);
+    expect(metrics.sum('CycleDurationMs')).toBeGreaterThan(0);
+  });
+
+  it('stops polling when the stop signal fires, after committing what it published', async () => {
+    const { deps, checkpoints } = setup(60, { limit: 10 });
+    const stop = new AbortController();
+    const publisherSend = deps.publisher.send.bind(deps.publisher);
+    deps.publisher.send = async (batch, signal) => {
+      const result = await publisherSend(batch, signal);
+      if (batch[0]?.sequence_number === 11) stop.abort();
+      return result;
+    };
+
+    const summary = await runPollCycle(deps, { ...invocation, stopSignal: stop.signal });
+
+    expect(summary).toMatchObject({ stopReason: 'stopped', published: 20, checkpoint: 20 });
+    expect((await checkpoints.read()).checkpoint).toBe(20);
+  });
+});
