@@ -32,9 +32,14 @@ function describe(origin: PayloadOrigin): string {
   return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
 }
 
+/** A short rendering of the offending value: enough to recognise it, never a whole payload in a log line. */
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'undefined';
+  return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}
+
 function fail(origin: PayloadOrigin, field: string, expected: string, got: unknown): never {
-  const shown =
-    typeof got === 'string' ? JSON.stringify(got.slice(0, 80)) : (JSON.stringify(got) ?? 'undefined');
+  const shown = preview(got);
   throw new PayloadValidationError(`${describe(origin)}: ${field} must be ${expected}, got ${shown}`, {
     source: origin.source,
     status: origin.status,

@@ -166,8 +166,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
 
       const fresh = selectNewEvents(events, committed);
       if (fresh.length === 0) {
+        // Caught up. Emitted once per change, not once per empty long-poll.
+        if (lagSeconds !== 0) metrics.add('LagSeconds', 'Seconds', 0);
         lagSeconds = 0;
-        metrics.add('LagSeconds', 'Seconds', 0);
         continue;
       }
 

@@ -90,3 +90,17 @@ describe('selectNewEvents', () => {
     expect(selectNewEvents(events, null)).toHaveLength(4);
   });
 });
+
+describe('validation messages', () => {
+  it('show a short preview of the offending value, not the whole payload', () => {
+    const big = { data: { events: Array.from({ length: 50 }, (_, i) => ({ id: `event-${i}` })) } };
+    let message = '';
+    try {
+      parsePollResponse(big, origin);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^GET \/events \(HTTP 200\): data must be an array of events, got \{"events"/);
+    expect(message.length).toBeLessThan(200);
+  });
+});
