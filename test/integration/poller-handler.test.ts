@@ -202,14 +202,25 @@ describe('poller handler against the simulator and moto', () => {
     await drainAll();
   });
 
-  it('does not move the checkpoint on a malformed body and says what was wrong', async () => {
+  it('does not move the checkpoint on a malformed body, says what was wrong, and still flushes metrics', async () => {
     const before = await storedCheckpoint();
     simulator.generate(2);
     simulator.faults.malformedNext(1, 'bad-schema');
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
 
-    await expect(handler({}, context())).rejects.toThrow(/GET \/events \(HTTP 200\): .*must be/);
+    try {
+      await expect(handler({}, context())).rejects.toThrow(/GET \/events \(HTTP 200\): .*must be/);
+    } finally {
+      spy.mockRestore();
+    }
 
     expect(await storedCheckpoint()).toBe(before);
+    const emf = written.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+    expect(emf).toContainEqual(expect.objectContaining({ Program: 'default', PollRequests: 1 }));
     const result = await handler({}, context());
     expect(result.published).toBe(2);
     await drainAll();

@@ -28,7 +28,7 @@ describe('normalizeEvent', () => {
     [-1, 'a negative number'],
     [null, 'null'],
     [2 ** 60, 'an unsafe integer'],
-  ])('rejects %s (%s) naming the status and the field', (value) => {
+  ])('rejects %s (%s) naming the status and the field', (value: unknown, _label: string) => {
     const act = () => normalizeEvent({ ...raw, sequence_number: value }, origin, 'data[3]');
     expect(act).toThrow(PayloadValidationError);
     expect(act).toThrow(/GET \/events \(HTTP 200\): data\[3\]\.sequence_number must be/);

@@ -1,0 +1,323 @@
+/**
+ * The checkpoint and single-flight lease of one program, as one DynamoDB item:
+ *
+ * | attribute          | type | meaning                                                   |
+ * |--------------------|------|-----------------------------------------------------------|
+ * | `pk`               | S    | `program#<program>`                                       |
+ * | `checkpoint`       | N    | highest sequence number published (absent: none yet)      |
+ * | `updated_at`       | S    | ISO time of the last checkpoint write                     |
+ * | `lease_owner`      | S    | invocation holding the lease (absent: free)               |
+ * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over  |
+ *
+ * Every write is one conditional `UpdateItem`, so checkpoint and lease change together atomically.
+ */
+import {
+  type AttributeValue,
+  type ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { ConfigurationError, LeaseLostError, PollerError } from '../../core/errors.ts';
+import type { CheckpointState, CheckpointStore, LeaseGrant, LeaseRequest } from '../../core/ports.ts';
+
+/** `PollerError.code` when the stored checkpoint is already beyond the one being written. */
+export const CHECKPOINT_REGRESSION = 'CHECKPOINT_REGRESSION';
+/** `PollerError.code` for a sequence number that is not a non-negative safe integer. */
+export const INVALID_SEQUENCE_NUMBER = 'INVALID_SEQUENCE_NUMBER';
+
+export interface DynamoDbCheckpointStoreOptions {
+  /** Table with a string partition key `pk`; several programs can share it. */
+  readonly tableName: string;
+  /** The banking program whose events this store tracks. */
+  readonly program: string;
+  /**
+   * The low-level client, not a `DynamoDBDocumentClient`: the item has four scalar attributes,
+   * and the item DynamoDB returns with a `ConditionalCheckFailedException` is never unmarshalled
+   * by the document client, so plain `AttributeValue`s are used throughout. Build it once per
+   * container at module scope and pass it in.
+   * @default a new `DynamoDBClient` with the SDK's default configuration
+   */
+  readonly client?: DynamoDBClient;
+  /**
+   * Epoch milliseconds, for `updated_at` and the operator commands' lease check.
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+}
+
+export interface SetCheckpointOptions {
+  /**
+   * Allow moving the checkpoint backwards (events after it will be published again).
+   * @default false
+   */
+  readonly force?: boolean;
+}
+
+type Item = Record<string, AttributeValue>;
+
+/**
+ * `CheckpointStore` on DynamoDB.
+ *
+ * @example
+ * const dynamodb = new DynamoDBClient({}); // module scope
+ * const store = new DynamoDbCheckpointStore({ client: dynamodb, tableName: config.tableName, program: config.program });
+ * const grant = await store.acquireLease({ owner: context.awsRequestId, expiresAt: now + 60_000, now });
+ */
+export class DynamoDbCheckpointStore implements CheckpointStore {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #program: string;
+  readonly #clock: () => number;
+  readonly #key: Item;
+
+  constructor(options: DynamoDbCheckpointStoreOptions) {
+    this.#client = options.client ?? new DynamoDBClient({});
+    this.#tableName = options.tableName;
+    this.#program = options.program;
+    this.#clock = options.clock ?? Date.now;
+    this.#key = { pk: { S: `program#${options.program}` } };
+  }
+
+  /**
+   * Takes the lease if it is free, expired, or already ours (re-entrant: the expiry is extended).
+   *
+   * Timeline, leases of 60 s:
+   * ```
+   * t=0   A acquires: no lease_owner                          → A holds until t=60
+   * t=10  B acquires: lease_owner=A, expires 60, not < now 10 → condition fails, B is told "A until 60"
+   * t=20  A acquires again: lease_owner = A                   → allowed, A holds until t=80
+   * t=90  B acquires: expires 80 < now 90                     → B takes over; A's next commit fails
+   * ```
+   */
+  async acquireLease({ owner, expiresAt, now }: LeaseRequest): Promise<LeaseGrant> {
+    const request: UpdateItemCommandInput = {
+      TableName: this.#tableName,
+      Key: this.#key,
+      UpdateExpression: 'SET lease_owner = :owner, lease_expires_at = :expiresAt',
+      ConditionExpression:
+        'attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner',
+      ExpressionAttributeValues: {
+        ':owner': { S: owner },
+        ':expiresAt': { N: String(expiresAt) },
+        ':now': { N: String(now) },
+      },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    };
+    // Two tries: if the holder released between our write and our read, the lease is free now.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const output = await this.#client.send(new UpdateItemCommand(request));
+        return { acquired: true, checkpoint: numberAttribute(output.Attributes, 'checkpoint') ?? null };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw this.#translate(error);
+        const holder = leaseOf(error.Item ?? (await this.#getItem()));
+        if (holder !== null) return { acquired: false, holder: holder.owner, expiresAt: holder.expiresAt };
+      }
+    }
+    return { acquired: false, holder: 'unknown (released while being read)', expiresAt: now };
+  }
+
+  /**
+   * Moves the checkpoint forward for the lease holder; writing the same value again is a no-op.
+   *
+   * Timeline:
+   * ```
+   * A holds the lease, checkpoint 41; A publishes 42..50, commits 50         → checkpoint 50
+   * A commits 50 again (a retry after a timeout)                             → allowed: 50 <= 50
+   * A's lease expires mid-cycle; B takes it over and commits 60
+   * A commits 55: lease_owner = B, not A                                    → LeaseLostError, 55 never written
+   * ```
+   * @throws LeaseLostError when `owner` no longer holds the lease.
+   * @throws PollerError `CHECKPOINT_REGRESSION` when the stored checkpoint is beyond `sequenceNumber`
+   *   although `owner` holds the lease: someone wrote it without the lease.
+   */
+  async commit(owner: string, sequenceNumber: number): Promise<void> {
+    assertSequenceNumber(sequenceNumber);
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: this.#key,
+          UpdateExpression: 'SET checkpoint = :seq, updated_at = :updatedAt',
+          ConditionExpression:
+            'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)',
+          ExpressionAttributeValues: {
+            ':owner': { S: owner },
+            ':seq': { N: String(sequenceNumber) },
+            ':updatedAt': { S: new Date(this.#clock()).toISOString() },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
+      const item = error.Item ?? (await this.#getItem());
+      const holder = stringAttribute(item, 'lease_owner') ?? null;
+      const context = { program: this.#program, owner, holder, sequenceNumber };
+      const stored = numberAttribute(item, 'checkpoint');
+      if (holder === owner && stored !== undefined && stored > sequenceNumber) {
+        throw new PollerError(
+          CHECKPOINT_REGRESSION,
+          `Checkpoint of program ${this.#program} is already ${stored}, beyond ${sequenceNumber}, although ${owner} holds the lease: another writer moved it`,
+          { context: { ...context, checkpoint: stored } },
+        );
+      }
+      throw new LeaseLostError(
+        `Lease of program ${this.#program} is held by ${holder ?? 'nobody'}, not ${owner}: checkpoint ${sequenceNumber} not written`,
+        context,
+        error,
+      );
+    }
+  }
+
+  /**
+   * Frees the lease if `owner` still holds it; the checkpoint is untouched.
+   *
+   * Timeline: A's lease expired and B took over; A's release must not free B's lease, so the
+   * condition `lease_owner = :owner` fails and the call does nothing.
+   */
+  async releaseLease(owner: string): Promise<void> {
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: this.#key,
+          UpdateExpression: 'REMOVE lease_owner, lease_expires_at',
+          ConditionExpression: 'lease_owner = :owner',
+          ExpressionAttributeValues: { ':owner': { S: owner } },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
+    }
+  }
+
+  async read(): Promise<CheckpointState> {
+    const item = await this.#getItem();
+    return {
+      checkpoint: numberAttribute(item, 'checkpoint') ?? null,
+      updatedAt: stringAttribute(item, 'updated_at') ?? null,
+      lease: leaseOf(item),
+    };
+  }
+
+  /**
+   * Operator command: sets the checkpoint without holding the lease, refusing while an unexpired
+   * lease is held (a running invocation would overwrite it). Forward only unless `force`.
+   *
+   * Timeline: the poller holds the lease until t=60; at t=30 the operator's write fails on
+   * `lease_expires_at < :now` and is refused; at t=61 it goes through.
+   * @throws LeaseLostError while another invocation holds a live lease.
+   * @throws PollerError `CHECKPOINT_REGRESSION` when moving backwards without `force`.
+   */
+  async setCheckpoint(sequenceNumber: number, options: SetCheckpointOptions = {}): Promise<void> {
+    assertSequenceNumber(sequenceNumber);
+    const force = options.force ?? false;
+    const now = this.#clock();
+    const leaseFree = '(attribute_not_exists(lease_owner) OR lease_expires_at < :now)';
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: this.#key,
+          UpdateExpression: 'SET checkpoint = :seq, updated_at = :updatedAt',
+          ConditionExpression: force
+            ? leaseFree
+            : `${leaseFree} AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)`,
+          ExpressionAttributeValues: {
+            ':seq': { N: String(sequenceNumber) },
+            ':now': { N: String(now) },
+            ':updatedAt': { S: new Date(now).toISOString() },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
+      const item = error.Item ?? (await this.#getItem());
+      const lease = leaseOf(item);
+      if (lease !== null && lease.expiresAt >= now) {
+        throw new LeaseLostError(
+          `Lease of program ${this.#program} is held by ${lease.owner} until ${new Date(lease.expiresAt).toISOString()}; try again after it expires`,
+          { program: this.#program, holder: lease.owner, expiresAt: lease.expiresAt, sequenceNumber },
+        );
+      }
+      const stored = numberAttribute(item, 'checkpoint');
+      throw new PollerError(
+        CHECKPOINT_REGRESSION,
+        `Checkpoint of program ${this.#program} is ${stored ?? 'unset'}; moving it back to ${sequenceNumber} needs force (rewind)`,
+        { context: { program: this.#program, checkpoint: stored ?? null, sequenceNumber } },
+      );
+    }
+  }
+
+  /** Operator command: moves the checkpoint anywhere, backwards included (events after it are published again). */
+  rewind(sequenceNumber: number): Promise<void> {
+    return this.setCheckpoint(sequenceNumber, { force: true });
+  }
+
+  async #getItem(): Promise<Item | undefined> {
+    try {
+      const output = await this.#client.send(
+        new GetItemCommand({ TableName: this.#tableName, Key: this.#key, ConsistentRead: true }),
+      );
+      return output.Item;
+    } catch (error) {
+      throw this.#translate(error);
+    }
+  }
+
+  #translate(error: unknown): unknown {
+    const name = error instanceof Error ? error.name : undefined;
+    if (name === 'ResourceNotFoundException') {
+      return new ConfigurationError(
+        `DynamoDB table ${this.#tableName} does not exist (check the table name and region)`,
+        { tableName: this.#tableName, awsError: name },
+        error,
+      );
+    }
+    if (name === 'AccessDeniedException') {
+      return new ConfigurationError(
+        `The function role may not use DynamoDB table ${this.#tableName} (needs GetItem and UpdateItem)`,
+        { tableName: this.#tableName, awsError: name },
+        error,
+      );
+    }
+    return error;
+  }
+}
+
+function isConditionalCheckFailed(error: unknown): error is ConditionalCheckFailedException {
+  // By name rather than instanceof: robust to two copies of the SDK in one bundle.
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+function assertSequenceNumber(sequenceNumber: number): void {
+  if (!Number.isSafeInteger(sequenceNumber) || sequenceNumber < 0) {
+    throw new PollerError(
+      INVALID_SEQUENCE_NUMBER,
+      `A checkpoint must be a non-negative integer, got ${sequenceNumber}`,
+      {
+        context: { sequenceNumber },
+      },
+    );
+  }
+}
+
+function stringAttribute(item: Item | undefined, name: string): string | undefined {
+  return item?.[name]?.S;
+}
+
+function numberAttribute(item: Item | undefined, name: string): number | undefined {
+  const value = item?.[name]?.N;
+  return value === undefined ? undefined : Number(value);
+}
+
+function leaseOf(item: Item | undefined): { owner: string; expiresAt: number } | null {
+  const owner = stringAttribute(item, 'lease_owner');
+  const expiresAt = numberAttribute(item, 'lease_expires_at');
+  return owner === undefined || expiresAt === undefined ? null : { owner, expiresAt };
+}

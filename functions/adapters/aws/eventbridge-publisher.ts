@@ -1,0 +1,204 @@
+/**
+ * Publishes banking events to an EventBridge bus, one `PutEvents` call per batch.
+ */
+import {
+  EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsRequestEntry,
+  type PutEventsResultEntry,
+} from '@aws-sdk/client-eventbridge';
+import { ConfigurationError, PublishError } from '../../core/errors.ts';
+import type { BankingEvent } from '../../core/event-model.ts';
+import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+
+export interface EventBridgePublisherOptions {
+  /** Name or ARN of the bus. */
+  readonly eventBusName: string;
+  /** `Source` of every entry, e.g. `com.example.banking`; rules match on it. */
+  readonly source: string;
+  /**
+   * Build it once per container at module scope and pass it in.
+   * @default a new `EventBridgeClient` with the SDK's default configuration
+   */
+  readonly client?: EventBridgeClient;
+}
+
+/**
+ * "Calculating Amazon EventBridge PutEvents event entry size",
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html :
+ * `Time`, if specified, is 14 bytes; `Source` and `DetailType` are the byte length of their UTF-8
+ * form; `Detail`, if specified, likewise; each `Resources` entry likewise. `EventBusName` is not
+ * counted. We always set `Time` and never set `Resources`.
+ */
+const TIME_BYTES = 14;
+
+/** Whole-request failures worth another try, by error name (the SDK has already retried them). */
+const RETRYABLE_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'InternalException',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+]);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+]);
+
+interface PreparedEntry {
+  readonly detail: string;
+  readonly size: number;
+}
+
+/** What an SDK service error or a Node network error may carry. */
+interface SdkErrorShape {
+  readonly name: string;
+  readonly code?: unknown;
+  readonly $fault?: 'client' | 'server';
+  readonly $retryable?: unknown;
+  readonly $metadata?: { readonly httpStatusCode?: number; readonly requestId?: string };
+}
+
+/**
+ * `EventPublisher` on EventBridge `PutEvents`: `Source` from the options, `DetailType` the event
+ * type, `Detail` the whole event as JSON, `Time` its `created_dt`.
+ *
+ * @example
+ * const eventBridge = new EventBridgeClient({}); // module scope
+ * const publisher = new EventBridgePublisher({ client: eventBridge, eventBusName: config.busName, source: config.source });
+ */
+export class EventBridgePublisher implements EventPublisher {
+  readonly limits: PublishLimits = Object.freeze({ maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 });
+
+  readonly #client: EventBridgeClient;
+  readonly #eventBusName: string;
+  readonly #source: string;
+  readonly #sourceBytes: number;
+  /** The core asks for `entrySize` and then sends the same event: serialize it once. */
+  readonly #prepared = new WeakMap<BankingEvent, PreparedEntry>();
+
+  constructor(options: EventBridgePublisherOptions) {
+    if (options.source.trim() === '') {
+      throw new ConfigurationError('EventBridge source must be a non-empty string', { field: 'source' });
+    }
+    this.#client = options.client ?? new EventBridgeClient({});
+    this.#eventBusName = options.eventBusName;
+    this.#source = options.source;
+    this.#sourceBytes = Buffer.byteLength(options.source, 'utf8');
+  }
+
+  entrySize(event: BankingEvent): number {
+    return this.#prepare(event).size;
+  }
+
+  async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
+    if (batch.length === 0) return [];
+    const entries: PutEventsRequestEntry[] = batch.map((event) => ({
+      Source: this.#source,
+      DetailType: event.type,
+      Detail: this.#prepare(event).detail,
+      Time: new Date(event.created_dt),
+      EventBusName: this.#eventBusName,
+    }));
+    let results: readonly PutEventsResultEntry[];
+    try {
+      const output = await this.#client.send(new PutEventsCommand({ Entries: entries }), {
+        abortSignal: signal,
+      });
+      results = output.Entries ?? [];
+    } catch (error) {
+      throw this.#translate(error, batch, signal);
+    }
+    // Entries come back in request order. Anything that is not a clear success counts as a
+    // failure, so the core retries it rather than moving the checkpoint past it.
+    return batch.map((_, index): EntryOutcome => {
+      const result = results[index];
+      if (result === undefined) {
+        return {
+          ok: false,
+          errorCode: 'MissingResult',
+          errorMessage: 'PutEvents returned no result for this entry',
+        };
+      }
+      if (result.ErrorCode !== undefined && result.ErrorCode !== '') {
+        return { ok: false, errorCode: result.ErrorCode, errorMessage: result.ErrorMessage ?? '' };
+      }
+      if (result.EventId === undefined || result.EventId === '') {
+        return {
+          ok: false,
+          errorCode: 'MissingEventId',
+          errorMessage: 'PutEvents returned neither an event id nor an error',
+        };
+      }
+      return { ok: true };
+    });
+  }
+
+  #prepare(event: BankingEvent): PreparedEntry {
+    let prepared = this.#prepared.get(event);
+    if (prepared === undefined) {
+      const detail = JSON.stringify(event);
+      const size =
+        TIME_BYTES +
+        this.#sourceBytes +
+        Buffer.byteLength(event.type, 'utf8') +
+        Buffer.byteLength(detail, 'utf8');
+      prepared = { detail, size };
+      this.#prepared.set(event, prepared);
+    }
+    return prepared;
+  }
+
+  #translate(error: unknown, batch: readonly BankingEvent[], signal: AbortSignal): unknown {
+    // The deadline came: surface the signal's reason, as `Clock.sleep` does. Whether the bus got
+    // the entries is unknown; the checkpoint has not moved, so they will be sent again.
+    if (signal.aborted) return signal.reason ?? error;
+    if (!(error instanceof Error)) return error;
+    const shape = error as Error & SdkErrorShape;
+    const status = shape.$metadata?.httpStatusCode;
+    const context = {
+      eventBusName: this.#eventBusName,
+      awsError: shape.name,
+      status,
+      requestId: shape.$metadata?.requestId,
+      entries: batch.length,
+      firstSequenceNumber: batch[0]?.sequence_number,
+      lastSequenceNumber: batch.at(-1)?.sequence_number,
+    };
+    if (shape.name === 'ResourceNotFoundException') {
+      return new ConfigurationError(`EventBridge bus ${this.#eventBusName} does not exist`, context, error);
+    }
+    if (shape.name === 'AccessDeniedException') {
+      return new ConfigurationError(
+        `The function role may not put events on bus ${this.#eventBusName} (needs events:PutEvents)`,
+        context,
+        error,
+      );
+    }
+    const isNetworkError = typeof shape.code === 'string' && NETWORK_ERROR_CODES.has(shape.code);
+    const isServiceError = shape.$metadata !== undefined;
+    if (!isNetworkError && !isServiceError && !RETRYABLE_NAMES.has(shape.name)) return error;
+    const retryable =
+      isNetworkError ||
+      RETRYABLE_NAMES.has(shape.name) ||
+      shape.$retryable !== undefined ||
+      shape.$fault === 'server' ||
+      (status !== undefined && (status === 429 || status >= 500));
+    return new PublishError(
+      `PutEvents to bus ${this.#eventBusName} failed as a whole (${shape.name}${status === undefined ? '' : `, HTTP ${status}`})`,
+      { ...context, retryable },
+      error,
+    );
+  }
+}

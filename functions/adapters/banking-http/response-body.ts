@@ -1,0 +1,186 @@
+/**
+ * Reading undici response bodies safely: bounded, streaming UTF-8 decoding of the bodies we parse,
+ * short redacted summaries of error bodies, and draining the bodies we ignore (an unread undici
+ * body keeps its connection busy until it is consumed or destroyed).
+ */
+import type { Dispatcher } from 'undici';
+import { PayloadValidationError } from '../../core/errors.ts';
+import type { PayloadOrigin } from '../../core/event-model.ts';
+
+/** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** Error bodies are read only for a summary; the rest is dropped with the connection. */
+const ERROR_BODY_READ_BYTES = 16 * 1024;
+/** Bodies we ignore up to this size are drained so the keep-alive connection can be reused. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+const SUMMARY_MAX_CHARS = 200;
+const DESCRIPTION_MAX_CHARS = 160;
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+function describe(origin: PayloadOrigin): string {
+  return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
+}
+
+function declaredLength(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value);
+}
+
+/**
+ * Reads the whole body as UTF-8 and parses it as JSON. Chunks are decoded with a streaming
+ * `TextDecoder` (a character split across chunks survives) in fatal mode: invalid UTF-8 in an
+ * event is rejected rather than silently replaced. An empty body gives `undefined`.
+ *
+ * @throws PayloadValidationError when the body is larger than `maxBytes`, not UTF-8 or not JSON.
+ */
+export async function readJsonBody(
+  body: AsyncIterable<Uint8Array | string> & { destroy?: (error?: Error) => unknown },
+  options: {
+    readonly origin: PayloadOrigin;
+    readonly maxBytes: number;
+    readonly contentLength?: string | string[];
+  },
+): Promise<unknown> {
+  const { origin, maxBytes } = options;
+  const context = { source: origin.source, status: origin.status, maxBytes };
+  const tooLarge = () =>
+    new PayloadValidationError(`${describe(origin)}: body is larger than ${maxBytes} bytes`, context);
+  const declared = declaredLength(options.contentLength);
+  if (declared !== undefined && declared > maxBytes) {
+    body.destroy?.();
+    throw tooLarge();
+  }
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let received = 0;
+  let text = '';
+  try {
+    for await (const chunk of body) {
+      const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+      received += bytes.byteLength;
+      // Leaving the loop destroys the stream, which is what we want for an oversized body.
+      if (received > maxBytes) throw tooLarge();
+      text += decoder.decode(bytes, { stream: true });
+    }
+    text += decoder.decode();
+  } catch (error) {
+    if (
+      error instanceof TypeError &&
+      (error as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA'
+    ) {
+      throw new PayloadValidationError(`${describe(origin)}: body is not valid UTF-8`, context, error);
+    }
+    throw error;
+  }
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    // The parser's message quotes the body; keep it as the cause only, not in our message.
+    throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context, error);
+  }
+}
+
+/**
+ * Reads at most 16 KiB of an error body, leniently decoded, for a summary. A failure while reading
+ * gives what was read so far: the status is what matters. `signal` is rethrown if it aborted, so
+ * the caller can report the deadline instead.
+ */
+export async function readErrorBody(body: ResponseBody, signal?: AbortSignal): Promise<string> {
+  const decoder = new TextDecoder('utf-8');
+  let received = 0;
+  let text = '';
+  try {
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      const room = ERROR_BODY_READ_BYTES - received;
+      const part = chunk.byteLength > room ? chunk.subarray(0, room) : chunk;
+      received += part.byteLength;
+      text += decoder.decode(part, { stream: true });
+      if (received >= ERROR_BODY_READ_BYTES) break;
+    }
+  } catch (error) {
+    if (signal?.aborted) throw error;
+  }
+  return text + decoder.decode();
+}
+
+/** Drains a body we do not need; a large one is destroyed instead. Never throws. */
+export async function discardBody(body: ResponseBody): Promise<void> {
+  try {
+    await body.dump({ limit: DRAIN_LIMIT_BYTES });
+  } catch {
+    // The connection is closed either way; nothing to report.
+  }
+}
+
+/**
+ * Replaces every occurrence of the given secrets, raw and URL-encoded, with `[redacted]`. A
+ * server that echoes the form body or the Authorization header in its error page must not carry
+ * them into our messages.
+ */
+export function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (!secret) continue;
+    for (const form of new Set([
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2),
+    ])) {
+      result = result.split(form).join('[redacted]');
+    }
+  }
+  return result;
+}
+
+function printable(text: string): string {
+  return text
+    .replace(/\p{Cc}+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A one-line summary of an error body, for messages and context. From JSON it takes the OAuth
+ * `error` (or `error.code` / `error.message`, or `message`) and a short `error_description`; any
+ * other body gives its first characters. Secrets are redacted before anything is shortened.
+ *
+ * @example
+ * summarizeErrorBody('{"error":"invalid_client","error_description":"bad secret"}', []);
+ * // 'invalid_client (bad secret)'
+ */
+export function summarizeErrorBody(
+  text: string,
+  secrets: readonly (string | undefined)[],
+): string | undefined {
+  const clean = printable(redact(text, secrets));
+  if (clean === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(clean);
+  } catch {
+    return shorten(clean, 80);
+  }
+  if (!isRecord(parsed)) return shorten(clean, 80);
+  const nested = isRecord(parsed.error) ? parsed.error : undefined;
+  const code = [parsed.error, nested?.code, nested?.type, parsed.code].find(
+    (value) => typeof value === 'string',
+  );
+  const description = [parsed.error_description, nested?.message, parsed.message].find(
+    (value): value is string => typeof value === 'string' && value.length <= DESCRIPTION_MAX_CHARS,
+  );
+  const parts = [code, description === undefined ? undefined : `(${description})`].filter(Boolean);
+  // Again after parsing: a JSON escape (`\u0073…`) could have hidden a secret from the first pass.
+  return parts.length === 0
+    ? shorten(clean, 80)
+    : shorten(redact(parts.join(' '), secrets), SUMMARY_MAX_CHARS);
+}

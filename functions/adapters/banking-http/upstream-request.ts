@@ -1,0 +1,103 @@
+/**
+ * The one place that calls undici: sends a request to the banking service and turns transport
+ * failures into the poller's errors. An aborted `signal` becomes `DeadlineExceededError`; a reset,
+ * refused or timed-out connection becomes a retryable `UpstreamHttpError`. Statuses are left to
+ * the caller, which knows what they mean for its endpoint.
+ */
+import { type Dispatcher, request } from 'undici';
+import { DeadlineExceededError, UpstreamHttpError } from '../../core/errors.ts';
+import type { RequestTarget } from './http-status.ts';
+
+/**
+ * Longer than the upstream's 60 s poll hold, so only the caller's `signal` (the invocation
+ * deadline) ends a long poll; undici's own timers are a backstop for a signal that never fires.
+ */
+export const TRANSPORT_TIMEOUT_MS = 90_000;
+
+export interface UpstreamRequest extends RequestTarget {
+  readonly method: 'GET' | 'POST';
+  /** Absolute URL: base URL, path and query. Never carries a credential. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly dispatcher: Dispatcher | undefined;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The error to reject with once `signal` has aborted: the signal's reason when it already is a
+ * `DeadlineExceededError` (the cycle's own), otherwise a new one naming the request, with the
+ * reason (an `AbortError` or `TimeoutError` DOMException) as its cause.
+ */
+export function deadlineError(signal: AbortSignal, target: RequestTarget): DeadlineExceededError {
+  if (signal.reason instanceof DeadlineExceededError) return signal.reason;
+  const message = `${target.method} ${target.path} was cut short by the invocation deadline`;
+  const error = new DeadlineExceededError(message, { method: target.method, path: target.path });
+  // DeadlineExceededError takes no cause; attach it the way `Error` does (own, non-enumerable).
+  return Object.defineProperty(error, 'cause', { value: signal.reason, enumerable: false, writable: true });
+}
+
+/** Rejects at once when `signal` has already aborted, so no request starts after the deadline. */
+export function throwIfAborted(signal: AbortSignal, target: RequestTarget): void {
+  if (signal.aborted) throw deadlineError(signal, target);
+}
+
+/**
+ * Sends the request; resolves with whatever status came back (redirects are not followed: they
+ * would carry the Authorization header to another location).
+ *
+ * undici acts on `signal` only once the request has a connection, so a request queued behind a
+ * busy pool would outlive the deadline; the race below rejects at the abort regardless, and a
+ * response that still arrives afterwards has its body destroyed.
+ */
+export async function sendUpstreamRequest(options: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  const { signal } = options;
+  const target: RequestTarget = { method: options.method, path: options.path };
+  throwIfAborted(signal, target);
+  const pending = request(options.url, {
+    method: options.method,
+    headers: { ...options.headers },
+    body: options.body ?? null,
+    dispatcher: options.dispatcher,
+    signal,
+    headersTimeout: TRANSPORT_TIMEOUT_MS,
+    bodyTimeout: TRANSPORT_TIMEOUT_MS,
+  });
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(deadlineError(signal, target));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([pending, aborted]);
+  } catch (error) {
+    if (signal.aborted) {
+      pending.then(
+        (late) => late.body.destroy(),
+        () => undefined,
+      );
+      throw deadlineError(signal, target);
+    }
+    throw networkError(error, target);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * A request that got no response at all. Always retryable: GET is idempotent and a token request
+ * has no side effect worth protecting. The message names the error code only; undici's own
+ * message (kept as the cause) may name the host, which is not a secret but not needed either.
+ */
+export function networkError(error: unknown, target: RequestTarget): UpstreamHttpError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const label = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
+  return new UpstreamHttpError(
+    `${target.method} ${target.path} failed before a response: ${label} (retryable)`,
+    {
+      retryable: true,
+      context: { method: target.method, path: target.path, errorCode: label },
+      cause: error,
+    },
+  );
+}

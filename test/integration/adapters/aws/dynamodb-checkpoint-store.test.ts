@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  CHECKPOINT_REGRESSION,
+  DynamoDbCheckpointStore,
+} from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
+import { ConfigurationError, LeaseLostError, PollerError } from '../../../../functions/core/errors.ts';
+import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
+
+const LEASE_MS = 60_000;
+
+describe('DynamoDbCheckpointStore against moto', () => {
+  let aws: MotoEnvironment;
+  let tableName: string;
+  let now = 0;
+
+  beforeAll(async () => {
+    aws = useMotoEnvironment(inject('motoEndpoint'));
+    tableName = await aws.createCheckpointTable();
+  });
+
+  afterAll(() => aws.restore());
+
+  /** A store for a program no other test uses, on the shared table. */
+  function newStore(): DynamoDbCheckpointStore {
+    return new DynamoDbCheckpointStore({
+      client: aws.dynamodb,
+      tableName,
+      program: aws.uniqueName('program'),
+      clock: () => now,
+    });
+  }
+
+  const lease = (owner: string, at: number) => ({ owner, now: at, expiresAt: at + LEASE_MS });
+
+  describe('acquireLease', () => {
+    it('grants a free lease and reports no checkpoint yet', async () => {
+      const store = newStore();
+
+      const grant = await store.acquireLease(lease('A', 0));
+
+      expect(grant).toEqual({ acquired: true, checkpoint: null });
+      expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
+    });
+
+    it('refuses a live lease and names its holder and expiry', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      const grant = await store.acquireLease(lease('B', 10_000));
+
+      expect(grant).toEqual({ acquired: false, holder: 'A', expiresAt: LEASE_MS });
+    });
+
+    it('still refuses at the very millisecond the lease expires', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      const grant = await store.acquireLease(lease('B', LEASE_MS));
+
+      expect(grant.acquired).toBe(false);
+    });
+
+    it('lets another owner take over an expired lease and hands it the checkpoint', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 41);
+
+      const grant = await store.acquireLease(lease('B', LEASE_MS + 1));
+
+      expect(grant).toEqual({ acquired: true, checkpoint: 41 });
+      expect((await store.read()).lease?.owner).toBe('B');
+    });
+
+    it('is re-entrant for the holder and extends the expiry', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      const grant = await store.acquireLease(lease('A', 20_000));
+
+      expect(grant.acquired).toBe(true);
+      expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: 20_000 + LEASE_MS });
+    });
+  });
+
+  describe('releaseLease', () => {
+    it('frees the lease for the next invocation and keeps the checkpoint', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 7);
+
+      await store.releaseLease('A');
+      const grant = await store.acquireLease(lease('B', 1_000));
+
+      expect(grant).toEqual({ acquired: true, checkpoint: 7 });
+    });
+
+    it('does nothing when called by someone who does not hold the lease', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.releaseLease('B');
+
+      expect((await store.read()).lease?.owner).toBe('A');
+    });
+
+    it('does nothing (and creates no item) when there is no lease at all', async () => {
+      const store = newStore();
+
+      await store.releaseLease('A');
+
+      expect(await store.read()).toEqual({ checkpoint: null, updatedAt: null, lease: null });
+    });
+  });
+
+  describe('commit', () => {
+    it('moves the checkpoint forward and stamps updated_at', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      now = Date.parse('2024-05-01T12:00:00.000Z');
+
+      await store.commit('A', 5);
+      await store.commit('A', 10);
+
+      expect(await store.read()).toMatchObject({ checkpoint: 10, updatedAt: '2024-05-01T12:00:00.000Z' });
+    });
+
+    it('accepts the same sequence number twice (a retried commit)', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 10);
+
+      await store.commit('A', 10);
+
+      expect((await store.read()).checkpoint).toBe(10);
+    });
+
+    it('refuses a commit by a non-holder with LeaseLostError and leaves the checkpoint alone', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 3);
+
+      const error = await store.commit('B', 9).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((error as LeaseLostError).context).toMatchObject({ owner: 'B', holder: 'A', sequenceNumber: 9 });
+      expect((await store.read()).checkpoint).toBe(3);
+    });
+
+    it('refuses a commit when nobody holds the lease', async () => {
+      const store = newStore();
+
+      const error = await store.commit('A', 1).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((error as LeaseLostError).context).toMatchObject({ owner: 'A', holder: null });
+      expect((await store.read()).checkpoint).toBeNull();
+    });
+
+    it('refuses the old holder after an expired lease was taken over', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.acquireLease(lease('B', LEASE_MS + 1));
+      await store.commit('B', 60);
+
+      const error = await store.commit('A', 55).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((await store.read()).checkpoint).toBe(60);
+    });
+
+    it('never moves the checkpoint backwards, even for the holder', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 10);
+
+      const error = await store.commit('A', 5).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(PollerError);
+      expect(error).not.toBeInstanceOf(LeaseLostError);
+      expect((error as PollerError).code).toBe(CHECKPOINT_REGRESSION);
+      expect((error as PollerError).context).toMatchObject({ checkpoint: 10, sequenceNumber: 5 });
+      expect((await store.read()).checkpoint).toBe(10);
+    });
+  });
+
+  describe('setCheckpoint and rewind (operator commands)', () => {
+    it('refuses while another invocation holds a live lease', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      now = 30_000;
+
+      const error = await store.rewind(0).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((error as LeaseLostError).context).toMatchObject({ holder: 'A', expiresAt: LEASE_MS });
+    });
+
+    it('refuses to move backwards without force, and rewinds with it once the lease expired', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 100);
+      now = LEASE_MS + 1;
+
+      const refused = await store.setCheckpoint(50).catch((caught: unknown) => caught);
+      await store.rewind(50);
+
+      expect((refused as PollerError).code).toBe(CHECKPOINT_REGRESSION);
+      expect((await store.read()).checkpoint).toBe(50);
+    });
+
+    it('sets a checkpoint on a program that has none', async () => {
+      const store = newStore();
+
+      await store.setCheckpoint(12);
+
+      expect((await store.read()).checkpoint).toBe(12);
+    });
+  });
+
+  it('reports a missing table as a ConfigurationError naming it', async () => {
+    const missing = aws.uniqueName('no-such-table');
+    const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: missing, program: 'p' });
+
+    const error = await store.read().catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).message).toContain(missing);
+  });
+});

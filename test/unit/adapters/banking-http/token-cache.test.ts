@@ -1,0 +1,401 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
+import {
+  AuthenticationError,
+  DeadlineExceededError,
+  PayloadValidationError,
+  UpstreamHttpError,
+} from '../../../../functions/core/errors.ts';
+import type { BankingCredentials, CredentialsProvider } from '../../../../functions/core/ports.ts';
+
+const CLIENT_SECRET = 'sup3r s3cret&key=+/é';
+
+interface Recorded {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+type Responder = (request: Recorded, response: ServerResponse) => void | Promise<void>;
+
+/** A loopback server that records each request and answers it with the current `responder`. */
+async function startServer(responder: Responder) {
+  const requests: Recorded[] = [];
+  const state = { responder };
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => parts.push(chunk));
+    req.on('end', () => {
+      const recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(parts).toString('utf8'),
+      };
+      requests.push(recorded);
+      void state.responder(recorded, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    requests,
+    respondWith(next: Responder) {
+      state.responder = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Responder {
+  return (_request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+}
+
+/** Hands out `tok-1`, `tok-2`, … so each token request is distinguishable. */
+function issuing(expiresIn?: number): Responder {
+  let issued = 0;
+  return (_request, response) => {
+    issued += 1;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({ access_token: `tok-${issued}`, token_type: 'Bearer', expires_in: expiresIn }),
+    );
+  };
+}
+
+class FakeCredentials implements CredentialsProvider {
+  current: BankingCredentials;
+  constructor(baseUrl: string) {
+    this.current = { baseUrl, clientId: 'client-1', clientSecret: CLIENT_SECRET };
+  }
+  async get() {
+    return this.current;
+  }
+  async refresh() {
+    return this.current;
+  }
+}
+
+function expectNoSecrets(error: unknown, ...tokens: string[]) {
+  const shown = [
+    (error as Error).message,
+    JSON.stringify((error as { context?: unknown }).context ?? {}),
+    inspect(error, { depth: 5 }),
+  ].join('\n');
+  for (const secret of [CLIENT_SECRET, encodeURIComponent(CLIENT_SECRET), ...tokens]) {
+    expect(shown).not.toContain(secret);
+  }
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(responder: Responder, options: { clock?: () => number; skewMs?: number } = {}) {
+  const server = await startServer(responder);
+  const dispatcher = new Agent();
+  cleanups.push(server.close, () => dispatcher.destroy());
+  const credentials = new FakeCredentials(server.baseUrl);
+  let refreshes = 0;
+  const provider = new ClientCredentialsTokenProvider({
+    credentials,
+    dispatcher,
+    clock: options.clock,
+    skewMs: options.skewMs,
+    onRefresh: () => {
+      refreshes += 1;
+    },
+  });
+  return { server, credentials, provider, refreshes: () => refreshes };
+}
+
+const live = () => new AbortController().signal;
+
+describe('ClientCredentialsTokenProvider: the token request', () => {
+  it('posts the URL-encoded form with exactly the documented headers, nothing in the URL', async () => {
+    const { server, provider } = await setup(issuing(3600));
+
+    await provider.getToken(live());
+
+    expect(server.requests).toHaveLength(1);
+    const [request] = server.requests;
+    expect(request?.method).toBe('POST');
+    expect(request?.url).toBe('/oauth2/token');
+    expect(request?.headers.accept).toBe('application/json');
+    expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(request?.body).toBe(
+      'grant_type=client_credentials&client_id=client-1&client_secret=sup3r+s3cret%26key%3D%2B%2F%C3%A9',
+    );
+    expect(Object.fromEntries(new URLSearchParams(request?.body))).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'client-1',
+      client_secret: CLIENT_SECRET,
+    });
+  });
+
+  it('returns the access_token and reports one refresh', async () => {
+    const { provider, refreshes } = await setup(issuing(3600));
+
+    await expect(provider.getToken(live())).resolves.toBe('tok-1');
+    expect(refreshes()).toBe(1);
+  });
+
+  it('binds the token to the base URL that issued it and never shows its value when logged', async () => {
+    const { server, provider } = await setup(issuing(3600));
+
+    const token = await provider.getAccessToken(live());
+
+    expect(token.baseUrl).toBe(server.baseUrl);
+    expect(JSON.stringify(token)).not.toContain('tok-1');
+    expect(inspect(token)).not.toContain('tok-1');
+    expect(String(token)).not.toContain('tok-1');
+  });
+});
+
+describe('ClientCredentialsTokenProvider: caching', () => {
+  it('reuses the token until expires_in minus the skew', async () => {
+    let now = 1_000_000;
+    const { server, provider } = await setup(issuing(600), { clock: () => now, skewMs: 60_000 });
+
+    const first = await provider.getToken(live());
+    now += 540_000 - 1;
+    const stillCached = await provider.getToken(live());
+    now += 1;
+    const refreshed = await provider.getToken(live());
+
+    expect([first, stillCached, refreshed]).toEqual(['tok-1', 'tok-1', 'tok-2']);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('assumes one hour when expires_in is absent', async () => {
+    let now = 0;
+    const { provider } = await setup(issuing(undefined), { clock: () => now });
+
+    await provider.getToken(live());
+    now = 3_540_000 - 1;
+    const cached = await provider.getToken(live());
+    now = 3_540_000;
+    const refreshed = await provider.getToken(live());
+
+    expect([cached, refreshed]).toEqual(['tok-1', 'tok-2']);
+  });
+
+  it('caps the skew at half the lifetime so a short-lived token is still reused', async () => {
+    let now = 0;
+    const { provider } = await setup(issuing(60), { clock: () => now, skewMs: 60_000 });
+
+    await provider.getToken(live());
+    now = 29_999;
+    const cached = await provider.getToken(live());
+    now = 30_000;
+    const refreshed = await provider.getToken(live());
+
+    expect([cached, refreshed]).toEqual(['tok-1', 'tok-2']);
+  });
+
+  it('shares one request among concurrent callers', async () => {
+    const issue = issuing(3600);
+    const { server, provider, refreshes } = await setup((request, response) => {
+      setTimeout(() => void issue(request, response), 50);
+    });
+
+    const tokens = await Promise.all(Array.from({ length: 8 }, () => provider.getToken(live())));
+
+    expect(new Set(tokens)).toEqual(new Set(['tok-1']));
+    expect(server.requests).toHaveLength(1);
+    expect(refreshes()).toBe(1);
+  });
+
+  it('fetches a new token when the credentials were rotated', async () => {
+    const { server, credentials, provider } = await setup(issuing(3600));
+
+    await provider.getToken(live());
+    credentials.current = { ...credentials.current, clientSecret: 'rotated-secret' };
+    const afterRotation = await provider.getToken(live());
+
+    expect(afterRotation).toBe('tok-2');
+    expect(new URLSearchParams(server.requests[1]?.body).get('client_secret')).toBe('rotated-secret');
+  });
+});
+
+describe('ClientCredentialsTokenProvider: invalidate', () => {
+  it('drops the cached token so the next call fetches a new one', async () => {
+    const { provider } = await setup(issuing(3600));
+    const token = await provider.getToken(live());
+
+    const dropped = provider.invalidate(token);
+
+    expect(dropped).toBe(true);
+    await expect(provider.getToken(live())).resolves.toBe('tok-2');
+  });
+
+  it('keeps a newer token when told about an older one (a stale 401)', async () => {
+    const { provider } = await setup(issuing(3600));
+    const old = await provider.getToken(live());
+    provider.invalidate(old);
+    await provider.getToken(live());
+
+    const dropped = provider.invalidate(old);
+
+    expect(dropped).toBe(false);
+    await expect(provider.getToken(live())).resolves.toBe('tok-2');
+  });
+});
+
+describe('ClientCredentialsTokenProvider: failures', () => {
+  it('turns a 401 with an OAuth error into AuthenticationError naming status and error, not the secret', async () => {
+    const { provider } = await setup(
+      json(401, { error: 'invalid_client', error_description: 'Client authentication failed' }),
+    );
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as AuthenticationError).message).toContain('HTTP 401');
+    expect((error as AuthenticationError).message).toContain('invalid_client (Client authentication failed)');
+    expect((error as AuthenticationError).context).toMatchObject({ status: 401, path: '/oauth2/token' });
+    expectNoSecrets(error);
+  });
+
+  it('turns a 400 invalid_grant into AuthenticationError', async () => {
+    const { provider } = await setup(json(400, { error: 'unauthorized_client' }));
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as Error).message).toMatch(/HTTP 400: unauthorized_client;/);
+    expectNoSecrets(error);
+  });
+
+  it('redacts a secret the endpoint echoes back in its error body', async () => {
+    const { provider } = await setup((request, response) => {
+      response.writeHead(403, { 'content-type': 'text/plain' });
+      response.end(`forbidden: ${CLIENT_SECRET} / ${request.body}`);
+    });
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as Error).message).toContain('HTTP 403: forbidden: [redacted] / grant_type');
+    expectNoSecrets(error);
+  });
+
+  it('turns a 503 with Retry-After into a retryable UpstreamHttpError', async () => {
+    const { provider } = await setup(json(503, { error: 'temporarily_unavailable' }, { 'retry-after': '7' }));
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ status: 503, retryable: true, retryAfterMs: 7000 });
+    expect((error as Error).message).toContain('temporarily_unavailable');
+    expectNoSecrets(error);
+  });
+
+  it('turns a 500 into a retryable UpstreamHttpError without retryAfterMs', async () => {
+    const { provider } = await setup(json(500, 'oops'));
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ status: 500, retryable: true, retryAfterMs: undefined });
+  });
+
+  it('does not cache a failure', async () => {
+    const { server, provider } = await setup(json(500, 'oops'));
+    await provider.getToken(live()).catch(() => undefined);
+    server.respondWith(issuing(3600));
+
+    await expect(provider.getToken(live())).resolves.toBe('tok-1');
+  });
+
+  it('rejects a 200 without a string access_token, without showing what is there', async () => {
+    const { provider } = await setup(json(200, { access_token: 12345678, expires_in: 3600 }));
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(PayloadValidationError);
+    expect((error as Error).message).toBe(
+      'POST /oauth2/token (HTTP 200): access_token must be a non-empty string',
+    );
+    expect((error as Error).message).not.toContain('12345678');
+  });
+
+  it('rejects a 200 that is not JSON', async () => {
+    const { provider } = await setup(json(200, 'access_token=abc'));
+
+    await expect(provider.getToken(live())).rejects.toThrow(
+      'POST /oauth2/token (HTTP 200): body is not JSON',
+    );
+  });
+
+  it('turns a reset connection into a retryable UpstreamHttpError', async () => {
+    const { provider } = await setup((_request, response) => {
+      response.socket?.destroy();
+    });
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ retryable: true, status: undefined });
+    expectNoSecrets(error);
+  });
+});
+
+describe('ClientCredentialsTokenProvider: deadline', () => {
+  it('rejects with DeadlineExceededError as soon as the signal aborts, and aborts the request', async () => {
+    let closed = false;
+    const { provider } = await setup((_request, response) => {
+      response.on('close', () => {
+        closed = true;
+      });
+    });
+    const controller = new AbortController();
+
+    const pending = provider.getToken(controller.signal).catch((caught: unknown) => caught);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const abortedAt = performance.now();
+    controller.abort();
+    const error = await pending;
+
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    expect(performance.now() - abortedAt).toBeLessThan(1000);
+    await expect.poll(() => closed).toBe(true);
+  });
+
+  it('lets the other callers of a shared request go on when one gives up', async () => {
+    const issue = issuing(3600);
+    const { server, provider } = await setup((request, response) => {
+      setTimeout(() => void issue(request, response), 100);
+    });
+    const impatient = new AbortController();
+
+    const first = provider.getToken(impatient.signal).catch((caught: unknown) => caught);
+    const second = provider.getToken(live());
+    impatient.abort();
+
+    await expect(first).resolves.toBeInstanceOf(DeadlineExceededError);
+    await expect(second).resolves.toBe('tok-1');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('sends nothing when the signal has already aborted', async () => {
+    const { server, provider } = await setup(issuing(3600));
+
+    await expect(provider.getToken(AbortSignal.abort())).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(server.requests).toHaveLength(0);
+  });
+});
