@@ -201,7 +201,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       const firstFailure = report.failed[0];
       if (firstFailure !== undefined) {
         throw new PublishError(
-          `${report.failed.length} event(s) were not accepted by the bus (first: ${firstFailure.event.id}, sequence ${firstFailure.event.sequence_number}: ${firstFailure.errorCode}); the checkpoint stays at ${committed ?? 'none'}`,
+          `${report.failed.length} event(s) were not accepted by the bus (first: ${firstFailure.event.id}, sequence ${firstFailure.event.sequence_number}: ${firstFailure.errorCode}: ${firstFailure.errorMessage}); the checkpoint stays at ${committed ?? 'none'}`,
           {
             failedCount: report.failed.length,
             eventId: firstFailure.event.id,

@@ -1,6 +1,6 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import { planBatches } from './batch-planner.ts';
-import { PollerError } from './errors.ts';
+import { ConfigurationError, PollerError } from './errors.ts';
 import type { BankingEvent } from './event-model.ts';
 import type { Clock, CycleLogger, EventPublisher, MetricsSink } from './ports.ts';
 
@@ -100,7 +100,11 @@ export class PublishPipeline {
         });
       } catch (error) {
         if (request.signal.aborted) return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error) };
-        retryable = !(error instanceof PollerError && error.context.retryable === false);
+        // A missing bus or a denied role will not fix itself within this invocation.
+        retryable = !(
+          error instanceof ConfigurationError ||
+          (error instanceof PollerError && error.context.retryable === false)
+        );
         failed.push(...asFailed(pending, errorCode(error), error));
       }
       if (failed.length === 0) return { accepted, failed };

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
-import { AuthenticationError, PublishError, UpstreamHttpError } from '../../../functions/core/errors.ts';
+import {
+  AuthenticationError,
+  ConfigurationError,
+  PublishError,
+  UpstreamHttpError,
+} from '../../../functions/core/errors.ts';
 import { computeDeadline, runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
@@ -239,5 +244,18 @@ describe('runPollCycle', () => {
 
     expect(summary).toMatchObject({ stopReason: 'stopped', published: 20, checkpoint: 20 });
     expect((await checkpoints.read()).checkpoint).toBe(20);
+  });
+});
+
+describe('runPollCycle with a misconfigured bus', () => {
+  it('does not retry a configuration error and reports its message', async () => {
+    const { deps, publisher, checkpoints } = setup(3);
+    publisher.failNextRequests(new ConfigurationError('EventBridge bus missing-bus does not exist'));
+
+    await expect(runPollCycle(deps, invocation)).rejects.toThrow(
+      /first: .*sequence 1: CONFIGURATION_INVALID: EventBridge bus missing-bus does not exist/,
+    );
+    expect(publisher.batches).toHaveLength(1);
+    expect((await checkpoints.read()).checkpoint).toBeNull();
   });
 });
