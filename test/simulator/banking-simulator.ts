@@ -1,0 +1,327 @@
+/**
+ * A banking-service simulator: a real HTTP server on loopback that implements the whole known
+ * upstream interface (token endpoint, long poll, SSE stream, single-event lookups), generates
+ * realistic events, and lets tests inject faults. Used by the integration tests and by the local mode (`npm start`).
+ *
+ * @example
+ * const simulator = await startSimulator({ seed: 7, maxPollHoldMs: 200 });
+ * simulator.generate(25);
+ * const [program] = simulator.programs; // clientId 'local-client', clientSecret 'local-secret'
+ * // ... point the poller at simulator.url ...
+ * await simulator.close();
+ */
+import { randomInt } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventGenerator } from './event-generator.ts';
+import { FaultInjector, type MalformedKind } from './fault-injector.ts';
+import type { RecordedRequest } from './http-exchange.ts';
+import { type ActiveConnection, createRequestHandler, type SimulatorContext } from './http-routes.ts';
+import { ProgramFeed } from './program-feed.ts';
+import type { RawEvent } from './raw-event.ts';
+import { createRandom, deriveSeed } from './seeded-random.ts';
+import { SSE_HEARTBEAT_MS } from './sse.ts';
+import { TokenRegistry } from './token-registry.ts';
+
+export type { StreamEvent } from './sse.ts';
+export type { RawEvent, RecordedRequest };
+
+export interface SimulatorProgram {
+  readonly programId: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+export interface SimulatorOptions {
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** @default 0 (an ephemeral port) */
+  readonly port?: number;
+  /**
+   * Programs and their client credentials; missing fields are filled in.
+   * @default one program: clientId 'local-client', clientSecret 'local-secret', a random programId
+   */
+  readonly programs?: ReadonlyArray<Partial<SimulatorProgram>>;
+  /** After this many seconds a token is refused with 401. @default 3600 */
+  readonly tokenLifetimeSeconds?: number;
+  /** `GET /events` with nothing new holds until an append or a random timeout in [0, max]. @default 60_000 */
+  readonly maxPollHoldMs?: number;
+  /** Seed for generated data, default program ids and hold timeouts. @default a random seed (see `seed`) */
+  readonly seed?: number;
+  /** Share of generated events with an undocumented type, such as CARD_STATUS. @default 0.03 */
+  readonly unknownTypeRatio?: number;
+  /** Generates `eventsPerTick` events for every program each `intervalMs` (local mode). @default false */
+  readonly trickle?: { readonly intervalMs: number; readonly eventsPerTick: number } | false;
+  /** Interval of the `: ping` comment on open streams. @default 15_000 */
+  readonly heartbeatIntervalMs?: number;
+  /**
+   * Epoch-ms clock for token expiry, `created_dt` and request times. A test seam: advance it to
+   * expire tokens without waiting. Hold timeouts and heartbeats still use real timers.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+export interface SimulatorFaults {
+  /**
+   * The next `count` matching requests (exact `path` when given) answer `status` (400-599) with a
+   * JSON error body, and `Retry-After` if given. A 401 body says `invalid_token` (`invalid_client`
+   * on the token path), like the real refusal.
+   */
+  failNext(count: number, status: number, options?: { retryAfter?: string; path?: string }): void;
+  /** Every token issued so far is refused (401) from now on; new tokens work. */
+  revokeTokens(): void;
+  /**
+   * The next `count` successful `GET /events` answers have a broken body: `not-json` is a JSON
+   * answer cut in half; `bad-schema` is valid JSON whose `data` is an object, not an array.
+   */
+  malformedNext(count: number, kind: MalformedKind): void;
+  /** The next `count` requests (any path) wait `ms` before being handled. */
+  delayNext(count: number, ms: number): void;
+  /** Drops every pending fault (revoked tokens stay revoked). */
+  reset(): void;
+}
+
+export interface SimulatorStats {
+  readonly tokensIssued: number;
+  /** `GET /events` requests received, whatever their answer. */
+  readonly pollRequests: number;
+  /** Polls being held right now (useful to wait until a poll is parked before appending). */
+  readonly heldPolls: number;
+  readonly openStreams: number;
+}
+
+export interface RunningSimulator {
+  /** e.g. `http://127.0.0.1:41234`, no trailing slash. */
+  readonly url: string;
+  readonly programs: readonly SimulatorProgram[];
+  /** The seed in use, the given one or the one drawn at random, to reproduce a run. */
+  readonly seed: number;
+  /** Appends `count` realistic events to a program (the first by default) and returns them. */
+  generate(count: number, options?: { programId?: string; type?: string }): RawEvent[];
+  /** Appends one specific event; the feed assigns its sequence number (and program id). */
+  append(
+    event: Partial<RawEvent> & { type: string; data: Record<string, unknown> },
+    options?: { programId?: string },
+  ): RawEvent;
+  /** What the feed holds, in poll format and sequence order (the first program by default). */
+  events(programId?: string): readonly RawEvent[];
+  readonly faults: SimulatorFaults;
+  /** Every request in order of arrival. No header value is ever stored. */
+  readonly requests: readonly RecordedRequest[];
+  readonly stats: SimulatorStats;
+  /** Answers held polls (empty), ends streams, closes every connection and the server. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Independent PRNG streams derived from the seed (see `deriveSeed`); programs use FIRST_PROGRAM_STREAM + index. */
+const PROGRAM_IDS_STREAM = 0;
+const HOLD_TIMEOUT_STREAM = 1;
+const FIRST_PROGRAM_STREAM = 2;
+
+function requirePositive(name: string, value: number, allowZero = false): void {
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new RangeError(
+      `SimulatorOptions.${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${value}`,
+    );
+  }
+}
+
+function resolvePrograms(
+  given: ReadonlyArray<Partial<SimulatorProgram>> | undefined,
+  seed: number,
+): SimulatorProgram[] {
+  const random = createRandom(deriveSeed(seed, PROGRAM_IDS_STREAM));
+  const programs = (given ?? [{}]).map((partial, index) => {
+    const suffix = index === 0 ? '' : `-${index + 1}`;
+    return Object.freeze({
+      programId: partial.programId ?? random.uuid(),
+      clientId: partial.clientId ?? `local-client${suffix}`,
+      clientSecret: partial.clientSecret ?? `local-secret${suffix}`,
+    });
+  });
+  if (programs.length === 0) throw new RangeError('SimulatorOptions.programs must hold at least one program');
+  for (const key of ['programId', 'clientId'] as const) {
+    const values = programs.map((program) => program[key]);
+    const duplicate = values.find((value, index) => values.indexOf(value) !== index);
+    if (duplicate !== undefined) {
+      throw new RangeError(
+        `SimulatorOptions.programs: ${key} '${duplicate}' is used by two programs; make it unique`,
+      );
+    }
+  }
+  return programs;
+}
+
+/** Starts the simulator and resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const tokenLifetimeSeconds = options.tokenLifetimeSeconds ?? 3600;
+  const maxPollHoldMs = options.maxPollHoldMs ?? 60_000;
+  const unknownTypeRatio = options.unknownTypeRatio ?? 0.03;
+  const heartbeatMs = options.heartbeatIntervalMs ?? SSE_HEARTBEAT_MS;
+  const now = options.now ?? Date.now;
+  const seed = options.seed ?? randomInt(0, 2 ** 32 - 1);
+  requirePositive('tokenLifetimeSeconds', tokenLifetimeSeconds);
+  requirePositive('maxPollHoldMs', maxPollHoldMs, true);
+  requirePositive('heartbeatIntervalMs', heartbeatMs);
+  if (!(unknownTypeRatio >= 0 && unknownTypeRatio <= 1)) {
+    throw new RangeError(`SimulatorOptions.unknownTypeRatio must be within [0, 1], got ${unknownTypeRatio}`);
+  }
+  if (!Number.isInteger(seed)) throw new RangeError(`SimulatorOptions.seed must be an integer, got ${seed}`);
+  const trickle = options.trickle ?? false;
+  if (trickle) {
+    requirePositive('trickle.intervalMs', trickle.intervalMs);
+    if (!Number.isInteger(trickle.eventsPerTick) || trickle.eventsPerTick < 1) {
+      throw new RangeError(
+        `SimulatorOptions.trickle.eventsPerTick must be a positive integer, got ${trickle.eventsPerTick}`,
+      );
+    }
+  }
+
+  const programs = resolvePrograms(options.programs, seed);
+  // Each program draws from its own stream: its events do not depend on other programs' activity.
+  const generators = new Map(
+    programs.map((program, index) => [
+      program.programId,
+      new EventGenerator({
+        random: createRandom(deriveSeed(seed, FIRST_PROGRAM_STREAM + index)),
+        unknownTypeRatio,
+        now,
+      }),
+    ]),
+  );
+  const feeds = new Map(
+    programs.map((program) => [program.programId, new ProgramFeed(program.programId, now)]),
+  );
+  const context: SimulatorContext = {
+    programsByClientId: new Map(programs.map((program) => [program.clientId, program])),
+    feeds,
+    tokens: new TokenRegistry(tokenLifetimeSeconds * 1000, now),
+    faults: new FaultInjector(),
+    requests: [],
+    counters: { pollRequests: 0 },
+    active: new Set<ActiveConnection>(),
+    holdRandom: createRandom(deriveSeed(seed, HOLD_TIMEOUT_STREAM)),
+    maxPollHoldMs,
+    heartbeatMs,
+    tokenLifetimeSeconds,
+    now,
+    lifecycle: { closing: false },
+  };
+
+  const programFor = (programId: string | undefined): { feed: ProgramFeed; generator: EventGenerator } => {
+    const id = programId ?? programs[0]!.programId;
+    const feed = feeds.get(id);
+    const generator = generators.get(id);
+    if (feed === undefined || generator === undefined) {
+      throw new RangeError(
+        `Unknown programId '${id}'; known: ${programs.map((p) => p.programId).join(', ')}`,
+      );
+    }
+    return { feed, generator };
+  };
+
+  const generate = (
+    count: number,
+    generateOptions: { programId?: string; type?: string } = {},
+  ): RawEvent[] => {
+    if (!Number.isInteger(count) || count < 0) {
+      throw new RangeError(`generate: count must be a non-negative integer, got ${count}`);
+    }
+    const { feed, generator } = programFor(generateOptions.programId);
+    const appended: RawEvent[] = [];
+    for (let i = 0; i < count; i += 1) appended.push(feed.append(generator.next(generateOptions.type)));
+    return appended;
+  };
+
+  const server = createServer({ keepAlive: true }, createRequestHandler(context));
+  server.on('clientError', (_error, socket) => {
+    // Malformed HTTP or a reset connection: answer if the socket still can, never crash.
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let trickleTimer: NodeJS.Timeout | undefined;
+  if (trickle) {
+    trickleTimer = setInterval(() => {
+      for (const program of programs) generate(trickle.eventsPerTick, { programId: program.programId });
+    }, trickle.intervalMs);
+    // A forgotten simulator must not keep a test process alive.
+    trickleTimer.unref();
+  }
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      context.lifecycle.closing = true;
+      clearInterval(trickleTimer);
+      for (const connection of [...context.active]) connection.shutdown();
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // One turn for the answers just written to reach their sockets, then cut what is left
+      // (keep-alive sockets, requests mid-body) so close() is prompt.
+      await new Promise((resolve) => setImmediate(resolve));
+      server.closeAllConnections();
+      await serverClosed;
+    })();
+    return closed;
+  };
+
+  const faults: SimulatorFaults = {
+    failNext: (count, status, failOptions) => context.faults.failNext(count, status, failOptions),
+    revokeTokens: () => context.tokens.revokeAll(),
+    malformedNext: (count, kind) => context.faults.malformedNext(count, kind),
+    delayNext: (count, ms) => context.faults.delayNext(count, ms),
+    reset: () => context.faults.reset(),
+  };
+
+  return {
+    url,
+    programs: Object.freeze([...programs]),
+    seed,
+    generate,
+    append: (event, appendOptions = {}) => {
+      const { feed, generator } = programFor(appendOptions.programId ?? event.program_id);
+      // A copy, so freezing the stored event never freezes the caller's object.
+      const data = structuredClone(event.data);
+      const appended = feed.append({
+        id: event.id ?? generator.nextId(),
+        created_dt: event.created_dt,
+        type: event.type,
+        data,
+      });
+      generator.observe(appended);
+      return appended;
+    },
+    events: (programId) => programFor(programId).feed.all(),
+    faults,
+    get requests() {
+      return context.requests;
+    },
+    get stats(): SimulatorStats {
+      let heldPolls = 0;
+      let openStreams = 0;
+      for (const connection of context.active) {
+        if (connection.kind === 'poll') heldPolls += 1;
+        else if (connection.kind === 'stream') openStreams += 1;
+      }
+      return {
+        tokensIssued: context.tokens.issued,
+        pollRequests: context.counters.pollRequests,
+        heldPolls,
+        openStreams,
+      };
+    },
+    close,
+  };
+}
