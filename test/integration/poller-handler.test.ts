@@ -21,6 +21,8 @@ let tableName: string;
 let secretId: string;
 let handler: Handler;
 let invocations = 0;
+/** What the handler wrote to stdout and stderr (EMF metrics, logs): kept for assertions, out of the test output. */
+const stdout: string[] = [];
 
 function context(remainingMs = 4_000): Context {
   invocations += 1;
@@ -86,6 +88,12 @@ async function drainFeed(payload: Record<string, string> = {}): Promise<PollerRe
 }
 
 beforeAll(async () => {
+  for (const stream of [process.stdout, process.stderr]) {
+    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+  }
   aws = useMotoEnvironment(inject('motoEndpoint'));
   simulator = await startSimulator({ seed: 7, maxPollHoldMs: 300, unknownTypeRatio: 0 });
   const program = simulator.programs[0]!;
@@ -114,6 +122,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  vi.restoreAllMocks();
   await simulator?.close();
   aws?.restore();
 });
@@ -206,20 +215,12 @@ describe('poller handler against the simulator and moto', () => {
     const before = await storedCheckpoint();
     simulator.generate(2);
     simulator.faults.malformedNext(1, 'bad-schema');
-    const written: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      written.push(String(chunk));
-      return true;
-    });
+    stdout.length = 0;
 
-    try {
-      await expect(handler({}, context())).rejects.toThrow(/GET \/events \(HTTP 200\): .*must be/);
-    } finally {
-      spy.mockRestore();
-    }
+    await expect(handler({}, context())).rejects.toThrow(/GET \/events \(HTTP 200\): .*must be/);
 
     expect(await storedCheckpoint()).toBe(before);
-    const emf = written.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+    const emf = stdout.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
     expect(emf).toContainEqual(expect.objectContaining({ Program: 'default', PollRequests: 1 }));
     const result = await handler({}, context());
     expect(result.published).toBe(2);
@@ -245,6 +246,13 @@ describe('poller handler against the simulator and moto', () => {
     expect(second).toMatchObject({ status: 'lease-busy', published: 0 });
     expect((await first).status).toBe('completed');
     await drainAll();
+  });
+
+  it('never wrote the client secret or a bearer token to its logs or metrics', () => {
+    const output = stdout.join('');
+    expect(output.length).toBeGreaterThan(0);
+    expect(output).not.toContain(simulator.programs[0]!.clientSecret);
+    expect(output).not.toMatch(/Bearer\s+\S/);
   });
 
   it('keeps separate checkpoints per program named by the schedule payload', async () => {
