@@ -14,6 +14,7 @@ import {
   type BankingEvent,
   type FeedPage,
   normalizeEvent,
+  type PayloadOrigin,
   parsePollResponse,
 } from '../../core/event-model.ts';
 import type { CredentialsProvider, EventFeed, PollRequest } from '../../core/ports.ts';
@@ -31,6 +32,8 @@ import { deadlineError, networkError, sendUpstreamRequest, throwIfAborted } from
 /** Statuses with which a long poll ends without events: nothing new, or a proxy timed the hold out. */
 const EMPTY_POLL_STATUSES = new Set([204, 408, 504]);
 const EMPTY_PAGE: FeedPage = Object.freeze({ events: Object.freeze([]), lastSequenceNumber: null });
+/** The status with which a single-event lookup says there is no such event. */
+const EVENT_NOT_FOUND_STATUSES = new Set([404]);
 
 export interface BankingEventFeedOptions {
   /** Gives the base URL; `refresh()` is called after a 401, as the secret may have been rotated. */
@@ -172,22 +175,9 @@ export class BankingEventFeed implements EventFeed {
       query,
       signal: request.signal,
     };
-    return this.#run(exchange, async (authenticated) => {
-      const { response } = authenticated;
-      const { statusCode: status, body, headers } = response;
-      if (EMPTY_POLL_STATUSES.has(status)) {
-        await discardBody(body);
-        return EMPTY_PAGE;
-      }
-      if (status !== 200) throw await this.#statusError(exchange, authenticated);
-      const origin = { source: exchange.source, status };
-      const payload = await readJsonBody(body, {
-        origin,
-        maxBytes: this.#maxBodyBytes,
-        contentLength: headers['content-length'],
-      });
-      return payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin);
-    });
+    return this.#getJson(exchange, EMPTY_POLL_STATUSES, EMPTY_PAGE, (payload, origin) =>
+      payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin),
+    );
   }
 
   /**
@@ -228,12 +218,27 @@ export class BankingEventFeed implements EventFeed {
 
   async #fetchSingle(path: string, signal: AbortSignal): Promise<BankingEvent | null> {
     const exchange: Exchange = { target: { method: 'GET', path }, source: `GET ${path}`, signal };
+    return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND_STATUSES, null, (payload, origin) =>
+      normalizeEvent(unwrapSingleEvent(payload), origin, 'event'),
+    );
+  }
+
+  /**
+   * Runs `exchange` and reads its answer: a status in `emptyStatuses` gives `empty` (its body
+   * discarded), a 200 gives `parse` of its JSON body (`undefined` when the body is empty), and any
+   * other status its upstream error.
+   */
+  async #getJson<T>(
+    exchange: Exchange,
+    emptyStatuses: ReadonlySet<number>,
+    empty: T,
+    parse: (payload: unknown, origin: PayloadOrigin) => T,
+  ): Promise<T> {
     return this.#run(exchange, async (authenticated) => {
-      const { response } = authenticated;
-      const { statusCode: status, body, headers } = response;
-      if (status === 404) {
+      const { statusCode: status, body, headers } = authenticated.response;
+      if (emptyStatuses.has(status)) {
         await discardBody(body);
-        return null;
+        return empty;
       }
       if (status !== 200) throw await this.#statusError(exchange, authenticated);
       const origin = { source: exchange.source, status };
@@ -242,7 +247,7 @@ export class BankingEventFeed implements EventFeed {
         maxBytes: this.#maxBodyBytes,
         contentLength: headers['content-length'],
       });
-      return normalizeEvent(unwrapSingleEvent(payload), origin, 'event');
+      return parse(payload, origin);
     });
   }
 

@@ -1,6 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
@@ -12,16 +9,18 @@ import {
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../../../functions/core/ports.ts';
+import {
+  bare,
+  closeAll,
+  json,
+  type Responder,
+  startScriptedServer,
+} from '../../../support/scripted-http-server.ts';
+import { expectNoSecretShown } from '../../../support/secret-assertions.ts';
 
 const CLIENT_SECRET = 'client-s3cret-value';
 
-interface Recorded {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingMessage['headers'];
-}
-
-type Responder = (request: Recorded, response: ServerResponse) => void | Promise<void>;
+const TOKEN_PATH = '/oauth2/token';
 
 /**
  * A loopback banking service: `/oauth2/token` hands out `<prefix>tok-1`, `<prefix>tok-2`, …; every
@@ -29,50 +28,22 @@ type Responder = (request: Recorded, response: ServerResponse) => void | Promise
  * repeats).
  */
 async function startService(script: Responder[], prefix = '') {
-  const calls: Recorded[] = [];
-  const tokenRequests: Recorded[] = [];
   let issued = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
-      if (req.url === '/oauth2/token') {
-        tokenRequests.push(recorded);
-        issued += 1;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ access_token: `${prefix}tok-${issued}`, expires_in: 3600 }));
-        return;
-      }
-      calls.push(recorded);
-      const responder = script[Math.min(calls.length, script.length) - 1];
-      void responder?.(recorded, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const issueToken: Responder = (_request, response) => {
+    issued += 1;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ access_token: `${prefix}tok-${issued}`, expires_in: 3600 }));
+  };
+  const server = await startScriptedServer(script, { routes: { [TOKEN_PATH]: issueToken } });
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    calls,
-    tokenRequests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Responder {
-  return (_request, response) => {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers });
-    response.end(typeof body === 'string' ? body : JSON.stringify(body));
-  };
-}
-
-function bare(status: number, headers: Record<string, string> = {}): Responder {
-  return (_request, response) => {
-    response.writeHead(status, headers);
-    response.end();
+    baseUrl: server.baseUrl,
+    get calls() {
+      return server.requests.filter((request) => request.url !== TOKEN_PATH);
+    },
+    get tokenRequests() {
+      return server.requests.filter((request) => request.url === TOKEN_PATH);
+    },
+    close: server.close,
   };
 }
 
@@ -108,6 +79,7 @@ class FakeCredentials implements CredentialsProvider {
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await closeAll();
 });
 
 async function setup(
@@ -116,7 +88,7 @@ async function setup(
 ) {
   const service = await startService(script);
   const dispatcher = new Agent({ connections: options.connections ?? null });
-  cleanups.push(service.close, () => dispatcher.destroy());
+  cleanups.push(() => dispatcher.destroy());
   const credentials = new FakeCredentials(service.baseUrl);
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
   const authRetries: string[] = [];
@@ -135,13 +107,7 @@ const live = () => new AbortController().signal;
 
 /** No message, context or cause chain may show a token or the client secret. */
 function expectNoSecrets(error: unknown) {
-  const shown = [
-    (error as Error).message,
-    JSON.stringify((error as { context?: unknown }).context ?? {}),
-    inspect(error, { depth: 5 }),
-  ].join('\n');
-  expect(shown).not.toContain(CLIENT_SECRET);
-  expect(shown).not.toMatch(/tok-\d/);
+  expectNoSecretShown(error, [CLIENT_SECRET, /tok-\d/]);
 }
 
 async function pollError(feed: BankingEventFeed, after: number | null = 10): Promise<unknown> {
@@ -162,7 +128,7 @@ describe('BankingEventFeed.poll: the request', () => {
   it('asks for events after the checkpoint with the configured parameter names', async () => {
     const service = await startService([json(200, { data: [] })]);
     const dispatcher = new Agent();
-    cleanups.push(service.close, () => dispatcher.destroy());
+    cleanups.push(() => dispatcher.destroy());
     const credentials = new FakeCredentials(service.baseUrl);
     const feed = new BankingEventFeed({
       credentials,
@@ -335,7 +301,6 @@ describe('BankingEventFeed.poll: 401', () => {
   it('sends the retry, with its new token, to the base URL of a rotated secret', async () => {
     const { service: old, credentials, feed } = await setup([json(401, { error: 'invalid_token' })]);
     const rotated = await startService([json(200, { data: [] })], 'new-');
-    cleanups.push(rotated.close);
     credentials.next = { baseUrl: rotated.baseUrl, clientId: 'client-2', clientSecret: 'other-secret' };
 
     await feed.poll({ after: 1, signal: live() });

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,58 +9,15 @@ import {
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../../../functions/core/ports.ts';
+import {
+  closeAll,
+  json,
+  type Responder,
+  startScriptedServer,
+} from '../../../support/scripted-http-server.ts';
+import { expectNoSecretShown } from '../../../support/secret-assertions.ts';
 
 const CLIENT_SECRET = 'sup3r s3cret&key=+/é';
-
-interface Recorded {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingMessage['headers'];
-  readonly body: string;
-}
-
-type Responder = (request: Recorded, response: ServerResponse) => void | Promise<void>;
-
-/** A loopback server that records each request and answers it with the current `responder`. */
-async function startServer(responder: Responder) {
-  const requests: Recorded[] = [];
-  const state = { responder };
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
-      const recorded = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(parts).toString('utf8'),
-      };
-      requests.push(recorded);
-      void state.responder(recorded, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
-    respondWith(next: Responder) {
-      state.responder = next;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Responder {
-  return (_request, response) => {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers });
-    response.end(typeof body === 'string' ? body : JSON.stringify(body));
-  };
-}
 
 /** Hands out `tok-1`, `tok-2`, … so each token request is distinguishable. */
 function issuing(expiresIn?: number): Responder {
@@ -90,25 +45,19 @@ class FakeCredentials implements CredentialsProvider {
 }
 
 function expectNoSecrets(error: unknown, ...tokens: string[]) {
-  const shown = [
-    (error as Error).message,
-    JSON.stringify((error as { context?: unknown }).context ?? {}),
-    inspect(error, { depth: 5 }),
-  ].join('\n');
-  for (const secret of [CLIENT_SECRET, encodeURIComponent(CLIENT_SECRET), ...tokens]) {
-    expect(shown).not.toContain(secret);
-  }
+  expectNoSecretShown(error, [CLIENT_SECRET, encodeURIComponent(CLIENT_SECRET), ...tokens]);
 }
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await closeAll();
 });
 
 async function setup(responder: Responder, options: { clock?: () => number; skewMs?: number } = {}) {
-  const server = await startServer(responder);
+  const server = await startScriptedServer(responder);
   const dispatcher = new Agent();
-  cleanups.push(server.close, () => dispatcher.destroy());
+  cleanups.push(() => dispatcher.destroy());
   const credentials = new FakeCredentials(server.baseUrl);
   let refreshes = 0;
   const provider = new ClientCredentialsTokenProvider({
