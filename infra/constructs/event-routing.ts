@@ -1,0 +1,224 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ConfigurationError } from '../../functions/core/errors.ts';
+import { pascalCase } from './construct-names.ts';
+
+/**
+ * What every target of a route must be built with: the route's dead-letter queue and its retry
+ * policy. Pass it on unchanged, e.g. `(options) => [new targets.LambdaFunction(fn, options)]`.
+ */
+export interface RouteTargetOptions {
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly maxEventAge: Duration;
+  readonly retryAttempts: number;
+}
+
+/** How events of one type (or the unrouted ones) are delivered. */
+export interface EventRouteOptions {
+  /**
+   * Builds the rule's targets (Lambda, Step Functions, API destination…) from the options the
+   * route created; a target built without them is rejected at synth time.
+   *
+   * @default - one SQS queue (SSE-SQS, TLS only) that redrives to the route's DLQ
+   */
+  readonly targets?: (options: RouteTargetOptions) => events.IRuleTarget[];
+  /**
+   * How long EventBridge keeps retrying a delivery before it goes to the DLQ.
+   *
+   * @default Duration.hours(24)
+   */
+  readonly maxEventAge?: Duration;
+  /**
+   * How many times EventBridge retries a delivery before it goes to the DLQ.
+   *
+   * @default 185
+   */
+  readonly retryAttempts?: number;
+}
+
+export interface EventRoutingProps {
+  readonly eventBus: events.IEventBus;
+  /** Rules match this `source` only, so other publishers on a shared bus are left alone. */
+  readonly eventSource: string;
+  /** Detail-type (lower case) → route. */
+  readonly routes: Readonly<Record<string, EventRouteOptions>>;
+  /** The catch-all for every detail-type not in `routes`. */
+  readonly unrouted: EventRouteOptions;
+  /**
+   * Receives after which a message on a created queue moves to the route's DLQ.
+   *
+   * @default 5
+   */
+  readonly maxReceiveCount?: number;
+}
+
+/** One rule and what hangs off it. */
+export interface Route {
+  /** The detail-type, or `unrouted` for the catch-all. */
+  readonly name: string;
+  readonly isCatchAll: boolean;
+  readonly rule: events.Rule;
+  /** The queue the route created; `undefined` when the caller supplied its own targets. */
+  readonly queue: sqs.Queue | undefined;
+  /** Deliveries EventBridge gave up on, and messages consumers failed `maxReceiveCount` times. */
+  readonly deadLetterQueue: sqs.Queue;
+}
+
+const EVENT_TYPE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+const MIN_EVENT_AGE = Duration.minutes(1);
+const MAX_EVENT_AGE = Duration.hours(24);
+const MAX_RETRY_ATTEMPTS = 185;
+/** The longest SQS allows: a consumer outage of up to two weeks loses nothing. */
+const QUEUE_RETENTION = Duration.days(14);
+
+/**
+ * Type-based routing on the bus: one rule per routed detail-type and a catch-all rule
+ * (`anything-but` the routed types) so a type the upstream adds later is never dropped silently.
+ * Every target gets a DLQ and an explicit retry policy.
+ */
+export class EventRouting extends Construct {
+  /** Routed types first, in the order given, then the catch-all. */
+  public readonly routes: readonly Route[];
+  public readonly catchAll: Route;
+
+  private readonly maxReceiveCount: number;
+
+  constructor(scope: Construct, id: string, props: EventRoutingProps) {
+    super(scope, id);
+    this.maxReceiveCount = props.maxReceiveCount ?? 5;
+
+    const eventTypes = Object.keys(props.routes);
+    validateEventTypes(eventTypes);
+
+    const routes: Route[] = [];
+    for (const eventType of eventTypes) {
+      const options = props.routes[eventType]!;
+      routes.push(
+        this.addRoute(`Route${pascalCase(eventType)}`, eventType, false, options, {
+          eventBus: props.eventBus,
+          description: `Routes ${eventType} events from ${props.eventSource}`,
+          eventPattern: { source: [props.eventSource], detailType: [eventType] },
+        }),
+      );
+    }
+    this.catchAll = this.addRoute('Unrouted', 'unrouted', true, props.unrouted, {
+      eventBus: props.eventBus,
+      description: `Catches events from ${props.eventSource} whose type has no route, so none is lost`,
+      eventPattern:
+        eventTypes.length === 0
+          ? { source: [props.eventSource] }
+          : { source: [props.eventSource], detailType: events.Match.anythingBut(...eventTypes) },
+    });
+    routes.push(this.catchAll);
+    this.routes = routes;
+  }
+
+  private addRoute(
+    id: string,
+    name: string,
+    isCatchAll: boolean,
+    options: EventRouteOptions,
+    ruleProps: events.RuleProps,
+  ): Route {
+    const scope = new Construct(this, id);
+    const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', queueSecurity());
+    const targetOptions: RouteTargetOptions = {
+      deadLetterQueue,
+      maxEventAge: options.maxEventAge ?? MAX_EVENT_AGE,
+      retryAttempts: options.retryAttempts ?? MAX_RETRY_ATTEMPTS,
+    };
+    validateRetryPolicy(name, targetOptions);
+
+    const rule = new events.Rule(scope, 'Rule', ruleProps);
+    let queue: sqs.Queue | undefined;
+    let ruleTargets: events.IRuleTarget[];
+    if (options.targets === undefined) {
+      queue = new sqs.Queue(scope, 'Queue', {
+        ...queueSecurity(),
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: this.maxReceiveCount },
+      });
+      ruleTargets = [new targets.SqsQueue(queue, targetOptions)];
+    } else {
+      ruleTargets = options.targets(targetOptions);
+      if (ruleTargets.length === 0) {
+        throw new ConfigurationError(
+          `Route "${name}": targets() returned no target; return at least one, or leave targets out for a queue`,
+          { route: name },
+        );
+      }
+      Validations.of(deadLetterQueue).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          'This queue is the dead-letter queue of EventBridge rule targets; cdk-nag only recognises ' +
+          'DLQs named in an SQS redrive policy or a Lambda DeadLetterConfig.',
+      });
+    }
+    for (const target of ruleTargets) rule.addTarget(target);
+    rule.node.addValidation({ validate: () => missingDeliverySettings(rule, name) });
+    return { name, isCatchAll, rule, queue, deadLetterQueue };
+  }
+}
+
+/** Encrypted at rest with SQS-managed keys (EventBridge and Scheduler can write to those) and TLS only. */
+function queueSecurity(): sqs.QueueProps {
+  return { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: QUEUE_RETENTION };
+}
+
+function validateEventTypes(eventTypes: readonly string[]): void {
+  const ids = new Map<string, string>();
+  for (const eventType of eventTypes) {
+    if (!EVENT_TYPE_PATTERN.test(eventType)) {
+      throw new ConfigurationError(
+        `Route "${eventType}": an event type is the lower-case detail-type the poller publishes ` +
+          '(letters, digits, ".", "_" or "-", starting with a letter or digit, at most 128 characters)',
+        { route: eventType },
+      );
+    }
+    const id = pascalCase(eventType);
+    const other = ids.get(id);
+    if (other !== undefined) {
+      throw new ConfigurationError(
+        `Routes "${other}" and "${eventType}" differ only in punctuation; keep one`,
+        {
+          route: eventType,
+        },
+      );
+    }
+    ids.set(id, eventType);
+  }
+}
+
+function validateRetryPolicy(name: string, options: RouteTargetOptions): void {
+  const age = options.maxEventAge.toSeconds();
+  if (age < MIN_EVENT_AGE.toSeconds() || age > MAX_EVENT_AGE.toSeconds()) {
+    throw new ConfigurationError(`Route "${name}": maxEventAge must be between 1 minute and 24 hours`, {
+      route: name,
+      maxEventAgeSeconds: age,
+    });
+  }
+  const attempts = options.retryAttempts;
+  if (!Number.isInteger(attempts) || attempts < 0 || attempts > MAX_RETRY_ATTEMPTS) {
+    throw new ConfigurationError(`Route "${name}": retryAttempts must be an integer from 0 to 185`, {
+      route: name,
+      retryAttempts: attempts,
+    });
+  }
+}
+
+/** Synth-time check that a caller-built target did not drop the DLQ or the retry policy. */
+function missingDeliverySettings(rule: events.Rule, name: string): string[] {
+  const cfnRule = rule.node.defaultChild as events.CfnRule;
+  const rendered = Stack.of(rule).resolve(cfnRule.targets) as
+    | Array<{ id?: string; deadLetterConfig?: unknown; retryPolicy?: unknown }>
+    | undefined;
+  return (rendered ?? [])
+    .filter((target) => target.deadLetterConfig === undefined || target.retryPolicy === undefined)
+    .map(
+      (target) =>
+        `Route "${name}": target ${target.id ?? '?'} has no dead-letter queue or retry policy; ` +
+        'build it with the RouteTargetOptions passed to targets()',
+    );
+}

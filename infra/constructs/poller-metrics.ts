@@ -1,0 +1,33 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { MetricName } from '../../functions/core/ports.ts';
+
+/** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
+export const POLLER_SERVICE_NAME = 'banking-events-poller';
+
+/**
+ * Builds the handler's custom (EMF) metrics. The dimensions must match the handler's exactly,
+ * `{ service, Program }`, or CloudWatch shows no data and the stall alarm fires on nothing.
+ */
+export class PollerMetrics {
+  constructor(private readonly namespace: string) {}
+
+  /**
+   * One metric of one program, one-minute periods unless overridden. Alarms leave `label` out so
+   * CloudFormation gets the plain metric form; dashboards label by program.
+   */
+  metric(
+    name: MetricName,
+    program: string,
+    options: { readonly statistic: string; readonly period?: Duration; readonly label?: string },
+  ): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: this.namespace,
+      metricName: name,
+      dimensionsMap: { service: POLLER_SERVICE_NAME, Program: program },
+      statistic: options.statistic,
+      period: options.period ?? Duration.minutes(1),
+      label: options.label,
+    });
+  }
+}

@@ -1,0 +1,98 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { AppConfig, ProgramConfig } from './app-config.ts';
+import { pascalCase } from './constructs/construct-names.ts';
+import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from './constructs/index.ts';
+
+export interface PollerStackProps extends StackProps {
+  readonly config: AppConfig;
+}
+
+/** Composition only: the typed config in, one `BankingEventsPoller` and the outputs operators need. */
+export class PollerStack extends Stack {
+  public readonly poller: BankingEventsPoller;
+
+  constructor(scope: Construct, id: string, props: PollerStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+
+    this.poller = new BankingEventsPoller(this, 'Poller', {
+      programs: config.programs.map((program) => this.program(program)),
+      eventSource: config.eventSource,
+      scheduleInterval: Duration.minutes(config.scheduleRateMinutes),
+      routes: Object.fromEntries(
+        Object.entries(config.routes).map(([eventType, route]): [string, EventRouteOptions] => [
+          eventType,
+          {
+            maxEventAge:
+              route.maxEventAgeSeconds === undefined ? undefined : Duration.seconds(route.maxEventAgeSeconds),
+            retryAttempts: route.retryAttempts,
+          },
+        ]),
+      ),
+      lagThreshold: Duration.seconds(config.lagThresholdSeconds),
+      alarmEmail: config.alarmEmail,
+      archiveRetention: Duration.days(config.archiveRetentionDays),
+      logRetention: config.logRetentionDays as logs.RetentionDays,
+      existingEventBus:
+        config.existingEventBusArn === undefined
+          ? undefined
+          : events.EventBus.fromEventBusArn(this, 'ExistingEventBus', config.existingEventBusArn),
+      eventBusName: config.eventBusName,
+      metricsNamespace: config.metricsNamespace,
+      tracing: config.tracing,
+    });
+    this.addOutputs();
+  }
+
+  private program(program: ProgramConfig): PollerProgram {
+    if (program.secretArn !== undefined) {
+      const id = `Secret${pascalCase(program.name)}`;
+      return {
+        name: program.name,
+        existingSecret: secretsmanager.Secret.fromSecretCompleteArn(this, id, program.secretArn),
+      };
+    }
+    if (program.secretName !== undefined) {
+      const id = `Secret${pascalCase(program.name)}`;
+      // Granted as "<name>-??????": IAM matches the random suffix Secrets Manager appends.
+      const secret = secretsmanager.Secret.fromSecretNameV2(this, id, program.secretName);
+      return { name: program.name, existingSecret: secret };
+    }
+    return { name: program.name };
+  }
+
+  private addOutputs(): void {
+    const { poller } = this;
+    new CfnOutput(this, 'EventBusName', {
+      value: poller.eventBus.eventBusName,
+      description: 'Subscribe here',
+    });
+    new CfnOutput(this, 'EventBusArn', { value: poller.eventBus.eventBusArn });
+    new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
+    for (const [program, secret] of poller.secrets) {
+      new CfnOutput(this, `SecretArn${pascalCase(program)}`, {
+        value: secret.secretArn,
+        description: `Credentials of program ${program}: set with aws secretsmanager put-secret-value`,
+      });
+    }
+    for (const route of poller.routing.routes) {
+      const suffix = route.isCatchAll ? 'Unrouted' : pascalCase(route.name);
+      if (route.queue !== undefined) {
+        new CfnOutput(this, `QueueUrl${suffix}`, {
+          value: route.queue.queueUrl,
+          description: route.isCatchAll ? 'Events whose type has no route' : `${route.name} events`,
+        });
+      }
+      new CfnOutput(this, `DeadLetterQueueUrl${suffix}`, { value: route.deadLetterQueue.queueUrl });
+    }
+    new CfnOutput(this, 'ScheduleDeadLetterQueueUrl', { value: poller.scheduleDeadLetterQueue.queueUrl });
+    new CfnOutput(this, 'SchemaRegistryName', { value: poller.schemas.registry.attrRegistryName });
+    if (poller.alarmTopic !== undefined)
+      new CfnOutput(this, 'AlarmTopicArn', { value: poller.alarmTopic.topicArn });
+    new CfnOutput(this, 'DashboardUrl', { value: poller.dashboardUrl });
+  }
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../functions/core/errors.ts';
+import { DEFAULT_CONTEXT, parseAppConfig } from '../../infra/app-config.ts';
+import { cdkJsonContext } from './support/poller-app-fixture.ts';
+
+/** The error's message, or a failure when nothing was thrown. */
+function errorOf(context: Record<string, unknown>): ConfigurationError {
+  try {
+    parseAppConfig(context);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigurationError);
+    return error as ConfigurationError;
+  }
+  throw new Error('parseAppConfig accepted an invalid context');
+}
+
+describe('parseAppConfig', () => {
+  it('gives the documented defaults for an empty context', () => {
+    const config = parseAppConfig({});
+
+    expect(config).toEqual({
+      stackName: 'BankingEventsPoller',
+      programs: [{ name: 'default' }],
+      eventSource: 'banking.events',
+      scheduleRateMinutes: 1,
+      routes: { account_status: {}, transaction: {} },
+      lagThresholdSeconds: 300,
+      alarmEmail: undefined,
+      archiveRetentionDays: 30,
+      logRetentionDays: 30,
+      eventBusName: 'banking-events',
+      existingEventBusArn: undefined,
+      metricsNamespace: 'BankingEventsPoller',
+      tracing: false,
+    });
+    expect(Object.isFrozen(config.programs[0])).toBe(true);
+  });
+
+  it('agrees with the context in cdk.json, which spells out every default', () => {
+    const context = cdkJsonContext();
+
+    for (const [key, value] of Object.entries(DEFAULT_CONTEXT)) expect(context[key], key).toEqual(value);
+    expect(parseAppConfig(context)).toEqual(parseAppConfig({}));
+  });
+
+  it('accepts -c overrides, which arrive as strings, including JSON for structured keys', () => {
+    const config = parseAppConfig({
+      lagThresholdSeconds: '600',
+      archiveRetentionDays: '0',
+      tracing: 'true',
+      scheduleRate: 'rate(2 minutes)',
+      alarmEmail: 'oncall@example.com',
+      programs: '[{"name":"cards"},{"name":"loans","secretName":"prod/banking/loans"}]',
+      routes: '{"transaction":{"retryAttempts":10,"maxEventAgeSeconds":3600}}',
+    });
+
+    expect(config).toMatchObject({
+      lagThresholdSeconds: 600,
+      archiveRetentionDays: 0,
+      tracing: true,
+      scheduleRateMinutes: 2,
+      alarmEmail: 'oncall@example.com',
+      programs: [{ name: 'cards' }, { name: 'loans', secretName: 'prod/banking/loans' }],
+      routes: { transaction: { retryAttempts: 10, maxEventAgeSeconds: 3600 } },
+    });
+  });
+
+  it('uses an existing bus instead of creating one when its ARN is given and the name is cleared', () => {
+    const arn = 'arn:aws:events:eu-west-1:123456789012:event-bus/shared';
+
+    const config = parseAppConfig({ existingEventBusArn: arn, eventBusName: '' });
+
+    expect(config.existingEventBusArn).toBe(arn);
+    expect(config.eventBusName).toBeUndefined();
+  });
+
+  it.each([
+    ['lagThresholdSeconds', 'soon', /"lagThresholdSeconds" must be an integer from 60 to 86400, got "soon"/],
+    ['scheduleRate', 'rate(30 seconds)', /"scheduleRate" must be "rate\(1 minute\)" or "rate\(N minutes\)"/],
+    ['scheduleRate', 'rate(1 minutes)', /"scheduleRate"/],
+    ['scheduleRate', 'rate(15 minutes)', /N from 2 to 14/],
+    ['logRetentionDays', 10, /"logRetentionDays" must be one of 1, 3, 5, 7, 14, 30/],
+    ['archiveRetentionDays', -1, /"archiveRetentionDays" must be an integer from 0/],
+    ['alarmEmail', 'not-an-address', /"alarmEmail" must be an email address, or "" for none/],
+    [
+      'eventSource',
+      'aws.banking',
+      /"eventSource" must be an EventBridge source .* \(not starting with "aws."\)/,
+    ],
+    ['tracing', 'yes', /"tracing" must be true or false, got "yes"/],
+    ['programs', [], /"programs" must be a non-empty array/],
+    ['programs', '[{"name":', /"programs" is not valid JSON/],
+    ['programs', [{ name: 'has space' }], /"programs\[0\]\.name" must be letters, digits/],
+    ['programs', [{ name: 'a' }, { name: 'A' }], /"programs\[1\]\.name" repeats program "A"/],
+    ['programs', [{ name: 'a', secretArn: 'arn:x', secretName: 'y' }], /"programs\[0\]" sets both secretArn/],
+    [
+      'programs',
+      [{ name: 'a', secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:a' }],
+      /complete/,
+    ],
+    ['programs', [{ name: 'a', secret: 'x' }], /"programs\[0\]\.secret" is not a program setting/],
+    [
+      'routes',
+      { Transaction: {} },
+      /"routes\.Transaction" is not an event type: use the lower-case detail-type/,
+    ],
+    [
+      'routes',
+      { transaction: { retryAttempts: 500 } },
+      /"routes\.transaction\.retryAttempts" must be an integer from 0 to 185/,
+    ],
+    [
+      'routes',
+      { transaction: { maxEventAgeSeconds: 10 } },
+      /"routes\.transaction\.maxEventAgeSeconds" must be an integer from 60/,
+    ],
+    ['routes', { transaction: { dlq: false } }, /"routes\.transaction\.dlq" is not a route setting/],
+    [
+      'existingEventBusArn',
+      'banking-events',
+      /"existingEventBusArn" must be the ARN of an existing event bus/,
+    ],
+  ])('rejects %s = %j with a message naming the key', (key, value, message) => {
+    const error = errorOf({ [key]: value });
+
+    expect(error.message).toMatch(message);
+    expect(error.message).toMatch(/fix it in cdk\.json or with -c key=value/);
+    expect(error.code).toBe('CONFIGURATION_INVALID');
+  });
+
+  it('rejects an existing bus ARN while a name for a new bus is still set', () => {
+    const error = errorOf({ existingEventBusArn: 'arn:aws:events:eu-west-1:123456789012:event-bus/shared' });
+
+    expect(error.message).toMatch(
+      /"eventBusName" names a bus to create; set it to "" when existingEventBusArn is set/,
+    );
+  });
+
+  it('reports a misspelt key instead of ignoring it', () => {
+    const error = errorOf({ lagThreshold: 600 });
+
+    expect(error.message).toMatch(
+      /"lagThreshold" is not a setting of this app; the settings are stackName, programs/,
+    );
+  });
+
+  it('leaves CDK feature flags and CLI keys alone', () => {
+    expect(() =>
+      parseAppConfig({
+        '@aws-cdk/core:target-partitions': ['aws'],
+        'aws:cdk:bundling-stacks': [],
+        'cli-telemetry': false,
+      }),
+    ).not.toThrow();
+  });
+
+  it('lists every invalid key at once', () => {
+    const error = errorOf({ lagThresholdSeconds: 0, tracing: 'maybe', logRetentionDays: 2 });
+
+    expect(error.message.split('\n').filter((line) => line.startsWith('  - '))).toHaveLength(3);
+    expect(error.context.keys).toBe('lagThresholdSeconds,logRetentionDays,tracing');
+  });
+});

@@ -1,0 +1,337 @@
+/**
+ * The construct embedded by another app: several programs, existing resources, caller-built
+ * targets, an alarm strategy, and the props it refuses with a message that says what to fix.
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  AlarmActions,
+  BankingEventsPoller,
+  type BankingEventsPollerProps,
+  type IAlarmActionStrategy,
+} from '../../../infra/constructs/index.ts';
+import { cdkJsonContext, logicalIdOf } from '../support/poller-app-fixture.ts';
+
+const LOANS_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/loans-AbC123';
+const SHARED_BUS_ARN = 'arn:aws:events:eu-west-1:123456789012:event-bus/shared';
+
+/** A stack with the repository's feature flags and bundling skipped (nothing here looks at the bundle). */
+function newStack(): Stack {
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  return new Stack(app, 'Host', { env: { account: '123456789012', region: 'eu-west-1' } });
+}
+
+type Json = Record<string, unknown>;
+
+describe('an embedding with two programs, existing resources and its own targets', () => {
+  let stack: Stack;
+  let poller: BankingEventsPoller;
+  let template: Template;
+  let consumer: lambda.Function;
+
+  beforeAll(() => {
+    stack = newStack();
+    consumer = new lambda.Function(stack, 'Consumer', {
+      runtime: lambda.Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('export const handler = async () => {};'),
+    });
+    poller = new BankingEventsPoller(stack, 'Poller', {
+      programs: [
+        { name: 'cards' },
+        {
+          name: 'loans',
+          existingSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Loans', LOANS_SECRET_ARN),
+        },
+      ],
+      existingEventBus: events.EventBus.fromEventBusArn(stack, 'Shared', SHARED_BUS_ARN),
+      existingCheckpointTable: dynamodb.Table.fromTableName(stack, 'Checkpoints', 'poller-checkpoints'),
+      scheduleInterval: Duration.minutes(2),
+      memorySize: 512,
+      tracing: true,
+      metricsNamespace: 'Payments/Poller',
+      lagThreshold: Duration.minutes(10),
+      stallAfter: Duration.minutes(10),
+      archiveRetention: Duration.days(0),
+      alarmEmail: 'oncall@example.com',
+      routes: {
+        transaction: {
+          targets: (options) => [new targets.LambdaFunction(consumer, options)],
+          retryAttempts: 3,
+          maxEventAge: Duration.hours(1),
+        },
+        'card.issued': {},
+      },
+    });
+    template = Template.fromStack(stack);
+  });
+
+  it('schedules each program with its own secret, every 2 minutes', () => {
+    const cards = logicalIdOf(stack, poller.secrets.get('cards')!);
+
+    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      Target: Match.objectLike({
+        Input: { 'Fn::Join': ['', ['{"program":"cards","secretId":"', { Ref: cards }, '"}']] },
+      }),
+    });
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      Target: Match.objectLike({ Input: JSON.stringify({ program: 'loans', secretId: LOANS_SECRET_ARN }) }),
+    });
+  });
+
+  it('tells the handler about every secret, the first program being the default', () => {
+    const cards = { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) };
+
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 125,
+      MemorySize: 512,
+      TracingConfig: { Mode: 'Active' },
+      Environment: {
+        Variables: Match.objectLike({
+          SECRET_ID: cards,
+          ALLOWED_SECRET_IDS: { 'Fn::Join': ['', [cards, `,${LOANS_SECRET_ARN}`]] },
+          DEFAULT_PROGRAM: 'cards',
+          CHECKPOINT_TABLE: 'poller-checkpoints',
+          EVENT_BUS_NAME: SHARED_BUS_ARN, // the ARN: an imported bus may be in another account
+          POWERTOOLS_METRICS_NAMESPACE: 'Payments/Poller',
+        }),
+      },
+    });
+  });
+
+  it('creates neither a bus nor a table, and archives the existing bus indefinitely', () => {
+    template.resourceCountIs('AWS::Events::EventBus', 0);
+    template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    template.hasResourceProperties('AWS::Events::Archive', { SourceArn: SHARED_BUS_ARN, RetentionDays: 0 });
+  });
+
+  it('grants item access on the existing table, PutEvents on the existing bus and reads of both secrets', () => {
+    const statements = [
+      {
+        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        Resource: 'arn:aws:dynamodb:eu-west-1:123456789012:table/poller-checkpoints',
+      },
+      { Action: 'events:PutEvents', Resource: SHARED_BUS_ARN },
+      // One statement for both secrets: @aws-cdk/aws-iam:minimizePolicies merges them.
+      {
+        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+        Resource: [LOANS_SECRET_ARN, { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) }],
+      },
+    ];
+    for (const statement of statements) {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: { Statement: Match.arrayWith([{ Effect: 'Allow', ...statement }]) },
+      });
+    }
+  });
+
+  it('builds caller targets with the route DLQ and retry policy', () => {
+    const route = poller.routing.routes.find((candidate) => candidate.name === 'transaction')!;
+
+    expect(route.queue).toBeUndefined();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: 'shared',
+      EventPattern: { source: ['banking.events'], 'detail-type': ['transaction'] },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalIdOf(stack, consumer), 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalIdOf(stack, route.deadLetterQueue), 'Arn'] } },
+          RetryPolicy: { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 },
+        }),
+      ],
+    });
+  });
+
+  it('routes every type not named, including types with dots, to the catch-all', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['banking.events'],
+        'detail-type': [{ 'anything-but': ['transaction', 'card.issued'] }],
+      },
+    });
+  });
+
+  it('keeps one set of custom-metric alarms per program, on its Program dimension', () => {
+    for (const program of ['cards', 'loans']) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'Payments/Poller',
+        MetricName: 'LagSeconds',
+        Dimensions: [
+          { Name: 'Program', Value: program },
+          { Name: 'service', Value: 'banking-events-poller' },
+        ],
+        Threshold: 600,
+      });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'CycleDurationMs',
+        Dimensions: Match.arrayWith([{ Name: 'Program', Value: program }]),
+        EvaluationPeriods: 10,
+        DatapointsToAlarm: 10,
+      });
+    }
+    expect(poller.alarms.lagAlarms.size).toBe(2);
+  });
+
+  it('subscribes the on-call address to the alarm topic', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+  });
+});
+
+describe('alarm actions', () => {
+  it('are left to the strategy given, and no topic is created', () => {
+    const stack = newStack();
+    const seen: cloudwatch.Alarm[] = [];
+    const recording: IAlarmActionStrategy = { addActions: (alarm) => seen.push(alarm) };
+
+    const poller = new BankingEventsPoller(stack, 'Poller', { alarmActions: recording });
+
+    expect(poller.alarmTopic).toBeUndefined();
+    expect(seen).toEqual(poller.alarms.alarms);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: Json;
+    }[]) {
+      expect(alarm.Properties.AlarmActions).toBeUndefined();
+    }
+  });
+
+  it('can notify an existing topic, on ALARM only', () => {
+    const stack = newStack();
+    const topic = sns.Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:eu-west-1:123456789012:pager');
+
+    new BankingEventsPoller(stack, 'Poller', {
+      alarmActions: AlarmActions.notifySns(topic, { onOk: false }),
+    });
+
+    Template.fromStack(stack).hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:pager'],
+      OKActions: Match.absent(),
+    });
+  });
+});
+
+describe('invalid props', () => {
+  const consumer = (stack: Stack) =>
+    lambda.Function.fromFunctionArn(
+      stack,
+      'Consumer',
+      'arn:aws:lambda:eu-west-1:123456789012:function:consumer',
+    );
+
+  it.each<[string, (stack: Stack) => BankingEventsPollerProps, RegExp]>([
+    [
+      'a bus name with an existing bus',
+      (stack) => ({
+        existingEventBus: events.EventBus.fromEventBusArn(stack, 'B', SHARED_BUS_ARN),
+        eventBusName: 'x',
+      }),
+      /eventBusName names a bus this construct creates; leave it out when passing existingEventBus/,
+    ],
+    [
+      'an alarm strategy with an email',
+      () => ({ alarmActions: AlarmActions.none(), alarmEmail: 'a@example.com' }),
+      /alarmActions replaces the alarm topic; leave out alarmTopic and alarmEmail/,
+    ],
+    [
+      'an email with an existing topic',
+      (stack) => ({
+        alarmTopic: sns.Topic.fromTopicArn(stack, 'T', 'arn:aws:sns:eu-west-1:123456789012:t'),
+        alarmEmail: 'a@example.com',
+      }),
+      /alarmEmail subscribes to the topic this construct creates/,
+    ],
+    ['no program', () => ({ programs: [] }), /programs must name at least one program/],
+    [
+      'a program name with a space',
+      () => ({ programs: [{ name: 'my program' }] }),
+      /program name "my program" must be/,
+    ],
+    [
+      'programs that differ in punctuation only',
+      () => ({ programs: [{ name: 'a-b' }, { name: 'a_b' }] }),
+      /too alike/,
+    ],
+    [
+      'a 90-second interval',
+      () => ({ scheduleInterval: Duration.seconds(90) }),
+      /whole minutes from 1 to 14/,
+    ],
+    [
+      'a 15-minute interval',
+      () => ({ scheduleInterval: Duration.minutes(15) }),
+      /whole minutes from 1 to 14/,
+    ],
+    ['a timeout over 15 minutes', () => ({ functionTimeout: Duration.minutes(16) }), /at most 900 s/],
+    [
+      'a timeout within the margin',
+      () => ({ functionTimeout: Duration.seconds(10) }),
+      /longer than safetyMargin/,
+    ],
+    [
+      'a stall window shorter than a tick',
+      () => ({ scheduleInterval: Duration.minutes(5), stallAfter: Duration.minutes(2) }),
+      /stallAfter/,
+    ],
+    ['a page of 5000 events', () => ({ pollLimit: 5000 }), /pollLimit must be an integer from 1 to 1000/],
+    [
+      'a lag threshold under a minute',
+      () => ({ lagThreshold: Duration.seconds(30) }),
+      /lagThreshold must be at least 1 minute/,
+    ],
+    [
+      'an upper-case event type',
+      () => ({ routes: { Transaction: {} } }),
+      /Route "Transaction": an event type is the lower-case detail-type/,
+    ],
+    [
+      'types alike but for punctuation',
+      () => ({ routes: { 'a.b': {}, a_b: {} } }),
+      /differ only in punctuation/,
+    ],
+    [
+      'too many retries',
+      () => ({ routes: { transaction: { retryAttempts: 200 } } }),
+      /retryAttempts must be an integer from 0 to 185/,
+    ],
+    [
+      'a 30-second event age',
+      () => ({ routes: { transaction: { maxEventAge: Duration.seconds(30) } } }),
+      /between 1 minute and 24 hours/,
+    ],
+    [
+      'a targets() with no target',
+      () => ({ routes: { transaction: { targets: () => [] } } }),
+      /returned no target/,
+    ],
+  ])('rejects %s', (_name, props, message) => {
+    const stack = newStack();
+
+    expect(() => new BankingEventsPoller(stack, 'Poller', props(stack))).toThrow(message);
+  });
+
+  it('rejects at synth a caller target built without the route DLQ and retry policy', () => {
+    const stack = newStack();
+    new BankingEventsPoller(stack, 'Poller', {
+      routes: { transaction: { targets: () => [new targets.LambdaFunction(consumer(stack))] } },
+    });
+
+    expect(() => Template.fromStack(stack)).toThrow(
+      /Route "transaction": target Target0 has no dead-letter queue or retry policy; build it with the RouteTargetOptions/,
+    );
+  });
+});

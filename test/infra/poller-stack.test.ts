@@ -1,0 +1,505 @@
+/**
+ * The app as `npx cdk synth` builds it from cdk.json (defaults): focused assertions on what the
+ * person on call and the downstream teams rely on. Logical ids come from the constructs, never
+ * from hashes written down here.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Match } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BankingEventsPoller } from '../../infra/constructs/index.ts';
+import {
+  logicalIdOf,
+  REPO_ROOT,
+  type SynthesizedPollerApp,
+  synthPollerApp,
+} from './support/poller-app-fixture.ts';
+
+type Json = Record<string, unknown>;
+
+let synth: SynthesizedPollerApp;
+let poller: BankingEventsPoller;
+/** Logical id of a construct's default resource in this stack. */
+let id: (construct: { node: { defaultChild?: unknown } }) => string;
+
+beforeAll(() => {
+  synth = synthPollerApp();
+  poller = synth.stack.poller;
+  id = (construct) => logicalIdOf(synth.stack, construct);
+});
+afterAll(() => synth.dispose());
+
+const getAtt = (logicalId: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [logicalId, attribute] });
+const ref = (logicalId: string) => ({ Ref: logicalId });
+
+function resourcesOfType(type: string): [string, Json][] {
+  return Object.entries(synth.template.findResources(type)).map(([logicalId, resource]) => [
+    logicalId,
+    (resource as { Properties: Json }).Properties,
+  ]);
+}
+
+describe('schedule', () => {
+  it('invokes the function every minute with the program and its secret, no window, no retries, a DLQ', () => {
+    const secret = poller.secrets.get('default')!;
+    const secretId = id(secret);
+
+    synth.template.resourceCountIs('AWS::Scheduler::Schedule', 1);
+    synth.template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: {
+        Arn: getAtt(id(poller.pollerFunction)),
+        Input: { 'Fn::Join': ['', ['{"program":"default","secretId":"', ref(secretId), '"}']] },
+        RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        DeadLetterConfig: { Arn: getAtt(id(poller.scheduleDeadLetterQueue)) },
+      },
+    });
+  });
+});
+
+describe('function', () => {
+  it('runs the handler on the latest Node.js runtime, arm64, 256 MiB, timeout = interval + 10 s margin - 5 s gap', () => {
+    synth.template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 256,
+      Timeout: 65,
+      LoggingConfig: { LogGroup: ref(id(poller.logGroup)) },
+      TracingConfig: Match.absent(),
+    });
+  });
+
+  it('gets the environment of the handler contract', () => {
+    const secretId = id(poller.secrets.get('default')!);
+
+    synth.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: {
+          SECRET_ID: ref(secretId),
+          ALLOWED_SECRET_IDS: ref(secretId),
+          DEFAULT_PROGRAM: 'default',
+          CHECKPOINT_TABLE: ref(id(poller.checkpointTable)),
+          EVENT_BUS_NAME: ref(id(poller.eventBus)),
+          EVENT_SOURCE: 'banking.events',
+          POWERTOOLS_SERVICE_NAME: 'banking-events-poller',
+          POWERTOOLS_METRICS_NAMESPACE: 'BankingEventsPoller',
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+          POLL_LIMIT: '100',
+          SAFETY_MARGIN_MS: '10000',
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+      },
+    });
+  });
+
+  it('is not retried by Lambda on asynchronous failure: the next tick covers', () => {
+    synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: ref(id(poller.pollerFunction)),
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 60,
+    });
+  });
+
+  it('logs to its own log group with a retention', () => {
+    synth.template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+});
+
+describe('checkpoint table', () => {
+  it('is on-demand, encrypted, recoverable to a point in time, keyed by pk, and retained', () => {
+    synth.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      },
+    });
+  });
+});
+
+describe('secret', () => {
+  it('is created with the JSON shape and placeholders only, never a value', () => {
+    const [[, secret]] = resourcesOfType('AWS::SecretsManager::Secret') as [[string, Json]];
+
+    expect(secret.SecretString).toBeUndefined();
+    expect(secret.GenerateSecretString).toMatchObject({ GenerateStringKey: 'client_secret' });
+    const template = JSON.parse((secret.GenerateSecretString as Json).SecretStringTemplate as string) as Json;
+    expect(template).toEqual({ base_url: 'https://<banking-service-host>', client_id: '<client-id>' });
+  });
+});
+
+describe('bus, archive and schemas', () => {
+  it('creates the named bus and archives every poller event for 30 days', () => {
+    synth.template.hasResourceProperties('AWS::Events::EventBus', { Name: 'banking-events' });
+    synth.template.hasResourceProperties('AWS::Events::Archive', {
+      SourceArn: getAtt(id(poller.eventBus)),
+      EventPattern: { source: ['banking.events'] },
+      RetentionDays: 30,
+    });
+  });
+
+  it('registers a JSON Schema for account_status and transaction events', () => {
+    const schemas = resourcesOfType('AWS::EventSchemas::Schema').map(([, schema]) => schema);
+
+    expect(schemas.map((schema) => schema.SchemaName).sort()).toEqual([
+      'banking.events@AccountStatus',
+      'banking.events@Transaction',
+    ]);
+    for (const schema of schemas) {
+      expect(schema.Type).toBe('JSONSchemaDraft4');
+      expect(schema.RegistryName).toEqual(
+        getAtt(synth.stack.getLogicalId(poller.schemas.registry), 'RegistryName'),
+      );
+      const content = JSON.parse(schema.Content as string) as { properties: Record<string, Json> };
+      expect(content.properties.source).toEqual({ type: 'string', enum: ['banking.events'] });
+    }
+  });
+});
+
+describe('routing', () => {
+  it.each(['account_status', 'transaction'])('routes %s events to their own queue', (eventType) => {
+    const route = poller.routing.routes.find((candidate) => candidate.name === eventType)!;
+
+    synth.template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: ref(id(poller.eventBus)),
+      EventPattern: { source: ['banking.events'], 'detail-type': [eventType] },
+      Targets: [
+        {
+          Arn: getAtt(id(route.queue!)),
+          Id: Match.anyValue(),
+          DeadLetterConfig: { Arn: getAtt(id(route.deadLetterQueue)) },
+          RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+        },
+      ],
+    });
+  });
+
+  it('sends every other type to the unrouted queue, so a new upstream type is never lost', () => {
+    const { catchAll } = poller.routing;
+
+    synth.template.resourceCountIs('AWS::Events::Rule', 3);
+    synth.template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['banking.events'],
+        'detail-type': [{ 'anything-but': ['account_status', 'transaction'] }],
+      },
+      Targets: [
+        {
+          Arn: getAtt(id(catchAll.queue!)),
+          Id: Match.anyValue(),
+          DeadLetterConfig: { Arn: getAtt(id(catchAll.deadLetterQueue)) },
+          RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+        },
+      ],
+    });
+  });
+
+  it('redrives each route queue to its DLQ after 5 receives', () => {
+    for (const route of poller.routing.routes) {
+      synth.template.hasResourceProperties('AWS::SQS::Queue', {
+        RedrivePolicy: { deadLetterTargetArn: getAtt(id(route.deadLetterQueue)), maxReceiveCount: 5 },
+      });
+    }
+  });
+
+  it('encrypts every queue and refuses plain HTTP to each', () => {
+    const queues = resourcesOfType('AWS::SQS::Queue');
+    const policies = resourcesOfType('AWS::SQS::QueuePolicy').map(([, policy]) => policy);
+
+    expect(queues).toHaveLength(7);
+    for (const [logicalId, queue] of queues) {
+      expect(queue.SqsManagedSseEnabled, logicalId).toBe(true);
+      expect(queue.MessageRetentionPeriod, logicalId).toBe(1_209_600);
+      const policy = policies.find((candidate) =>
+        (candidate.Queues as unknown[]).some(
+          (queueRef) => JSON.stringify(queueRef) === JSON.stringify(ref(logicalId)),
+        ),
+      );
+      expect(policy?.PolicyDocument, logicalId).toMatchObject({
+        Statement: expect.arrayContaining([
+          expect.objectContaining({
+            Effect: 'Deny',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      });
+    }
+  });
+
+  it('lets only its rule write to each route queue', () => {
+    for (const route of poller.routing.routes) {
+      synth.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [ref(id(route.queue!))],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Allow',
+              Principal: { Service: 'events.amazonaws.com' },
+              Condition: { ArnEquals: { 'aws:SourceArn': getAtt(id(route.rule)) } },
+            }),
+          ]),
+        },
+      });
+    }
+  });
+});
+
+describe('alarms', () => {
+  const dimensions = [
+    { Name: 'Program', Value: 'default' },
+    { Name: 'service', Value: 'banking-events-poller' },
+  ];
+
+  it('raises lag when LagSeconds stays above 300 s for 3 consecutive minutes', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'BankingEventsPoller',
+      MetricName: 'LagSeconds',
+      Dimensions: dimensions,
+      Statistic: 'Maximum',
+      Period: 60,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      Threshold: 300,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('raises stall when no cycle completes for 5 minutes, missing data breaching', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'BankingEventsPoller',
+      MetricName: 'CycleDurationMs',
+      Dimensions: dimensions,
+      Statistic: 'SampleCount',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('raises failed entries when the bus rejects entries in 3 of 5 minutes', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'FailedEntries',
+      Dimensions: dimensions,
+      Statistic: 'Sum',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it.each(['Errors', 'Throttles'])('raises %s of the function in 3 of 5 minutes', (metricName) => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: metricName,
+      Dimensions: [{ Name: 'FunctionName', Value: ref(id(poller.pollerFunction)) }],
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('raises an alarm as soon as the schedule DLQ, any route DLQ or the unrouted queue holds a message', () => {
+    const queues = [
+      poller.scheduleDeadLetterQueue,
+      ...poller.routing.routes.map((route) => route.deadLetterQueue),
+      poller.routing.catchAll.queue!,
+    ];
+    for (const queue of queues) {
+      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: getAtt(id(queue), 'QueueName') }],
+        Statistic: 'Maximum',
+        EvaluationPeriods: 1,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    }
+  });
+
+  it('notifies the encrypted alarm topic on ALARM and on OK, from every alarm', () => {
+    const topic = ref(id(poller.alarmTopic!));
+    const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
+
+    expect(alarms).toHaveLength(10);
+    for (const [logicalId, alarm] of alarms) {
+      expect(alarm.AlarmActions, logicalId).toEqual([topic]);
+      expect(alarm.OKActions, logicalId).toEqual([topic]);
+    }
+    synth.template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  it('links every alarm to its section of the runbook', () => {
+    const runbook = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+
+    for (const [logicalId, alarm] of resourcesOfType('AWS::CloudWatch::Alarm')) {
+      const anchor = /Runbook: docs\/deploy\.md#(alarm-[a-z-]+)$/.exec(alarm.AlarmDescription as string)?.[1];
+      expect(anchor, logicalId).toBeDefined();
+      expect(runbook, `docs/deploy.md has no anchor ${anchor}`).toContain(`<a id="${anchor}"></a>`);
+    }
+  });
+
+  it('encrypts the topic with a rotating key CloudWatch may use, and refuses plain HTTP', () => {
+    synth.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    synth.template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+    synth.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('IAM', () => {
+  /** Statements of every inline policy attached to the role with this logical id. */
+  function statementsOfRole(roleLogicalId: string): Json[] {
+    return resourcesOfType('AWS::IAM::Policy')
+      .filter(([, policy]) => JSON.stringify(policy.Roles) === JSON.stringify([ref(roleLogicalId)]))
+      .flatMap(([, policy]) => (policy.PolicyDocument as { Statement: Json[] }).Statement);
+  }
+
+  it('lets the function read its secret, touch only items of its table, put events on its bus, write its logs', () => {
+    const secretId = id(poller.secrets.get('default')!);
+
+    const statements = statementsOfRole(id(poller.pollerFunction.role!));
+
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        {
+          Effect: 'Allow',
+          Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+          Resource: ref(secretId),
+        },
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+          Resource: getAtt(id(poller.checkpointTable)),
+        },
+        { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus)) },
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: getAtt(id(poller.logGroup)),
+        },
+      ]),
+    );
+    expect(statements).toHaveLength(4);
+    synth.template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
+      },
+      ManagedPolicyArns: Match.absent(),
+    });
+  });
+
+  it('lets the scheduler invoke only the unqualified function and write only to its DLQ', () => {
+    const fn = getAtt(id(poller.pollerFunction));
+    const schedulerRole = resourcesOfType('AWS::IAM::Role').find(([, role]) =>
+      JSON.stringify(role.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'),
+    )!;
+
+    expect(statementsOfRole(schedulerRole[0])).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [fn, { 'Fn::Join': ['', [fn, ':$LATEST']] }],
+      },
+      { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt(id(poller.scheduleDeadLetterQueue)) },
+    ]);
+  });
+
+  it('grants no wildcard resource and no wildcard action in any identity policy', () => {
+    const statements = resourcesOfType('AWS::IAM::Policy').flatMap(
+      ([, policy]) => (policy.PolicyDocument as { Statement: Json[] }).Statement,
+    );
+
+    for (const statement of statements) {
+      const resources = JSON.stringify(statement.Resource);
+      expect(resources, JSON.stringify(statement)).not.toMatch(/"\*"|:\*"|\/\*"/);
+      expect(JSON.stringify(statement.Action)).not.toContain('*');
+    }
+  });
+});
+
+describe('outputs', () => {
+  it('names the bus, table, secret, queues and dashboard for operators and subscribers', () => {
+    const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'AlarmTopicArn',
+        'CheckpointTableName',
+        'DashboardUrl',
+        'DeadLetterQueueUrlAccountStatus',
+        'DeadLetterQueueUrlTransaction',
+        'DeadLetterQueueUrlUnrouted',
+        'EventBusArn',
+        'EventBusName',
+        'QueueUrlAccountStatus',
+        'QueueUrlTransaction',
+        'QueueUrlUnrouted',
+        'ScheduleDeadLetterQueueUrl',
+        'SchemaRegistryName',
+        'SecretArnDefault',
+      ].sort(),
+    );
+    expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
+  });
+});
+
+describe('dashboard', () => {
+  it('shows lag, events by type, errors, the checkpoint and queue depths', () => {
+    const [[, dashboard]] = resourcesOfType('AWS::CloudWatch::Dashboard') as [[string, Json]];
+    const body = JSON.stringify(dashboard.DashboardBody);
+
+    for (const expected of [
+      'LagSeconds',
+      'MatchedEvents',
+      'Errors',
+      'FailedEntries',
+      'CheckpointSequence',
+      'ApproximateNumberOfMessagesVisible',
+      'CycleDurationMs',
+    ]) {
+      expect(body).toContain(expected);
+    }
+  });
+});
+
+describe('snapshot', () => {
+  it('matches the reviewed template (asset hashes masked)', () => {
+    const masked = JSON.stringify(synth.template.toJSON(), null, 1).replace(
+      /[0-9a-f]{64}(\.zip)?/g,
+      '<asset-hash>',
+    );
+
+    expect(JSON.parse(masked)).toMatchSnapshot();
+  });
+});
