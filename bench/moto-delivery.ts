@@ -2,7 +2,7 @@
  * Measures moto's EventBridge → SQS delivery with and without the launcher's JSONPath cache:
  * 100 events in batches of 10 through a bus with 3 rules on `detail-type`, each to its own queue.
  *
- *   npx tsx bench/moto-delivery.ts [rounds]
+ *   npm run bench:moto-delivery -- [rounds]
  */
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { useMotoEnvironment } from '../test/support/aws-test-env.ts';

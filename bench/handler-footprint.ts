@@ -4,7 +4,7 @@
  * the banking simulator and moto, and reports cold-start time, throughput and peak memory.
  * The numbers behind the function's memory size and timeout (docs/deploy.md):
  *
- *   npx tsx test/infra/support/measure-handler-footprint.ts [backlog=20000] [budgetSeconds=30]
+ *   npm run bench:footprint -- [backlog=20000] [budgetSeconds=30]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -13,10 +13,10 @@ import path from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { createPollerApp } from '../../../infra/poller-app.ts';
-import { startSimulator } from '../../simulator/banking-simulator.ts';
-import { startMoto } from '../../support/moto-server.ts';
-import { cdkJsonContext } from './poller-app-fixture.ts';
+import { createPollerApp } from '../infra/poller-app.ts';
+import { cdkJsonContext } from '../test/infra/support/poller-app-fixture.ts';
+import { startSimulator } from '../test/simulator/banking-simulator.ts';
+import { startMoto } from '../test/support/moto-server.ts';
 
 interface RunResult {
   readonly scenario: string;
