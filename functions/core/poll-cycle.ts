@@ -71,6 +71,11 @@ export function computeDeadline(startedAt: number, remainingMs: number, safetyMa
   return startedAt + remainingMs - Math.min(safetyMarginMs, Math.floor(remainingMs / 4));
 }
 
+/** When work in flight must be abandoned: a second (or a tenth of short budgets) before Lambda's end. */
+export function computeHardDeadline(startedAt: number, remainingMs: number): number {
+  return startedAt + remainingMs - Math.min(1_000, Math.floor(remainingMs / 10));
+}
+
 /**
  * One invocation: take the lease, then poll → publish → checkpoint until the budget runs out.
  * The checkpoint only ever moves to the contiguous prefix of accepted events, so a failure at
@@ -120,6 +125,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   // Ctrl-C stops the next poll, never a publish in progress: its events would only come again.
   const pollSignal =
     options.stopSignal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, options.stopSignal]);
+  // A PutEvents or commit in flight at the deadline may finish inside the safety margin; only the
+  // end of the invocation itself cuts it off.
+  const publishSignal = clock.signalAt(computeHardDeadline(startedAt, options.remainingMs));
 
   let committed = lease.checkpoint;
   let published = 0;
@@ -177,7 +185,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       let newest: BankingEvent | undefined;
       const report = await pipeline.publish(fresh, {
         deadline,
-        signal: deadlineSignal,
+        signal: publishSignal,
         onAccepted: (event) => {
           tracker.accept(event.sequence_number);
           if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;

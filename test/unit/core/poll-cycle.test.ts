@@ -6,7 +6,7 @@ import {
   PublishError,
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
-import { computeDeadline, runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { computeDeadline, computeHardDeadline, runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -257,5 +257,23 @@ describe('runPollCycle with a misconfigured bus', () => {
     );
     expect(publisher.batches).toHaveLength(1);
     expect((await checkpoints.read()).checkpoint).toBeNull();
+  });
+});
+
+describe('runPollCycle at the deadline', () => {
+  it('lets a PutEvents in flight at the soft deadline finish and commits it', async () => {
+    const { deps, publisher, clock, checkpoints } = setup(5);
+    const send = publisher.send.bind(publisher);
+    publisher.send = async (batch, signal) => {
+      clock.advance(52_000); // a slow PutEvents that outlasts the 50 s soft deadline
+      return send(batch, signal);
+    };
+
+    const summary = await runPollCycle(deps, { ...invocation, remainingMs: 60_000, safetyMarginMs: 10_000 });
+
+    expect(summary).toMatchObject({ published: 5, checkpoint: 5 });
+    expect((await checkpoints.read()).checkpoint).toBe(5);
+    expect(computeHardDeadline(0, 60_000)).toBe(59_000);
+    expect(computeHardDeadline(0, 4_000)).toBe(3_600);
   });
 });
