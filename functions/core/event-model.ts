@@ -1,4 +1,5 @@
 import { PayloadValidationError } from './errors.ts';
+import { isJsonObject } from './json-object.ts';
 
 /** The two types the interface documents; the list grows, so any other lower-case string is valid too. */
 export const KNOWN_EVENT_TYPES = ['account_status', 'transaction'] as const;
@@ -47,10 +48,6 @@ function fail(origin: PayloadOrigin, field: string, expected: string, got: unkno
   });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Sequence numbers arrive as integers in poll responses and as strings in stream payloads.
  * Both become a safe integer; anything else is rejected rather than guessed at.
@@ -79,7 +76,7 @@ function requireString(
 
 /** Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`. */
 export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'event'): BankingEvent {
-  if (!isRecord(raw)) return fail(origin, path, 'an object', raw);
+  if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
   const id = requireString(raw, 'id', origin, path);
   const programId = requireString(raw, 'program_id', origin, path);
   const createdDt = requireString(raw, 'created_dt', origin, path);
@@ -88,7 +85,7 @@ export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'even
   }
   const type = requireString(raw, 'type', origin, path).toLowerCase();
   const data = raw.data;
-  if (!isRecord(data)) return fail(origin, `${path}.data`, 'an object', data);
+  if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
   return {
     id,
     program_id: programId,
@@ -101,7 +98,7 @@ export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'even
 
 /** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
 export function parsePollResponse(body: unknown, origin: PayloadOrigin): FeedPage {
-  if (!isRecord(body)) return fail(origin, 'body', 'a JSON object', body);
+  if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   const data = body.data ?? [];
   if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
   const events = data.map((raw, index) => normalizeEvent(raw, origin, `data[${index}]`));

@@ -17,6 +17,7 @@ import {
   type PayloadOrigin,
   parsePollResponse,
 } from '../../core/event-model.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import type { CredentialsProvider, EventFeed, PollRequest } from '../../core/ports.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
 import {
@@ -87,14 +88,10 @@ interface AuthenticatedResponse {
   readonly token: AccessToken;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The lookup endpoints' body is not documented: accept the event itself or `{ data: event }`. */
 function unwrapSingleEvent(body: unknown): unknown {
-  if (!isRecord(body) || typeof body.id === 'string') return body;
-  if (isRecord(body.data)) return body.data;
+  if (!isJsonObject(body) || typeof body.id === 'string') return body;
+  if (isJsonObject(body.data)) return body.data;
   if (Array.isArray(body.data) && body.data.length === 1) return body.data[0];
   return body;
 }

@@ -6,6 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { PayloadValidationError } from '../../core/errors.ts';
 import type { PayloadOrigin } from '../../core/event-model.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 
 /** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -145,10 +146,6 @@ function shorten(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * A one-line summary of an error body, for messages and context. From JSON it takes the OAuth
  * `error` (or `error.code` / `error.message`, or `message`) and a short `error_description`; any
@@ -170,8 +167,8 @@ export function summarizeErrorBody(
   } catch {
     return shorten(clean, 80);
   }
-  if (!isRecord(parsed)) return shorten(clean, 80);
-  const nested = isRecord(parsed.error) ? parsed.error : undefined;
+  if (!isJsonObject(parsed)) return shorten(clean, 80);
+  const nested = isJsonObject(parsed.error) ? parsed.error : undefined;
   const code = [parsed.error, nested?.code, nested?.type, parsed.code].find(
     (value) => typeof value === 'string',
   );

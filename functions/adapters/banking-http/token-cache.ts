@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AuthenticationError, PayloadValidationError, PollerError } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, readErrorBody, readJsonBody, summarizeErrorBody } from './response-body.ts';
@@ -103,10 +104,6 @@ interface Flight {
 /** Secret rotation (new id, secret or environment) makes the cached token belong to someone else. */
 function identityOf(credentials: BankingCredentials): string {
   return JSON.stringify([credentials.baseUrl, credentials.clientId, credentials.clientSecret]);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `expires_in` in seconds, as a number or numeric string; anything else means "not given". */
@@ -299,7 +296,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
         maxBytes: DEFAULT_MAX_BODY_BYTES,
         contentLength: headers['content-length'],
       });
-      const accessToken = isRecord(payload) ? payload.access_token : undefined;
+      const accessToken = isJsonObject(payload) ? payload.access_token : undefined;
       if (typeof accessToken !== 'string' || accessToken === '') {
         // The value is not shown: whatever is there may still be a credential.
         throw new PayloadValidationError(
@@ -312,7 +309,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
         );
       }
       const lifetimeMs =
-        (lifetimeSeconds(isRecord(payload) ? payload.expires_in : undefined) ??
+        (lifetimeSeconds(isJsonObject(payload) ? payload.expires_in : undefined) ??
           this.#defaultLifetimeSeconds) * 1000;
       // Timed from when the request left: the token can only have been issued after that.
       const expiresAt = startedAt + lifetimeMs;
