@@ -128,3 +128,24 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
   }
   return fresh;
 }
+
+/** A run of sequence numbers the feed skipped: `from` to `to`, both inclusive. */
+export interface SequenceGap {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Sequence numbers missing between the checkpoint and the events (ascending), and between the
+ * events themselves. The feed is documented as ordered, not as gap-free, so gaps are reported for
+ * the person on call (and gap repair through `/event/sequence/:n`), not treated as errors.
+ */
+export function findSequenceGaps(after: number | null, events: readonly BankingEvent[]): SequenceGap[] {
+  const gaps: SequenceGap[] = [];
+  let previous = after;
+  for (const { sequence_number: sequence } of events) {
+    if (previous !== null && sequence > previous + 1) gaps.push({ from: previous + 1, to: sequence - 1 });
+    previous = sequence;
+  }
+  return gaps;
+}

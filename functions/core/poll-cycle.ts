@@ -1,7 +1,7 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { EventTooLargeError, PublishError, UpstreamHttpError } from './errors.ts';
-import { type BankingEvent, selectNewEvents } from './event-model.ts';
+import { type BankingEvent, findSequenceGaps, selectNewEvents } from './event-model.ts';
 import type { CheckpointStore, Clock, CycleLogger, EventFeed, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions } from './publish-pipeline.ts';
 
@@ -178,6 +178,14 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
         if (lagSeconds !== 0) metrics.add('LagSeconds', 'Seconds', 0);
         lagSeconds = 0;
         continue;
+      }
+
+      const gaps = findSequenceGaps(committed, fresh);
+      if (gaps.length > 0) {
+        logger.warn('The feed skipped sequence numbers; publishing what it returned', {
+          gaps: gaps.slice(0, 10),
+          checkpoint: committed,
+        });
       }
 
       const tracker = new CheckpointTracker(committed);

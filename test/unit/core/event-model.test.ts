@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { PayloadValidationError } from '../../../functions/core/errors.ts';
-import { normalizeEvent, parsePollResponse, selectNewEvents } from '../../../functions/core/event-model.ts';
+import {
+  findSequenceGaps,
+  normalizeEvent,
+  parsePollResponse,
+  selectNewEvents,
+} from '../../../functions/core/event-model.ts';
 import { makeEvent } from '../../support/in-memory-ports.ts';
 
 const origin = { source: 'GET /events', status: 200 };
@@ -102,5 +107,21 @@ describe('validation messages', () => {
     }
     expect(message).toMatch(/^GET \/events \(HTTP 200\): data must be an array of events, got \{"events"/);
     expect(message.length).toBeLessThan(200);
+  });
+});
+
+describe('findSequenceGaps', () => {
+  it('reports runs missing after the checkpoint and between events', () => {
+    const events = [makeEvent(5), makeEvent(6), makeEvent(9), makeEvent(10), makeEvent(12)];
+    expect(findSequenceGaps(2, events)).toEqual([
+      { from: 3, to: 4 },
+      { from: 7, to: 8 },
+      { from: 11, to: 11 },
+    ]);
+  });
+
+  it('reports nothing for a contiguous page, or before the first event when there is no checkpoint', () => {
+    expect(findSequenceGaps(4, [makeEvent(5), makeEvent(6)])).toEqual([]);
+    expect(findSequenceGaps(null, [makeEvent(40), makeEvent(41)])).toEqual([]);
   });
 });

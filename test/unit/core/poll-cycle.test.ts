@@ -277,3 +277,21 @@ describe('runPollCycle at the deadline', () => {
     expect(computeHardDeadline(0, 4_000)).toBe(3_600);
   });
 });
+
+describe('runPollCycle with sequence gaps', () => {
+  it('publishes around a gap and warns with the missing range', async () => {
+    const { deps, feed, publisher, logger } = setup(0, { committed: 3 });
+    feed.script({ page: { events: [makeEvent(4), makeEvent(7)], lastSequenceNumber: 7 } });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([4, 7]);
+    expect(summary.checkpoint).toBe(7);
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        attributes: expect.objectContaining({ gaps: [{ from: 5, to: 6 }] }),
+      }),
+    );
+  });
+});
