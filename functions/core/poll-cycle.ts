@@ -182,6 +182,11 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
 
       const gaps = findSequenceGaps(committed, fresh);
       if (gaps.length > 0) {
+        metrics.add(
+          'SequenceGaps',
+          'Count',
+          gaps.reduce((missing, gap) => missing + gap.to - gap.from + 1, 0),
+        );
         logger.warn('The feed skipped sequence numbers; publishing what it returned', {
           gaps: gaps.slice(0, 10),
           checkpoint: committed,

@@ -102,6 +102,7 @@ export const METRIC_NAMES = [
   'CheckpointSequence',
   'LeaseBusy',
   'CycleDurationMs',
+  'SequenceGaps',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

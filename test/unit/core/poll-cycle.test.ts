@@ -280,13 +280,14 @@ describe('runPollCycle at the deadline', () => {
 
 describe('runPollCycle with sequence gaps', () => {
   it('publishes around a gap and warns with the missing range', async () => {
-    const { deps, feed, publisher, logger } = setup(0, { committed: 3 });
+    const { deps, feed, publisher, logger, metrics } = setup(0, { committed: 3 });
     feed.script({ page: { events: [makeEvent(4), makeEvent(7)], lastSequenceNumber: 7 } });
 
     const summary = await runPollCycle(deps, invocation);
 
     expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([4, 7]);
     expect(summary.checkpoint).toBe(7);
+    expect(metrics.sum('SequenceGaps')).toBe(2);
     expect(logger.lines).toContainEqual(
       expect.objectContaining({
         level: 'warn',
