@@ -66,6 +66,21 @@ export class PayloadValidationError extends PollerError {
   }
 }
 
+/**
+ * Every answer of the feed held only events at or below the cursor: the upstream ignores the
+ * cursor parameter (or reads it as inclusive), so polling would never get past them.
+ */
+export class FeedCursorError extends PollerError {
+  constructor(cursor: number | null, polls: number) {
+    super(
+      'FEED_CURSOR_IGNORED',
+      `GET /events answered ${polls} poll(s) with only events at or below the cursor ${cursor ?? '(none)'}: ` +
+        'the banking service ignores the cursor parameter or reads it as inclusive; check POLL_CURSOR_PARAM',
+      { context: { cursor, polls } },
+    );
+  }
+}
+
 /** One event is larger than a PutEvents entry may be; publishing stops before it so nothing is skipped. */
 export class EventTooLargeError extends PollerError {
   constructor(eventId: string, sequenceNumber: number, sizeBytes: number, limitBytes: number) {

@@ -99,7 +99,8 @@ export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'even
 /** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
 export function parsePollResponse(body: unknown, origin: PayloadOrigin): FeedPage {
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
-  const data = body.data ?? [];
+  // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
+  const data = body.data;
   if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
   const events = data.map((raw, index) => normalizeEvent(raw, origin, `data[${index}]`));
   events.sort((a, b) => a.sequence_number - b.sequence_number);

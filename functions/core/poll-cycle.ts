@@ -1,6 +1,6 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
-import { EventTooLargeError, PublishError, UpstreamHttpError } from './errors.ts';
+import { EventTooLargeError, FeedCursorError, PublishError, UpstreamHttpError } from './errors.ts';
 import { type BankingEvent, findSequenceGaps, selectNewEvents } from './event-model.ts';
 import type { CheckpointStore, Clock, CycleLogger, EventFeed, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions } from './publish-pipeline.ts';
@@ -127,7 +127,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
     options.stopSignal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, options.stopSignal]);
   // A PutEvents or commit in flight at the deadline may finish inside the safety margin; only the
   // end of the invocation itself cuts it off.
-  const publishSignal = clock.signalAt(computeHardDeadline(startedAt, options.remainingMs));
+  const publishSignal = clock.signalAt(
+    Math.max(deadline, computeHardDeadline(startedAt, options.remainingMs)),
+  );
 
   let committed = lease.checkpoint;
   let published = 0;
@@ -138,7 +140,40 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   let lastPollError: unknown;
   let lagSeconds: number | null = null;
   let stopReason: StopReason = 'deadline';
+  let stalePolls = 0;
   logger.info('Lease taken; polling', { checkpoint: committed, deadline: new Date(deadline).toISOString() });
+
+  const nextBackoff = (): number => fullJitterDelay(consecutiveErrors, pollBackoff, deps.random);
+  /**
+   * Counts a failed poll and waits before the next one; false when the wait would not leave a
+   * poll window before the deadline (or the wait was cut short), meaning: stop polling.
+   */
+  const backOff = async (
+    reason: string,
+    waitMs: number,
+    attributes: Record<string, unknown>,
+  ): Promise<boolean> => {
+    pollErrors += 1;
+    consecutiveErrors += 1;
+    metrics.add('PollErrors', 'Count', 1);
+    if (clock.now() + waitMs + minPollWindowMs > deadline) {
+      logger.warn(`${reason}; no retry fits in the budget`, { ...attributes, cursor: committed, waitMs });
+      stopReason = 'upstream-unavailable';
+      return false;
+    }
+    logger.warn(`${reason}; retrying`, {
+      ...attributes,
+      cursor: committed,
+      attempt: consecutiveErrors,
+      waitMs,
+    });
+    try {
+      await clock.sleep(waitMs, pollSignal);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 
   try {
     while (!pollSignal.aborted && deadline - clock.now() >= minPollWindowMs) {
@@ -149,30 +184,28 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       } catch (error) {
         if (pollSignal.aborted) break;
         if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
-        pollErrors += 1;
-        consecutiveErrors += 1;
         lastPollError = error;
-        metrics.add('PollErrors', 'Count', 1);
-        const waitMs = error.retryAfterMs ?? fullJitterDelay(consecutiveErrors - 1, pollBackoff, deps.random);
-        if (clock.now() + waitMs + minPollWindowMs > deadline) {
-          logger.warn('Poll failed and no retry fits in the budget', { status: error.status, waitMs });
-          stopReason = 'upstream-unavailable';
-          break;
-        }
-        logger.warn('Poll failed; retrying', { status: error.status, attempt: consecutiveErrors, waitMs });
-        try {
-          await clock.sleep(waitMs, pollSignal);
-        } catch {
-          break;
-        }
+        const waitMs = error.retryAfterMs ?? nextBackoff();
+        if (!(await backOff('Poll failed', waitMs, { status: error.status }))) break;
         continue;
       }
       polls += 1;
-      consecutiveErrors = 0;
       received += events.length;
       metrics.add('EventsReceived', 'Count', events.length);
 
       const fresh = selectNewEvents(events, committed);
+      if (fresh.length === 0 && events.length > 0) {
+        // Only events we already have: the upstream ignored the cursor (wrong POLL_CURSOR_PARAM?)
+        // or treats it as inclusive. Not "caught up", and not worth a hot loop.
+        stalePolls += 1;
+        const highest = events.at(-1)!.sequence_number;
+        if (
+          !(await backOff('The feed returned only events at or below the cursor', nextBackoff(), { highest }))
+        )
+          break;
+        continue;
+      }
+      consecutiveErrors = 0;
       if (fresh.length === 0) {
         // Caught up. Emitted once per change, not once per empty long-poll.
         if (lagSeconds !== 0) metrics.add('LagSeconds', 'Seconds', 0);
@@ -246,6 +279,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
     if (polls === 0 && lastPollError !== undefined) {
       // The feed never answered in this whole invocation: fail loudly so the errors alarm sees it.
       throw lastPollError;
+    }
+    if (stalePolls > 0 && stalePolls === polls) {
+      throw new FeedCursorError(committed, stalePolls);
     }
   } finally {
     try {

@@ -130,7 +130,15 @@ export class PublishPipeline {
       try {
         await clock.sleep(wait, request.signal);
       } catch (error) {
-        return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error) };
+        // Only the entries still rejected: the rest of `pending` was accepted in this attempt.
+        return {
+          accepted,
+          failed: asFailed(
+            failed.map((f) => f.event),
+            'DeadlineExceeded',
+            error,
+          ),
+        };
       }
       pending = failed.map((f) => f.event);
     }

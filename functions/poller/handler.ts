@@ -93,7 +93,8 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     const current = getRuntime();
     const target = resolveInvocationTarget(event, current.config);
     logger.appendKeys({ program: target.program });
-    metrics.addDimension('Program', target.program);
+    // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
+    metrics.setDefaultDimensions({ Program: target.program });
     return await runPollCycle(
       {
         feed: feedFor(current, target.secretId),

@@ -41,7 +41,7 @@ export class InMemoryFeed implements EventFeed {
   constructor(
     private readonly clock: FakeClock,
     events: readonly BankingEvent[] = [],
-    private readonly options: { limit?: number; holdMs?: number } = {},
+    private readonly options: { limit?: number; holdMs?: number; ignoreCursor?: boolean } = {},
   ) {
     this.#events = [...events];
   }
@@ -75,7 +75,7 @@ export class InMemoryFeed implements EventFeed {
       if ('error' in step) throw step.error;
       return step.page;
     }
-    const after = request.after ?? 0;
+    const after = this.options.ignoreCursor ? 0 : (request.after ?? 0);
     const start = this.#firstAfter(after);
     const events = this.#events.slice(start, start + (this.options.limit ?? 100));
     if (events.length === 0) {

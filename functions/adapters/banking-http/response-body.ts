@@ -77,9 +77,9 @@ export async function readJsonBody(
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);
-  } catch (error) {
-    // The parser's message quotes the body; keep it as the cause only, not in our message.
-    throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context, error);
+  } catch {
+    // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
+    throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context);
   }
 }
 

@@ -9,30 +9,29 @@ const UNITS: Readonly<Record<SinkUnit, (typeof MetricUnit)[keyof typeof MetricUn
 };
 
 /**
- * `MetricsSink` over Powertools Metrics (EMF). Counts are summed and written once per flush, so
- * an invocation of hundreds of polls emits one `PollRequests` value, not hundreds; gauges
- * (lag, checkpoint, duration) keep every value so `Maximum` alarms see the worst one.
+ * `MetricsSink` over Powertools Metrics (EMF). Every metric is reduced to one value per flush:
+ * counts are summed, gauges (lag, checkpoint, duration) keep their maximum, which is the
+ * statistic the alarms use. One value each also keeps Powertools from flushing on its own at 100
+ * values, which would clear the invocation's dimensions mid-run.
  */
 export class PowertoolsMetricsSink implements MetricsSink {
   readonly #metrics: Metrics;
-  readonly #counts = new Map<MetricName, number>();
+  readonly #values = new Map<MetricName, { unit: SinkUnit; value: number }>();
 
   constructor(metrics: Metrics) {
     this.#metrics = metrics;
   }
 
   add(name: MetricName, unit: SinkUnit, value: number): void {
-    if (unit === 'Count') {
-      this.#counts.set(name, (this.#counts.get(name) ?? 0) + value);
-      return;
-    }
-    this.#metrics.addMetric(name, UNITS[unit], value);
+    const current = this.#values.get(name);
+    if (current === undefined) this.#values.set(name, { unit, value });
+    else current.value = unit === 'Count' ? current.value + value : Math.max(current.value, value);
   }
 
-  /** Writes the summed counts and flushes; dimensions added for this invocation are cleared. */
+  /** Writes one value per metric and flushes. */
   flush(): void {
-    for (const [name, value] of this.#counts) this.#metrics.addMetric(name, MetricUnit.Count, value);
-    this.#counts.clear();
+    for (const [name, { unit, value }] of this.#values) this.#metrics.addMetric(name, UNITS[unit], value);
+    this.#values.clear();
     this.#metrics.publishStoredMetrics();
   }
 }

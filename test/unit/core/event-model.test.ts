@@ -76,8 +76,14 @@ describe('parsePollResponse', () => {
     expect(page.lastSequenceNumber).toBe(9);
   });
 
-  it('treats a missing data array as empty and a missing cursor as null', () => {
-    expect(parsePollResponse({}, origin)).toEqual({ events: [], lastSequenceNumber: null });
+  it('treats an empty data array as no events and a missing cursor as null', () => {
+    expect(parsePollResponse({ data: [] }, origin)).toEqual({ events: [], lastSequenceNumber: null });
+  });
+
+  it('refuses a body without data rather than reading it as caught up', () => {
+    expect(() => parsePollResponse({ message: 'Service Unavailable' }, origin)).toThrow(
+      'GET /events (HTTP 200): data must be an array of events, got undefined',
+    );
   });
 
   it('names the field of a bad event inside the page', () => {

@@ -3,6 +3,7 @@ import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-
 import {
   AuthenticationError,
   ConfigurationError,
+  FeedCursorError,
   PublishError,
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
@@ -294,5 +295,37 @@ describe('runPollCycle with sequence gaps', () => {
         attributes: expect.objectContaining({ gaps: [{ from: 5, to: 6 }] }),
       }),
     );
+  });
+});
+
+describe('runPollCycle with a feed that ignores the cursor', () => {
+  it('backs off instead of looping, never reports caught up, and fails with a cursor error', async () => {
+    const clock = new FakeClock();
+    const feed = new InMemoryFeed(clock, [makeEvent(1), makeEvent(2)], { ignoreCursor: true });
+    const publisher = new InMemoryPublisher();
+    const checkpoints = new MemoryCheckpointStore(undefined, () => clock.now());
+    const metrics = new RecordingMetrics();
+    const deps = {
+      feed,
+      publisher,
+      checkpoints,
+      clock,
+      metrics,
+      logger: new RecordingLogger(),
+      random: () => 0.5,
+    };
+
+    const run = runPollCycle(deps, invocation);
+
+    // The first poll publishes 1 and 2; every later answer is the same old page.
+    await expect(run).resolves.toMatchObject({ published: 2, checkpoint: 2 });
+    expect(feed.requests.length).toBeLessThan(30);
+    expect(metrics.sum('PollErrors')).toBe(feed.requests.length - 1);
+    expect(metrics.values.filter((m) => m.name === 'LagSeconds').map((m) => m.value)).not.toContain(0);
+
+    const again = runPollCycle(deps, { ...invocation, owner: 'req-2' });
+    await expect(again).rejects.toBeInstanceOf(FeedCursorError);
+    await expect(again).rejects.toThrow(/only events at or below the cursor 2: .*check POLL_CURSOR_PARAM/);
+    expect((await checkpoints.read()).checkpoint).toBe(2);
   });
 });

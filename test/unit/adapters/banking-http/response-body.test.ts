@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   readJsonBody,
@@ -49,6 +50,17 @@ describe('readJsonBody', () => {
 
     expect(error).toBeInstanceOf(PayloadValidationError);
     expect((error as Error).message).toBe('GET /events (HTTP 200): body is not JSON');
+  });
+
+  it('keeps the body out of the error entirely, cause included (it may hold a token)', async () => {
+    // V8's message for this quotes its start: Unexpected token 'o', "tok_LIVE_9f"... is not valid JSON
+    const body = 'tok_LIVE_9f8e7d6c5b4a';
+    const error = await readJsonBody(chunks(new TextEncoder().encode(body)), {
+      origin,
+      maxBytes: 1_000,
+    }).catch((caught: unknown) => caught);
+
+    expect(inspect(error, { depth: 5 })).not.toContain('tok_LIVE');
   });
 
   it('rejects a body larger than the limit while streaming', async () => {
