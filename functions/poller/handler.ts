@@ -10,6 +10,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
+import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
@@ -47,10 +48,10 @@ function getRuntime(): Runtime {
     const config = loadPollerConfig(process.env);
     runtime = {
       config,
-      secretsManager: new SecretsManagerClient({}),
-      dynamodb: new DynamoDBClient({}),
+      secretsManager: new SecretsManagerClient(boundedClientConfig),
+      dynamodb: new DynamoDBClient(boundedClientConfig),
       publisher: new EventBridgePublisher({
-        client: new EventBridgeClient({}),
+        client: new EventBridgeClient(boundedClientConfig),
         eventBusName: config.eventBusName,
         source: config.eventSource,
       }),
