@@ -246,6 +246,11 @@ describe('poller handler against the simulator and moto', () => {
     expect(output.length).toBeGreaterThan(0);
     expect(output).not.toContain(simulator.programs[0]!.clientSecret);
     expect(output).not.toMatch(/Bearer\s+\S/);
+    const tokens = simulator.issuedTokens();
+    expect(tokens.length).toBeGreaterThan(1);
+    for (const token of tokens) expect(output).not.toContain(token);
+    for (const request of simulator.requests)
+      expect(JSON.stringify(request.query)).not.toMatch(/token|secret/i);
   });
 
   it('keeps separate checkpoints per program named by the schedule payload', async () => {

@@ -92,6 +92,8 @@ export interface SimulatorStats {
 }
 
 export interface RunningSimulator {
+  /** Every access token issued so far: for tests asserting that none leaks into logs or URLs. */
+  issuedTokens(): readonly string[];
   /** e.g. `http://127.0.0.1:41234`, no trailing slash. */
   readonly url: string;
   readonly programs: readonly SimulatorProgram[];
@@ -308,6 +310,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     get requests() {
       return context.requests;
     },
+    issuedTokens: () => context.tokens.issuedTokens(),
     get stats(): SimulatorStats {
       let heldPolls = 0;
       let openStreams = 0;

@@ -29,6 +29,11 @@ export class TokenRegistry {
     return this.issuedCount;
   }
 
+  /** Every token handed out, so tests can prove none of them ever reached a log or a URL. */
+  issuedTokens(): string[] {
+    return [...this.tokens.keys()];
+  }
+
   /**
    * A fresh token for `programId`. Tokens come from the system CSPRNG even when the simulator is
    * seeded: they are secrets in shape, and no test should be able to predict one.

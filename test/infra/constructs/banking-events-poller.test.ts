@@ -12,6 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { computeDeadline } from '../../../functions/core/poll-cycle.ts';
 import {
   AlarmActions,
   BankingEventsPoller,
@@ -179,8 +180,15 @@ describe('an embedding with two programs, existing resources and its own targets
         EvaluationPeriods: 10,
         DatapointsToAlarm: 10,
       });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'Payments/Poller',
+        MetricName: 'SequenceGaps',
+        Dimensions: Match.arrayWith([{ Name: 'Program', Value: program }]),
+        Period: 120,
+      });
     }
     expect(poller.alarms.lagAlarms.size).toBe(2);
+    expect(poller.alarms.sequenceGapsAlarms.size).toBe(2);
   });
 
   it('subscribes the on-call address to the alarm topic', () => {
@@ -188,6 +196,131 @@ describe('an embedding with two programs, existing resources and its own targets
       Protocol: 'email',
       Endpoint: 'oncall@example.com',
     });
+  });
+});
+
+interface AlarmProperties {
+  readonly Namespace: string;
+  readonly MetricName: string;
+  readonly Statistic: string;
+  readonly Period: number;
+  readonly EvaluationPeriods: number;
+  readonly DatapointsToAlarm?: number;
+  readonly TreatMissingData: string;
+}
+
+/** Alarms of one synthesized stack by metric name (the per-stack and the default program's ones). */
+function alarmsByMetric(template: Template): Map<string, AlarmProperties> {
+  const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+    Properties: AlarmProperties;
+  }[];
+  return new Map(alarms.map(({ Properties }) => [Properties.MetricName, Properties]));
+}
+
+describe('alarms on a schedule slower than a minute', () => {
+  // The handler flushes its metrics once per invocation: one data point per program per tick.
+  const PER_INVOCATION = ['LagSeconds', 'FailedEntries', 'SequenceGaps', 'Errors', 'Throttles'];
+
+  it.each([1, 5, 14])(
+    'every %i minute(s): alarms on per-invocation metrics use the interval as period',
+    (minutes) => {
+      const stack = newStack();
+      new BankingEventsPoller(stack, 'Poller', {
+        scheduleInterval: Duration.minutes(minutes),
+        alarmActions: AlarmActions.none(),
+      });
+      const alarms = alarmsByMetric(Template.fromStack(stack));
+
+      for (const metric of PER_INVOCATION) {
+        // A period shorter than a tick is mostly empty; empty periods do not breach, so N-of-M never fires.
+        expect(alarms.get(metric)?.Period, metric).toBe(minutes * 60);
+      }
+      expect(alarms.get('LagSeconds')).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 3 });
+      for (const metric of ['FailedEntries', 'Errors', 'Throttles']) {
+        expect(alarms.get(metric), metric).toMatchObject({ EvaluationPeriods: 5, DatapointsToAlarm: 3 });
+      }
+      expect(alarms.get('SequenceGaps')).toMatchObject({
+        Statistic: 'Sum',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      // Stall counts missing minutes as breaching: one-minute periods over max(5 min, 2 ticks).
+      const stallMinutes = Math.max(5, 2 * minutes);
+      expect(alarms.get('CycleDurationMs')).toMatchObject({
+        Statistic: 'SampleCount',
+        Period: 60,
+        EvaluationPeriods: stallMinutes,
+        DatapointsToAlarm: stallMinutes,
+        TreatMissingData: 'breaching',
+      });
+    },
+  );
+});
+
+describe('function timeout and the hand-over to the next tick', () => {
+  const GAP_MS = 5_000;
+
+  /** The default timeout the construct picks, and whether the handler (computeDeadline) hands over in time. */
+  function defaultTimeout(intervalMinutes: number, safetyMarginSeconds: number) {
+    const poller = new BankingEventsPoller(newStack(), 'Poller', {
+      scheduleInterval: Duration.minutes(intervalMinutes),
+      safetyMargin: Duration.seconds(safetyMarginSeconds),
+    });
+    const timeoutMs = poller.pollerFunction.timeout!.toMilliseconds();
+    const marginMs = safetyMarginSeconds * 1000;
+    const nextTickMs = intervalMinutes * 60_000;
+    return {
+      seconds: timeoutMs / 1000,
+      handsOver: computeDeadline(0, timeoutMs, marginMs) + GAP_MS <= nextTickMs,
+      oneSecondMoreHandsOver: computeDeadline(0, timeoutMs + 1000, marginMs) + GAP_MS <= nextTickMs,
+    };
+  }
+
+  it.each([
+    [1, 10, 65],
+    [1, 18, 73],
+    [1, 30, 73],
+    [2, 10, 125],
+    [2, 60, 153],
+    [14, 10, 845],
+  ])(
+    'every %i minute(s) with a %i s margin: %i s, the longest that stops polling 5 s before the next tick',
+    (intervalMinutes, marginSeconds, expected) => {
+      const timeout = defaultTimeout(intervalMinutes!, marginSeconds!);
+
+      expect(timeout.seconds).toBe(expected);
+      expect(timeout.handsOver).toBe(true);
+      expect(timeout.oneSecondMoreHandsOver).toBe(false);
+    },
+  );
+
+  it.each<[string, BankingEventsPollerProps, RegExp]>([
+    [
+      'a timeout whose capped margin runs into the next tick',
+      { safetyMargin: Duration.seconds(30), functionTimeout: Duration.seconds(85) },
+      /stops polling 63\.75 s after it starts .*next tick .*at most 73 s/,
+    ],
+    [
+      'a timeout that stops polling exactly at the next tick',
+      { functionTimeout: Duration.seconds(70) },
+      /still hold the lease when the next tick arrives.*at most 65 s/,
+    ],
+    [
+      'a hand-over gap as long as the interval',
+      { handoverGap: Duration.minutes(1) },
+      /handoverGap must be more than 0 and less than scheduleInterval/,
+    ],
+  ])('refuses %s', (_name, props, message) => {
+    expect(() => new BankingEventsPoller(newStack(), 'Poller', props)).toThrow(message);
+  });
+
+  it('accepts a timeout that stops polling the hand-over gap before the next tick', () => {
+    const poller = new BankingEventsPoller(newStack(), 'Poller', {
+      safetyMargin: Duration.seconds(30),
+      functionTimeout: Duration.seconds(73),
+    });
+
+    expect(poller.pollerFunction.timeout?.toSeconds()).toBe(73);
   });
 });
 
