@@ -31,6 +31,8 @@ export interface PollCycleOptions {
   readonly leaseSkewMs?: number;
   /** Waits after a failed poll that gave no `Retry-After`. @default { baseMs: 200, capMs: 20_000 } */
   readonly pollBackoff?: BackoffOptions;
+  /** An empty answer faster than this is followed by a pause, capping the request rate. @default 1_000 */
+  readonly minEmptyPollIntervalMs?: number;
   readonly publish?: PublishPipelineOptions;
   /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
   readonly stopSignal?: AbortSignal;
@@ -61,6 +63,7 @@ const DEFAULTS = {
   minPollWindowMs: 2_000,
   leaseSkewMs: 5_000,
   pollBackoff: { baseMs: 200, capMs: 20_000 },
+  minEmptyPollIntervalMs: 1_000,
 } as const;
 
 /**
@@ -87,6 +90,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   const minPollWindowMs = options.minPollWindowMs ?? DEFAULTS.minPollWindowMs;
   const leaseSkewMs = Math.min(options.leaseSkewMs ?? DEFAULTS.leaseSkewMs, 5_000);
   const pollBackoff = options.pollBackoff ?? DEFAULTS.pollBackoff;
+  const minEmptyPollIntervalMs = options.minEmptyPollIntervalMs ?? DEFAULTS.minEmptyPollIntervalMs;
 
   const startedAt = clock.now();
   const deadline = computeDeadline(startedAt, options.remainingMs, safetyMarginMs);
@@ -178,6 +182,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   try {
     while (!pollSignal.aborted && deadline - clock.now() >= minPollWindowMs) {
       metrics.add('PollRequests', 'Count', 1);
+      const pollStartedAt = clock.now();
       let events: readonly BankingEvent[];
       try {
         ({ events } = await feed.poll({ after: committed, signal: pollSignal }));
@@ -210,6 +215,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
         // Caught up. Emitted once per change, not once per empty long-poll.
         if (lagSeconds !== 0) metrics.add('LagSeconds', 'Seconds', 0);
         lagSeconds = 0;
+        // An empty answer that did not hold (a proxy's instant 504, say) must not become a hot loop.
+        const early = minEmptyPollIntervalMs - (clock.now() - pollStartedAt);
+        if (early > 0) await clock.sleep(early, pollSignal).catch(() => {});
         continue;
       }
 

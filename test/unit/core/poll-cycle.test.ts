@@ -329,3 +329,24 @@ describe('runPollCycle with a feed that ignores the cursor', () => {
     expect((await checkpoints.read()).checkpoint).toBe(2);
   });
 });
+
+describe('runPollCycle against an upstream that answers empty at once', () => {
+  it('paces empty polls to at most one per second instead of looping hot', async () => {
+    const clock = new FakeClock();
+    const feed = new InMemoryFeed(clock, [], { holdMs: 0 });
+    const deps = {
+      feed,
+      publisher: new InMemoryPublisher(),
+      checkpoints: new MemoryCheckpointStore(undefined, () => clock.now()),
+      clock,
+      metrics: new RecordingMetrics(),
+      logger: new RecordingLogger(),
+    };
+
+    await runPollCycle(deps, { ...invocation, remainingMs: 60_000 });
+
+    // 50 s of budget (60 s minus the 10 s margin), less the final 2 s poll window.
+    expect(feed.requests.length).toBeGreaterThanOrEqual(45);
+    expect(feed.requests.length).toBeLessThanOrEqual(50);
+  });
+});
