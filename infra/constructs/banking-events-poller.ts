@@ -67,10 +67,13 @@ export interface BankingEventsPollerProps {
    */
   readonly safetyMargin?: Duration;
   /**
-   * Function timeout. The default makes a run last until `handoverGap` before the next tick, so
-   * the feed is polled almost continuously and the next tick finds the lease free.
+   * Function timeout. The default makes a run poll until `handoverGap` before the next tick, so
+   * the feed is polled almost continuously and the next tick finds the lease free. A timeout that
+   * would make the run poll later than that is refused.
    *
-   * @default scheduleInterval + safetyMargin - handoverGap (65 s with the defaults)
+   * @default - the longest whole-second timeout that stops polling `handoverGap` before the next
+   * tick: scheduleInterval - handoverGap + min(safetyMargin, (scheduleInterval - handoverGap) / 3),
+   * since the handler keeps back at most a quarter of the timeout (65 s with the defaults)
    */
   readonly functionTimeout?: Duration;
   /**
@@ -159,15 +162,17 @@ export interface BankingEventsPollerProps {
    */
   readonly unrouted?: EventRouteOptions;
   /**
-   * `LagSeconds` above this for 3 consecutive minutes raises a program's lag alarm (at least 1 minute).
+   * `LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm
+   * (at least 1 minute).
    *
    * @default Duration.minutes(5)
    */
   readonly lagThreshold?: Duration;
   /**
-   * No completed poll cycle for this long raises a program's stall alarm (whole minutes).
+   * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
+   * one schedule interval).
    *
-   * @default Duration.minutes(5)
+   * @default - 5 minutes or two schedule intervals, whichever is longer
    */
   readonly stallAfter?: Duration;
   /**
@@ -208,7 +213,9 @@ const DEFAULT_ENTRY = path.join(
 );
 /** The handler's rule (`parseProgramName`): the name becomes a DynamoDB key and a metric dimension. */
 const PROGRAM_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const LAG_MINUTES = 3;
+/** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
+const LAG_PERIODS = 3;
+const MIN_STALL_AFTER = Duration.minutes(5);
 /** Lambda's ceiling; the schedule interval is bounded so the default timeout stays under it. */
 const MAX_TIMEOUT = Duration.minutes(15);
 /** ESM bundles have no `require`; some dependencies still call it. */
@@ -257,7 +264,9 @@ export class BankingEventsPoller extends Construct {
     const handoverGap = props.handoverGap ?? Duration.seconds(5);
     const functionTimeout =
       props.functionTimeout ??
-      Duration.seconds(scheduleInterval.toSeconds() + safetyMargin.toSeconds() - handoverGap.toSeconds());
+      Duration.seconds(
+        Math.max(1, longestHandoverTimeoutSeconds(scheduleInterval, safetyMargin, handoverGap)),
+      );
     const memorySize = props.memorySize ?? 256;
     const pollLimit = props.pollLimit ?? 100;
     const tracing = props.tracing ?? false;
@@ -270,13 +279,19 @@ export class BankingEventsPoller extends Construct {
       Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, EventRouteOptions] => [type, {}]));
     const unrouted = props.unrouted ?? {};
     const lagThreshold = props.lagThreshold ?? Duration.minutes(5);
-    const stallAfter = props.stallAfter ?? Duration.minutes(5);
+    // One place for the default, so apps embedding the construct get a window that fits their interval.
+    const stallAfter =
+      props.stallAfter ??
+      Duration.minutes(
+        Math.max(MIN_STALL_AFTER.toMinutes(), (2 * scheduleInterval.toSeconds({ integral: false })) / 60),
+      );
     const runbookUrl = props.runbookUrl ?? 'docs/deploy.md';
 
     validateProps(props, {
       programs,
       scheduleInterval,
       safetyMargin,
+      handoverGap,
       functionTimeout,
       pollLimit,
       lagThreshold,
@@ -397,8 +412,9 @@ export class BankingEventsPoller extends Construct {
       pollerFunction: this.pollerFunction,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       routes: this.routing.routes,
+      scheduleInterval,
       lagThreshold,
-      lagMinutes: LAG_MINUTES,
+      lagPeriods: LAG_PERIODS,
       stallAfter,
       alarmActions: props.alarmActions ?? AlarmActions.notifySns(this.alarmTopic!),
       runbookUrl,
@@ -546,6 +562,7 @@ function validateProps(
     readonly programs: readonly PollerProgram[];
     readonly scheduleInterval: Duration;
     readonly safetyMargin: Duration;
+    readonly handoverGap: Duration;
     readonly functionTimeout: Duration;
     readonly pollLimit: number;
     readonly lagThreshold: Duration;
@@ -593,11 +610,35 @@ function validateProps(
   if (!Number.isInteger(intervalMinutes) || intervalMinutes < 1 || intervalMinutes > 14) {
     fail('scheduleInterval must be whole minutes from 1 to 14', 'scheduleInterval');
   }
-  const timeout = resolved.functionTimeout.toSeconds();
+  const interval = resolved.scheduleInterval.toSeconds();
+  const gap = resolved.handoverGap.toSeconds({ integral: false });
+  if (gap <= 0 || gap >= interval) {
+    fail('handoverGap must be more than 0 and less than scheduleInterval', 'handoverGap');
+  }
+  const timeout = resolved.functionTimeout.toSeconds({ integral: false });
+  const margin = resolved.safetyMargin.toSeconds({ integral: false });
   if (timeout > MAX_TIMEOUT.toSeconds())
     fail(`functionTimeout is ${timeout} s; Lambda allows at most 900 s`, 'functionTimeout');
-  if (timeout <= resolved.safetyMargin.toSeconds()) {
-    fail('functionTimeout must be longer than safetyMargin, or the handler never polls', 'functionTimeout');
+  if (timeout <= margin) {
+    fail(
+      'functionTimeout must be longer than safetyMargin, the time kept back at its end for the last publish and commit',
+      'functionTimeout',
+    );
+  }
+  const stopsPolling = pollingStopsAfterMs(resolved.functionTimeout, resolved.safetyMargin) / 1000;
+  if (stopsPolling + gap > interval) {
+    const longest = longestHandoverTimeoutSeconds(
+      resolved.scheduleInterval,
+      resolved.safetyMargin,
+      resolved.handoverGap,
+    );
+    fail(
+      `functionTimeout ${timeout} s with safetyMargin ${margin} s stops polling ${stopsPolling} s after it starts ` +
+        `(the handler keeps back the margin, but at most a quarter of the timeout), later than handoverGap ${gap} s ` +
+        `before the next tick at ${interval} s: the run would still hold the lease when the next tick arrives. ` +
+        `Use a functionTimeout of at most ${longest} s (leave it out to get that), or a longer scheduleInterval.`,
+      'functionTimeout',
+    );
   }
   if (!Number.isInteger(resolved.pollLimit) || resolved.pollLimit < 1 || resolved.pollLimit > 1000) {
     fail('pollLimit must be an integer from 1 to 1000 (the handler refuses more)', 'pollLimit');
@@ -607,4 +648,36 @@ function validateProps(
   if (!Number.isInteger(stallMinutes) || stallMinutes < resolved.scheduleInterval.toMinutes()) {
     fail('stallAfter must be whole minutes and at least one schedule interval', 'stallAfter');
   }
+}
+
+/**
+ * When the handler stops polling, in ms after its start, given the whole timeout: the safety
+ * margin, but never more than a quarter of the time left. This is `computeDeadline` in
+ * functions/core/poll-cycle.ts, replicated rather than imported so the construct does not depend
+ * on the handler's code; the construct tests check the two agree.
+ */
+function pollingStopsAfterMs(timeout: Duration, safetyMargin: Duration): number {
+  const timeoutMs = timeout.toMilliseconds({ integral: false });
+  return timeoutMs - Math.min(safetyMargin.toMilliseconds({ integral: false }), Math.floor(timeoutMs / 4));
+}
+
+/**
+ * The longest whole-second timeout whose polling stops `handoverGap` before the next tick. With
+ * I = interval - handoverGap, solve T - min(safetyMargin, T / 4) = I: T = I + safetyMargin while the
+ * margin is at most I / 3, else T = 4 I / 3 (the quarter cap; the handler then keeps back less than
+ * the margin). 60 s, 10 s margin, 5 s gap: 65 s.
+ */
+function longestHandoverTimeoutSeconds(
+  interval: Duration,
+  safetyMargin: Duration,
+  handoverGap: Duration,
+): number {
+  const pollingMs =
+    interval.toMilliseconds({ integral: false }) - handoverGap.toMilliseconds({ integral: false });
+  const marginMs = safetyMargin.toMilliseconds({ integral: false });
+  let seconds = Math.floor((pollingMs + Math.min(marginMs, pollingMs / 3)) / 1000);
+  // Whole seconds and the handler's whole-millisecond quarter can leave it a hair late: step back.
+  while (seconds > 1 && pollingStopsAfterMs(Duration.seconds(seconds), safetyMargin) > pollingMs)
+    seconds -= 1;
+  return seconds;
 }

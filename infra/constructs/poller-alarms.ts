@@ -15,10 +15,15 @@ export interface PollerAlarmsProps {
   readonly pollerFunction: lambda.IFunction;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
   readonly routes: readonly Route[];
-  /** `LagSeconds` above this for `lagMinutes` consecutive minutes raises the lag alarm. */
+  /**
+   * How often each program's schedule fires (whole minutes). The handler writes each metric once
+   * per invocation, so this is the period of every alarm on a per-invocation metric.
+   */
+  readonly scheduleInterval: Duration;
+  /** `LagSeconds` above this for `lagPeriods` consecutive schedule intervals raises the lag alarm. */
   readonly lagThreshold: Duration;
-  /** Consecutive one-minute periods over the lag threshold. */
-  readonly lagMinutes: number;
+  /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
+  readonly lagPeriods: number;
   /** No completed cycle (`CycleDurationMs` SampleCount 0) for this long raises the stall alarm. */
   readonly stallAfter: Duration;
   readonly alarmActions: IAlarmActionStrategy;
@@ -27,9 +32,22 @@ export interface PollerAlarmsProps {
 }
 
 const ONE_MINUTE = Duration.minutes(1);
-/** Failing or throttled ticks in 3 of the last 5 minutes: a single bad tick is covered by the next one. */
+/** Failing or throttled ticks in 3 of the last 5: a single bad tick is covered by the next one. */
 const FAILURE_DATAPOINTS = 3;
 const FAILURE_WINDOW = 5;
+
+/*
+ * Periods. The handler flushes its metrics once per invocation, and Lambda reports Errors and
+ * Throttles per invocation too: one data point per program and schedule interval. With
+ * one-minute periods and a 5-minute schedule, 4 periods in 5 would be empty; CloudWatch fills
+ * those with "missing data", not breaching here, so "3 consecutive breaching periods" could never
+ * happen. Alarms on these metrics therefore use the schedule interval as their period (one
+ * minute, as before, for the default schedule).
+ *
+ * The stall alarm is the exception: it counts missing data as breaching, so one-minute periods
+ * over the whole `stallAfter` window are exactly "no completed cycle for that long", for any
+ * interval up to `stallAfter` (its default, two intervals or more, leaves room for a late tick).
+ */
 
 /**
  * The alarms the person on call needs, and nothing that pages for a blip. What each one means and
@@ -42,6 +60,8 @@ export class PollerAlarms extends Construct {
   public readonly stallAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** Per program: PutEvents entries the bus kept rejecting. */
   public readonly failedEntriesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /** Per program: the feed skipped sequence numbers (`SequenceGaps`). */
+  public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -62,31 +82,40 @@ export class PollerAlarms extends Construct {
     const runbook = (alarm: string): string => `${props.runbookUrl}#alarm-${alarm}`;
     const lagSeconds = props.lagThreshold.toSeconds();
     const stallMinutes = props.stallAfter.toMinutes();
+    const tick = props.scheduleInterval;
+    const tickMinutes = tick.toMinutes();
+    /** One period in words: "minutes" on the default schedule, "5-minute periods" otherwise. */
+    const periods = tickMinutes === 1 ? 'minutes' : `${tickMinutes}-minute periods`;
 
     const lag = new Map<string, cloudwatch.Alarm>();
     const stall = new Map<string, cloudwatch.Alarm>();
     const failedEntries = new Map<string, cloudwatch.Alarm>();
+    const sequenceGaps = new Map<string, cloudwatch.Alarm>();
     for (const program of props.programs) {
       const suffix = pascalCase(program);
       lag.set(
         program,
         this.alarm(`Lag${suffix}`, {
-          metric: props.metrics.metric('LagSeconds', program, { statistic: 'Maximum' }),
+          metric: props.metrics.metric('LagSeconds', program, { statistic: 'Maximum', period: tick }),
           threshold: lagSeconds,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: props.lagMinutes,
-          datapointsToAlarm: props.lagMinutes,
+          evaluationPeriods: props.lagPeriods,
+          datapointsToAlarm: props.lagPeriods,
           // A poller that publishes nothing emits no lag; the stall alarm covers that case.
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription:
             `Program ${program}: the newest published event was more than ${lagSeconds} s old for ` +
-            `${props.lagMinutes} consecutive minutes. Runbook: ${runbook('lag')}`,
+            `${props.lagPeriods} consecutive ${periods}. Runbook: ${runbook('lag')}`,
         }),
       );
       stall.set(
         program,
         this.alarm(`Stall${suffix}`, {
-          metric: props.metrics.metric('CycleDurationMs', program, { statistic: 'SampleCount' }),
+          // One-minute periods whatever the interval: see "Periods" above.
+          metric: props.metrics.metric('CycleDurationMs', program, {
+            statistic: 'SampleCount',
+            period: ONE_MINUTE,
+          }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
           evaluationPeriods: stallMinutes,
@@ -101,7 +130,7 @@ export class PollerAlarms extends Construct {
       failedEntries.set(
         program,
         this.alarm(`FailedEntries${suffix}`, {
-          metric: props.metrics.metric('FailedEntries', program, { statistic: 'Sum' }),
+          metric: props.metrics.metric('FailedEntries', program, { statistic: 'Sum', period: tick }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           // The handler counts every rejected attempt, also those a retry then gets through.
@@ -110,34 +139,49 @@ export class PollerAlarms extends Construct {
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription:
             `Program ${program}: EventBridge rejected PutEvents entries in ${FAILURE_DATAPOINTS} of the last ` +
-            `${FAILURE_WINDOW} minutes. Runbook: ${runbook('failed-entries')}`,
+            `${FAILURE_WINDOW} ${periods}. Runbook: ${runbook('failed-entries')}`,
+        }),
+      );
+      sequenceGaps.set(
+        program,
+        this.alarm(`SequenceGaps${suffix}`, {
+          metric: props.metrics.metric('SequenceGaps', program, { statistic: 'Sum', period: tick }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          // One skipped number is worth a look: its event may exist upstream and was not published.
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the feed skipped sequence numbers; their events were not published if the ` +
+            `banking service fills them in late. Runbook: ${runbook('sequence-gaps')}`,
         }),
       );
     }
     this.lagAlarms = lag;
     this.stallAlarms = stall;
     this.failedEntriesAlarms = failedEntries;
+    this.sequenceGapsAlarms = sequenceGaps;
 
     this.errorsAlarm = this.alarm('Errors', {
-      metric: props.pollerFunction.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' }),
+      metric: props.pollerFunction.metricErrors({ period: tick, statistic: 'Sum' }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: FAILURE_WINDOW,
       datapointsToAlarm: FAILURE_DATAPOINTS,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription:
-        `The poller function failed in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} minutes. ` +
+        `The poller function failed in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
         `Runbook: ${runbook('errors')}`,
     });
     this.throttlesAlarm = this.alarm('Throttles', {
-      metric: props.pollerFunction.metricThrottles({ period: ONE_MINUTE, statistic: 'Sum' }),
+      metric: props.pollerFunction.metricThrottles({ period: tick, statistic: 'Sum' }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: FAILURE_WINDOW,
       datapointsToAlarm: FAILURE_DATAPOINTS,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription:
-        `The poller function was throttled in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} minutes. ` +
+        `The poller function was throttled in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
         `Runbook: ${runbook('throttles')}`,
     });
     this.scheduleDeadLetterAlarm = this.notEmpty(

@@ -96,6 +96,7 @@ export class PollerDashboard extends Construct {
           ...perProgram((p) => [
             metrics.metric('PollErrors', p, { statistic: 'Sum', label: `${p} poll errors` }),
             metrics.metric('FailedEntries', p, { statistic: 'Sum', label: `${p} rejected entries` }),
+            metrics.metric('SequenceGaps', p, { statistic: 'Sum', label: `${p} skipped sequence numbers` }),
           ]),
         ],
         right: perProgram((p) => [

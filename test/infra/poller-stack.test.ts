@@ -299,6 +299,21 @@ describe('alarms', () => {
     });
   });
 
+  it('raises sequence gaps as soon as the feed skips a sequence number, missing data not breaching', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'BankingEventsPoller',
+      MetricName: 'SequenceGaps',
+      Dimensions: dimensions,
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp('Runbook: docs/deploy.md#alarm-sequence-gaps$'),
+    });
+  });
+
   it.each(['Errors', 'Throttles'])('raises %s of the function in 3 of 5 minutes', (metricName) => {
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/Lambda',
@@ -336,7 +351,7 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    expect(alarms).toHaveLength(10);
+    expect(alarms).toHaveLength(11);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -484,11 +499,42 @@ describe('dashboard', () => {
       'MatchedEvents',
       'Errors',
       'FailedEntries',
+      'SequenceGaps',
       'CheckpointSequence',
       'ApproximateNumberOfMessagesVisible',
       'CycleDurationMs',
     ]) {
       expect(body).toContain(expected);
+    }
+  });
+});
+
+describe('schedule rates', () => {
+  // The stall window follows the interval (max(5 min, 2 ticks)): a 6-minute rate once failed synth
+  // because the 5-minute default was shorter than one tick.
+  it.each([1, 5, 6, 14])('synthesizes with a tick every %i minute(s)', (minutes) => {
+    const rated = synthPollerApp({
+      scheduleRate: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
+    });
+    try {
+      const stallMinutes = Math.max(5, 2 * minutes);
+      rated.template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
+      });
+      rated.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: minutes * 60 + 5 });
+      rated.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'CycleDurationMs',
+        Period: 60,
+        EvaluationPeriods: stallMinutes,
+        AlarmDescription: Match.stringLikeRegexp(`no poll cycle completed for ${stallMinutes} minutes`),
+      });
+      rated.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'LagSeconds',
+        Period: minutes * 60,
+        EvaluationPeriods: 3,
+      });
+    } finally {
+      rated.dispose();
     }
   });
 });

@@ -276,7 +276,7 @@ describe('function timeout and the hand-over to the next tick', () => {
     };
   }
 
-  it.each([
+  it.each<[number, number, number]>([
     [1, 10, 65],
     [1, 18, 73],
     [1, 30, 73],
@@ -286,7 +286,7 @@ describe('function timeout and the hand-over to the next tick', () => {
   ])(
     'every %i minute(s) with a %i s margin: %i s, the longest that stops polling 5 s before the next tick',
     (intervalMinutes, marginSeconds, expected) => {
-      const timeout = defaultTimeout(intervalMinutes!, marginSeconds!);
+      const timeout = defaultTimeout(intervalMinutes, marginSeconds);
 
       expect(timeout.seconds).toBe(expected);
       expect(timeout.handsOver).toBe(true);
