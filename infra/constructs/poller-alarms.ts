@@ -162,28 +162,31 @@ export class PollerAlarms extends Construct {
     this.failedEntriesAlarms = failedEntries;
     this.sequenceGapsAlarms = sequenceGaps;
 
-    this.errorsAlarm = this.alarm('Errors', {
-      metric: props.pollerFunction.metricErrors({ period: tick, statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: FAILURE_WINDOW,
-      datapointsToAlarm: FAILURE_DATAPOINTS,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        `The poller function failed in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
-        `Runbook: ${runbook('errors')}`,
-    });
-    this.throttlesAlarm = this.alarm('Throttles', {
-      metric: props.pollerFunction.metricThrottles({ period: tick, statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: FAILURE_WINDOW,
-      datapointsToAlarm: FAILURE_DATAPOINTS,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        `The poller function was throttled in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
-        `Runbook: ${runbook('throttles')}`,
-    });
+    // Lambda reports both once per invocation: a single failure is not paged, the next tick retries.
+    const functionFailures = (id: string, metric: cloudwatch.IMetric, what: string, anchor: string) =>
+      this.alarm(id, {
+        metric,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: FAILURE_WINDOW,
+        datapointsToAlarm: FAILURE_DATAPOINTS,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          `The poller function ${what} in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
+          `Runbook: ${runbook(anchor)}`,
+      });
+    this.errorsAlarm = functionFailures(
+      'Errors',
+      props.pollerFunction.metricErrors({ period: tick, statistic: 'Sum' }),
+      'failed',
+      'errors',
+    );
+    this.throttlesAlarm = functionFailures(
+      'Throttles',
+      props.pollerFunction.metricThrottles({ period: tick, statistic: 'Sum' }),
+      'was throttled',
+      'throttles',
+    );
     this.scheduleDeadLetterAlarm = this.notEmpty(
       'ScheduleDeadLetter',
       props.scheduleDeadLetterQueue,
