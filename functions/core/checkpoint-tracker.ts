@@ -12,7 +12,8 @@
 export class CheckpointTracker {
   // Ascending sequence numbers not yet folded into `safe`, with their accepted flag.
   readonly #pending: Array<{ sequence: number; accepted: boolean }> = [];
-  readonly #index = new Map<number, { sequence: number; accepted: boolean }>();
+  // Per sequence number, its entries: normally one, several if the feed numbered distinct events alike.
+  readonly #index = new Map<number, Array<{ sequence: number; accepted: boolean }>>();
   #safe: number | null;
 
   constructor(committed: number | null) {
@@ -34,32 +35,43 @@ export class CheckpointTracker {
     return this.#safe;
   }
 
-  /** Registers events about to be published. They must be ascending and beyond everything tracked. */
+  /**
+   * Registers events about to be published, in feed order: ascending, beyond the committed
+   * checkpoint. Equal neighbours are allowed (two distinct events with one number are both
+   * published; the checkpoint passes the number once both are accepted).
+   */
   track(sequences: readonly number[]): void {
     for (const sequence of sequences) {
-      const last = this.highestTracked;
-      if (last !== null && sequence <= last) {
+      const last = this.#pending.at(-1)?.sequence ?? this.#safe;
+      const outOfOrder =
+        last !== null && (sequence < last || (sequence === last && this.#pending.length === 0));
+      if (outOfOrder) {
         throw new RangeError(`sequence ${sequence} tracked out of order (highest tracked is ${last})`);
       }
       const entry = { sequence, accepted: false };
       this.#pending.push(entry);
-      this.#index.set(sequence, entry);
+      const entries = this.#index.get(sequence);
+      if (entries === undefined) this.#index.set(sequence, [entry]);
+      else entries.push(entry);
     }
   }
 
   /** Marks an event as accepted by the bus and advances the safe checkpoint over the prefix. */
   accept(sequence: number): void {
-    const entry = this.#index.get(sequence);
+    const entry = this.#index.get(sequence)?.find((candidate) => !candidate.accepted);
     if (entry === undefined) throw new RangeError(`sequence ${sequence} was never tracked`);
     entry.accepted = true;
-    let head = this.#pending[0];
     let folded = 0;
-    while (head?.accepted) {
-      this.#safe = head.sequence;
-      this.#index.delete(head.sequence);
+    for (let head = this.#pending[0]; head?.accepted; head = this.#pending[folded]) {
       folded += 1;
-      head = this.#pending[folded];
+      // A twin with the same number still in flight keeps the checkpoint below that number.
+      if (this.#pending[folded]?.sequence !== head.sequence) this.#safe = head.sequence;
     }
-    if (folded > 0) this.#pending.splice(0, folded);
+    if (folded === 0) return;
+    for (const done of this.#pending.splice(0, folded)) {
+      const remaining = this.#index.get(done.sequence)?.filter((candidate) => candidate !== done) ?? [];
+      if (remaining.length === 0) this.#index.delete(done.sequence);
+      else this.#index.set(done.sequence, remaining);
+    }
   }
 }

@@ -45,3 +45,21 @@ describe('CheckpointTracker', () => {
     expect(() => tracker.accept(9)).toThrow(/never tracked/);
   });
 });
+
+describe('CheckpointTracker with two events under one sequence number', () => {
+  it('passes the number only once both are accepted', () => {
+    const tracker = new CheckpointTracker(4);
+    tracker.track([5, 6, 6, 7]);
+
+    tracker.accept(5);
+    tracker.accept(6);
+    expect(tracker.safeCheckpoint).toBe(5);
+
+    tracker.accept(7);
+    expect(tracker.safeCheckpoint).toBe(5);
+
+    tracker.accept(6);
+    expect(tracker.safeCheckpoint).toBe(7);
+    expect(() => tracker.accept(6)).toThrow(/never tracked/);
+  });
+});

@@ -350,3 +350,17 @@ describe('runPollCycle against an upstream that answers empty at once', () => {
     expect(feed.requests.length).toBeLessThanOrEqual(50);
   });
 });
+
+describe('runPollCycle when the feed numbers two distinct events alike', () => {
+  it('publishes both rather than dropping one or stopping', async () => {
+    const { deps, feed, publisher } = setup(0, { committed: 1 });
+    const first = makeEvent(2);
+    const second = makeEvent(2, { id: 'another-event' });
+    feed.script({ page: { events: [first, second, makeEvent(3)], lastSequenceNumber: 3 } });
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(publisher.accepted.map((e) => e.id)).toEqual([first.id, 'another-event', expect.any(String)]);
+    expect(summary.checkpoint).toBe(3);
+  });
+});
