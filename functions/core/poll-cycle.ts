@@ -179,6 +179,74 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
     }
   };
 
+  /**
+   * Publishes one page's new events and commits the contiguous prefix the bus accepted; throws
+   * when an event stayed unpublished (the checkpoint is then just below it).
+   */
+  const publishPage = async (fresh: readonly BankingEvent[]): Promise<void> => {
+    const gaps = findSequenceGaps(committed, fresh);
+    if (gaps.length > 0) {
+      metrics.add(
+        'SequenceGaps',
+        'Count',
+        gaps.reduce((missing, gap) => missing + gap.to - gap.from + 1, 0),
+      );
+      logger.warn('The feed skipped sequence numbers; publishing what it returned', {
+        gaps: gaps.slice(0, 10),
+        checkpoint: committed,
+      });
+    }
+
+    const tracker = new CheckpointTracker(committed);
+    tracker.track(fresh.map((event) => event.sequence_number));
+    let newest: BankingEvent | undefined;
+    const report = await pipeline.publish(fresh, {
+      deadline,
+      signal: publishSignal,
+      onAccepted: (event) => {
+        tracker.accept(event.sequence_number);
+        if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;
+      },
+    });
+    published += report.accepted;
+    metrics.add('EventsPublished', 'Count', report.accepted);
+
+    const safe = tracker.safeCheckpoint;
+    if (safe !== null && (committed === null || safe > committed)) {
+      await checkpoints.commit(options.owner, safe);
+      committed = safe;
+      metrics.add('CheckpointSequence', 'None', safe);
+      logger.debug('Checkpoint committed', { checkpoint: safe, published: report.accepted });
+    }
+    if (newest !== undefined) {
+      lagSeconds = Math.max(0, (clock.now() - Date.parse(newest.created_dt)) / 1000);
+      metrics.add('LagSeconds', 'Seconds', lagSeconds);
+    }
+
+    const firstFailure = report.failed[0];
+    if (firstFailure !== undefined) {
+      throw new PublishError(
+        `${report.failed.length} event(s) were not accepted by the bus (first: ${firstFailure.event.id}, sequence ${firstFailure.event.sequence_number}: ${firstFailure.errorCode}: ${firstFailure.errorMessage}); the checkpoint stays at ${committed ?? 'none'}`,
+        {
+          failedCount: report.failed.length,
+          eventId: firstFailure.event.id,
+          sequenceNumber: firstFailure.event.sequence_number,
+          errorCode: firstFailure.errorCode,
+          checkpoint: committed,
+        },
+      );
+    }
+    if (report.oversize !== undefined) {
+      const { event, sizeBytes } = report.oversize;
+      throw new EventTooLargeError(
+        event.id,
+        event.sequence_number,
+        sizeBytes,
+        deps.publisher.limits.maxBatchBytes,
+      );
+    }
+  };
+
   try {
     while (!pollSignal.aborted && deadline - clock.now() >= minPollWindowMs) {
       metrics.add('PollRequests', 'Count', 1);
@@ -221,67 +289,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
         continue;
       }
 
-      const gaps = findSequenceGaps(committed, fresh);
-      if (gaps.length > 0) {
-        metrics.add(
-          'SequenceGaps',
-          'Count',
-          gaps.reduce((missing, gap) => missing + gap.to - gap.from + 1, 0),
-        );
-        logger.warn('The feed skipped sequence numbers; publishing what it returned', {
-          gaps: gaps.slice(0, 10),
-          checkpoint: committed,
-        });
-      }
-
-      const tracker = new CheckpointTracker(committed);
-      tracker.track(fresh.map((event) => event.sequence_number));
-      let newest: BankingEvent | undefined;
-      const report = await pipeline.publish(fresh, {
-        deadline,
-        signal: publishSignal,
-        onAccepted: (event) => {
-          tracker.accept(event.sequence_number);
-          if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;
-        },
-      });
-      published += report.accepted;
-      metrics.add('EventsPublished', 'Count', report.accepted);
-
-      const safe = tracker.safeCheckpoint;
-      if (safe !== null && (committed === null || safe > committed)) {
-        await checkpoints.commit(options.owner, safe);
-        committed = safe;
-        metrics.add('CheckpointSequence', 'None', safe);
-        logger.debug('Checkpoint committed', { checkpoint: safe, published: report.accepted });
-      }
-      if (newest !== undefined) {
-        lagSeconds = Math.max(0, (clock.now() - Date.parse(newest.created_dt)) / 1000);
-        metrics.add('LagSeconds', 'Seconds', lagSeconds);
-      }
-
-      const firstFailure = report.failed[0];
-      if (firstFailure !== undefined) {
-        throw new PublishError(
-          `${report.failed.length} event(s) were not accepted by the bus (first: ${firstFailure.event.id}, sequence ${firstFailure.event.sequence_number}: ${firstFailure.errorCode}: ${firstFailure.errorMessage}); the checkpoint stays at ${committed ?? 'none'}`,
-          {
-            failedCount: report.failed.length,
-            eventId: firstFailure.event.id,
-            sequenceNumber: firstFailure.event.sequence_number,
-            errorCode: firstFailure.errorCode,
-            checkpoint: committed,
-          },
-        );
-      }
-      if (report.oversize !== undefined) {
-        const { event, sizeBytes } = report.oversize;
-        throw new EventTooLargeError(
-          event.id,
-          event.sequence_number,
-          sizeBytes,
-          deps.publisher.limits.maxBatchBytes,
-        );
-      }
+      await publishPage(fresh);
     }
     if (options.stopSignal?.aborted) stopReason = 'stopped';
     if (polls === 0 && lastPollError !== undefined) {
