@@ -58,6 +58,12 @@ export interface CycleSummary {
   readonly stopReason: StopReason;
 }
 
+/** The lease release must be answered this long before Lambda ends the invocation. */
+const RELEASE_RESERVE_MS = 250;
+
+/** The shortest wait between a failed poll and the next one. */
+const MIN_RETRY_WAIT_MS = 100;
+
 const DEFAULTS = {
   safetyMarginMs: 10_000,
   minPollWindowMs: 2_000,
@@ -147,7 +153,9 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   let stalePolls = 0;
   logger.info('Lease taken; polling', { checkpoint: committed, deadline: new Date(deadline).toISOString() });
 
-  const nextBackoff = (): number => fullJitterDelay(consecutiveErrors, pollBackoff, deps.random);
+  // Full jitter may draw 0; the floor keeps a run of failures from becoming back-to-back requests.
+  const nextBackoff = (): number =>
+    Math.max(MIN_RETRY_WAIT_MS, fullJitterDelay(consecutiveErrors, pollBackoff, deps.random));
   /**
    * Counts a failed poll and waits before the next one; false when the wait would not leave a
    * poll window before the deadline (or the wait was cut short), meaning: stop polling.
@@ -213,7 +221,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
 
     const safe = tracker.safeCheckpoint;
     if (safe !== null && (committed === null || safe > committed)) {
-      await checkpoints.commit(options.owner, safe);
+      await checkpoints.commit(options.owner, safe, publishSignal);
       committed = safe;
       metrics.add('CheckpointSequence', 'None', safe);
       logger.debug('Checkpoint committed', { checkpoint: safe, published: report.accepted });
@@ -258,7 +266,8 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
         if (pollSignal.aborted) break;
         if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
         lastPollError = error;
-        const waitMs = error.retryAfterMs ?? nextBackoff();
+        // Retry-After is a floor, not a licence: "0" or a past date must not turn into a hot loop.
+        const waitMs = Math.max(error.retryAfterMs ?? 0, nextBackoff());
         if (!(await backOff('Poll failed', waitMs, { status: error.status }))) break;
         continue;
       }
@@ -301,7 +310,11 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
     }
   } finally {
     try {
-      await checkpoints.releaseLease(options.owner);
+      // Its own bound, so it is tried even when the publish signal has fired, yet returns before Lambda's end.
+      await checkpoints.releaseLease(
+        options.owner,
+        clock.signalAt(startedAt + options.remainingMs - RELEASE_RESERVE_MS),
+      );
     } catch (error) {
       logger.warn('Could not release the lease; it expires on its own', { error });
     }

@@ -82,9 +82,10 @@ export interface CheckpointState {
  */
 export interface CheckpointStore {
   acquireLease(request: LeaseRequest): Promise<LeaseGrant>;
-  commit(owner: string, sequenceNumber: number): Promise<void>;
+  /** `signal` bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
+  commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void>;
   /** Frees the lease if `owner` still holds it; a no-op otherwise. */
-  releaseLease(owner: string): Promise<void>;
+  releaseLease(owner: string, signal?: AbortSignal): Promise<void>;
   /** Read-only view for operators (`status`) and tests. */
   read(): Promise<CheckpointState>;
 }

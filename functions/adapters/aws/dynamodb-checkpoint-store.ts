@@ -134,7 +134,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * @throws PollerError `CHECKPOINT_REGRESSION` when the stored checkpoint is beyond `sequenceNumber`
    *   although `owner` holds the lease: someone wrote it without the lease.
    */
-  async commit(owner: string, sequenceNumber: number): Promise<void> {
+  async commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void> {
     assertSequenceNumber(sequenceNumber);
     try {
       await this.#client.send(
@@ -151,6 +151,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
+        { abortSignal: signal },
       );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw this.#translate(error);
@@ -179,7 +180,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * Timeline: A's lease expired and B took over; A's release must not free B's lease, so the
    * condition `lease_owner = :owner` fails and the call does nothing.
    */
-  async releaseLease(owner: string): Promise<void> {
+  async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
     try {
       await this.#client.send(
         new UpdateItemCommand({
@@ -189,6 +190,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           ConditionExpression: 'lease_owner = :owner',
           ExpressionAttributeValues: { ':owner': { S: owner } },
         }),
+        { abortSignal: signal },
       );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw this.#translate(error);

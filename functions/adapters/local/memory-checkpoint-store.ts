@@ -25,13 +25,15 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return grant;
   }
 
-  async commit(owner: string, sequenceNumber: number): Promise<void> {
+  async commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     await this.save(
       decideCommit(await this.load(), owner, sequenceNumber, new Date(this.#now()).toISOString()),
     );
   }
 
-  async releaseLease(owner: string): Promise<void> {
+  async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     await this.save(decideRelease(await this.load(), owner));
   }
 

@@ -364,3 +364,42 @@ describe('runPollCycle when the feed numbers two distinct events alike', () => {
     expect(summary.checkpoint).toBe(3);
   });
 });
+
+describe('runPollCycle against a throttling upstream that says Retry-After: 0', () => {
+  it('still backs off, so the requests stay few', async () => {
+    const { deps, feed, clock } = setup(0);
+    for (let i = 0; i < 1_000; i += 1) {
+      feed.script({
+        error: new UpstreamHttpError('slow down', { status: 429, retryable: true, retryAfterMs: 0 }),
+      });
+    }
+
+    await expect(runPollCycle(deps, invocation)).rejects.toMatchObject({ status: 429 });
+
+    expect(feed.requests.length).toBeLessThan(40);
+    expect(Math.min(...clock.sleeps)).toBeGreaterThanOrEqual(100);
+  });
+});
+
+describe('runPollCycle when the checkpoint store hangs', () => {
+  it('bounds the commit and the lease release by the end of the invocation', async () => {
+    const { deps, checkpoints, clock, logger } = setup(3);
+    const signals: Array<AbortSignal | undefined> = [];
+    checkpoints.commit = async (_owner, _sequence, signal) => {
+      signals.push(signal);
+      clock.advance(70_000); // DynamoDB hangs past the end of the invocation
+      signal?.throwIfAborted();
+    };
+    const release = checkpoints.releaseLease.bind(checkpoints);
+    checkpoints.releaseLease = async (owner, signal) => {
+      signals.push(signal);
+      return release(owner, signal);
+    };
+
+    await expect(runPollCycle(deps, invocation)).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+
+    expect(signals).toHaveLength(2);
+    expect(signals.every((signal) => signal?.aborted)).toBe(true);
+    expect(logger.lines.some((line) => line.message.startsWith('Could not release the lease'))).toBe(true);
+  });
+});

@@ -124,6 +124,17 @@ describe('DynamoDbCheckpointStore against moto', () => {
       expect(await store.read()).toMatchObject({ checkpoint: 10, updatedAt: '2024-05-01T12:00:00.000Z' });
     });
 
+    it('gives up when its signal aborts (the invocation is ending) and leaves the checkpoint as it was', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.commit('A', 5);
+
+      await expect(store.commit('A', 9, AbortSignal.abort())).rejects.toThrow();
+      await expect(store.releaseLease('A', AbortSignal.abort())).rejects.toThrow();
+
+      expect(await store.read()).toMatchObject({ checkpoint: 5, lease: { owner: 'A' } });
+    });
+
     it('accepts the same sequence number twice (a retried commit)', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
