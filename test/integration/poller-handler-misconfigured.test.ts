@@ -3,49 +3,36 @@
  * answers from the start of the feed every time. The poller must not mistake that for "caught
  * up": it publishes the first page once, then fails loudly with FEED_CURSOR_IGNORED.
  */
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { PollerResult } from '../../functions/poller/handler.ts';
 import { type RunningSimulator, startSimulator } from '../simulator/banking-simulator.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../support/aws-test-env.ts';
+import {
+  captureOutput,
+  lambdaContext as context,
+  loadHandler,
+  type PollerHandler,
+  simulatorSecret,
+} from '../support/handler-harness.ts';
 
 let aws: MotoEnvironment;
 let simulator: RunningSimulator;
 let queueUrl: string;
-let handler: (event: unknown, context: Context) => Promise<PollerResult>;
-
-function context(): Context {
-  const deadline = Date.now() + 4_000;
-  return {
-    awsRequestId: `misconfigured-${Math.random()}`,
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-  } as unknown as Context;
-}
+let handler: PollerHandler;
 
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) vi.spyOn(stream, 'write').mockReturnValue(true);
+  captureOutput();
   aws = useMotoEnvironment(inject('motoEndpoint'));
   simulator = await startSimulator({ seed: 12, maxPollHoldMs: 200, unknownTypeRatio: 0 });
-  const program = simulator.programs[0]!;
-  const secretId = await aws.createSecret(
-    JSON.stringify({
-      base_url: simulator.url,
-      client_id: program.clientId,
-      client_secret: program.clientSecret,
-    }),
-  );
+  const secretId = await aws.createSecret(simulatorSecret(simulator));
   const bus = await aws.createRoutedBus(['transaction']);
   queueUrl = bus.queueUrls.get('transaction')!;
-  Object.assign(process.env, {
+  handler = await loadHandler({
     SECRET_ID: secretId,
     CHECKPOINT_TABLE: await aws.createCheckpointTable(),
     EVENT_BUS_NAME: bus.busName,
-    MIN_POLL_WINDOW_MS: '500',
     POLL_LIMIT: '5',
     POLL_CURSOR_PARAM: 'after',
   });
-  vi.resetModules();
-  ({ handler } = await import('../../functions/poller/handler.ts'));
 });
 
 afterAll(async () => {

@@ -3,25 +3,22 @@
  * checkpointed, the run fails naming it, and later runs stop at it rather than skip it.
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { PollerResult } from '../../functions/poller/handler.ts';
 import { type RunningSimulator, startSimulator } from '../simulator/banking-simulator.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../support/aws-test-env.ts';
+import {
+  captureOutput,
+  lambdaContext as context,
+  loadHandler,
+  type PollerHandler,
+  simulatorSecret,
+} from '../support/handler-harness.ts';
 
 let aws: MotoEnvironment;
 let simulator: RunningSimulator;
 let tableName: string;
 let queues: ReadonlyMap<string, string>;
-let handler: (event: unknown, context: Context) => Promise<PollerResult>;
-
-function context(): Context {
-  const deadline = Date.now() + 4_000;
-  return {
-    awsRequestId: `oversize-${Math.random()}`,
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-  } as unknown as Context;
-}
+let handler: PollerHandler;
 
 async function storedCheckpoint(): Promise<number | null> {
   const item = await aws.dynamodb.send(
@@ -31,28 +28,18 @@ async function storedCheckpoint(): Promise<number | null> {
 }
 
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) vi.spyOn(stream, 'write').mockReturnValue(true);
+  captureOutput();
   aws = useMotoEnvironment(inject('motoEndpoint'));
   simulator = await startSimulator({ seed: 11, maxPollHoldMs: 200, unknownTypeRatio: 0 });
-  const program = simulator.programs[0]!;
   tableName = await aws.createCheckpointTable();
-  const secretId = await aws.createSecret(
-    JSON.stringify({
-      base_url: simulator.url,
-      client_id: program.clientId,
-      client_secret: program.clientSecret,
-    }),
-  );
+  const secretId = await aws.createSecret(simulatorSecret(simulator));
   const bus = await aws.createRoutedBus(['transaction']);
   queues = bus.queueUrls;
-  Object.assign(process.env, {
+  handler = await loadHandler({
     SECRET_ID: secretId,
     CHECKPOINT_TABLE: tableName,
     EVENT_BUS_NAME: bus.busName,
-    MIN_POLL_WINDOW_MS: '500',
   });
-  vi.resetModules();
-  ({ handler } = await import('../../functions/poller/handler.ts'));
 });
 
 afterAll(async () => {

@@ -6,33 +6,26 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { PollerResult } from '../../functions/poller/handler.ts';
 import { type RunningSimulator, startSimulator } from '../simulator/banking-simulator.ts';
 import { type DeliveredEvent, type MotoEnvironment, useMotoEnvironment } from '../support/aws-test-env.ts';
-
-type Handler = (event: unknown, context: Context) => Promise<PollerResult>;
+import {
+  captureOutput,
+  lambdaContext as context,
+  loadHandler,
+  type PollerHandler,
+  simulatorSecret,
+} from '../support/handler-harness.ts';
 
 let aws: MotoEnvironment;
 let simulator: RunningSimulator;
 let queues: Map<string, string>;
 let tableName: string;
 let secretId: string;
-let handler: Handler;
-let invocations = 0;
+let handler: PollerHandler;
 /** What the handler wrote to stdout and stderr (EMF metrics, logs): kept for assertions, out of the test output. */
-const stdout: string[] = [];
-
-function context(remainingMs = 4_000): Context {
-  invocations += 1;
-  const deadline = Date.now() + remainingMs;
-  return {
-    awsRequestId: `req-${invocations}-${Date.now()}`,
-    functionName: 'banking-events-poller',
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-  } as unknown as Context;
-}
+let stdout: string[] = [];
 
 /** A catch-all rule as the construct builds it: any type not routed elsewhere. */
 async function addCatchAll(busName: string, routed: readonly string[]): Promise<string> {
@@ -88,37 +81,22 @@ async function drainFeed(payload: Record<string, string> = {}): Promise<PollerRe
 }
 
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout.push(String(chunk));
-      return true;
-    });
-  }
+  stdout = captureOutput();
   aws = useMotoEnvironment(inject('motoEndpoint'));
   simulator = await startSimulator({ seed: 7, maxPollHoldMs: 300, unknownTypeRatio: 0 });
-  const program = simulator.programs[0]!;
   tableName = await aws.createCheckpointTable();
-  secretId = await aws.createSecret(
-    JSON.stringify({
-      base_url: simulator.url,
-      client_id: program.clientId,
-      client_secret: program.clientSecret,
-    }),
-  );
+  secretId = await aws.createSecret(simulatorSecret(simulator));
   const routed = ['account_status', 'transaction'];
   const bus = await aws.createRoutedBus(routed);
   queues = new Map(bus.queueUrls);
   queues.set('unrouted', await addCatchAll(bus.busName, routed));
-  Object.assign(process.env, {
+  handler = await loadHandler({
     SECRET_ID: secretId,
     CHECKPOINT_TABLE: tableName,
     EVENT_BUS_NAME: bus.busName,
-    MIN_POLL_WINDOW_MS: '500',
     POLL_LIMIT: '25',
     POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
-  vi.resetModules();
-  ({ handler } = await import('../../functions/poller/handler.ts'));
 });
 
 afterAll(async () => {
