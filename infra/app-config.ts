@@ -32,6 +32,9 @@ export interface AppConfig {
   readonly existingEventBusArn: string | undefined;
   readonly metricsNamespace: string;
   readonly tracing: boolean;
+  /** Query parameter names of `GET /events`: the cursor (`POLL_CURSOR_PARAM`) and the page size (`POLL_LIMIT_PARAM`). */
+  readonly pollCursorParam: string;
+  readonly pollLimitParam: string;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -49,6 +52,8 @@ export const DEFAULT_CONTEXT = Object.freeze({
   existingEventBusArn: '',
   metricsNamespace: 'BankingEventsPoller',
   tracing: false,
+  pollCursorParam: 'last_sequence_number',
+  pollLimitParam: 'limit',
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -129,6 +134,14 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     'a CloudWatch namespace',
   );
   const tracing = reader.boolean('tracing');
+  const pollCursorParam = reader.string('pollCursorParam', QUERY_PARAMETER, QUERY_PARAMETER_EXPECTED);
+  const pollLimitParam = reader.string('pollLimitParam', QUERY_PARAMETER, QUERY_PARAMETER_EXPECTED);
+  if (pollCursorParam !== '' && pollLimitParam === pollCursorParam) {
+    reader.fail(
+      'pollLimitParam',
+      `must differ from pollCursorParam ("${pollCursorParam}"): one names the cursor, the other the page size`,
+    );
+  }
 
   reader.throwIfInvalid();
   return deepFreeze({
@@ -145,6 +158,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     existingEventBusArn: existingEventBusArn === '' ? undefined : existingEventBusArn,
     metricsNamespace,
     tracing,
+    pollCursorParam,
+    pollLimitParam,
   });
 }
 
@@ -153,6 +168,10 @@ const SECRET_ARN =
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
 const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const EVENT_TYPE = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+/** The handler's rule for POLL_CURSOR_PARAM and POLL_LIMIT_PARAM (functions/poller/poller-config.ts). */
+const QUERY_PARAMETER = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+const QUERY_PARAMETER_EXPECTED =
+  'a query parameter name: a letter or "_", then letters, digits, "_", "." or "-", at most 64';
 
 /** Collects problems instead of stopping at the first, so one synth shows every key to fix. */
 class ContextReader {

@@ -44,6 +44,8 @@ export class PollerStack extends Stack {
       eventBusName: config.eventBusName,
       metricsNamespace: config.metricsNamespace,
       tracing: config.tracing,
+      pollCursorParam: config.pollCursorParam,
+      pollLimitParam: config.pollLimitParam,
     });
     this.addOutputs();
   }
@@ -77,6 +79,13 @@ export class PollerStack extends Stack {
       new CfnOutput(this, `SecretArn${pascalCase(program)}`, {
         value: secret.secretArn,
         description: `Credentials of program ${program}: set with aws secretsmanager put-secret-value`,
+      });
+    }
+    for (const [program, schedule] of poller.schedules) {
+      // The runbook reads it by exact key: disable the schedule before writing the checkpoint by hand.
+      new CfnOutput(this, `ScheduleName${pascalCase(program)}`, {
+        value: schedule.scheduleName,
+        description: `EventBridge Scheduler schedule (group default) of program ${program}`,
       });
     }
     for (const route of poller.routing.routes) {

@@ -96,6 +96,22 @@ export interface BankingEventsPollerProps {
    */
   readonly pollLimit?: number;
   /**
+   * Name of the `GET /events` query parameter that carries the cursor, the last sequence number
+   * seen (`POLL_CURSOR_PARAM`); the feed must answer with the events after it. Set it when the
+   * banking service names it differently: a name it ignores makes every run fail with
+   * `FEED_CURSOR_IGNORED`. A letter or `_`, then letters, digits, `_`, `.` or `-`; at most 64.
+   *
+   * @default 'last_sequence_number'
+   */
+  readonly pollCursorParam?: string;
+  /**
+   * Name of the `GET /events` query parameter that carries the page size (`POLL_LIMIT_PARAM`).
+   * Same form as `pollCursorParam`, and a different name.
+   *
+   * @default 'limit'
+   */
+  readonly pollLimitParam?: string;
+  /**
    * Active X-Ray tracing on the function.
    *
    * @default false
@@ -170,7 +186,7 @@ export interface BankingEventsPollerProps {
   readonly lagThreshold?: Duration;
   /**
    * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
-   * one schedule interval).
+   * one schedule interval plus a minute: a window of exactly one interval raises false alarms).
    *
    * @default - 5 minutes or two schedule intervals, whichever is longer
    */
@@ -211,6 +227,12 @@ const DEFAULT_ENTRY = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../functions/poller/handler.ts',
 );
+/**
+ * The handler's rule for POLL_CURSOR_PARAM and POLL_LIMIT_PARAM (functions/poller/poller-config.ts),
+ * repeated so the construct does not depend on the handler's code; the construct tests check the
+ * two agree.
+ */
+const QUERY_PARAMETER_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 /** The handler's rule (`parseProgramName`): the name becomes a DynamoDB key and a metric dimension. */
 const PROGRAM_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
@@ -269,6 +291,9 @@ export class BankingEventsPoller extends Construct {
       );
     const memorySize = props.memorySize ?? 256;
     const pollLimit = props.pollLimit ?? 100;
+    // The handler's defaults, set explicitly so the function's configuration shows the names in use.
+    const pollCursorParam = props.pollCursorParam ?? 'last_sequence_number';
+    const pollLimitParam = props.pollLimitParam ?? 'limit';
     const tracing = props.tracing ?? false;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const metricsNamespace = props.metricsNamespace ?? 'BankingEventsPoller';
@@ -294,6 +319,8 @@ export class BankingEventsPoller extends Construct {
       handoverGap,
       functionTimeout,
       pollLimit,
+      pollCursorParam,
+      pollLimitParam,
       lagThreshold,
       stallAfter,
     });
@@ -357,6 +384,8 @@ export class BankingEventsPoller extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         POLL_LIMIT: String(pollLimit),
+        POLL_CURSOR_PARAM: pollCursorParam,
+        POLL_LIMIT_PARAM: pollLimitParam,
         SAFETY_MARGIN_MS: String(safetyMargin.toMilliseconds()),
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -565,6 +594,8 @@ function validateProps(
     readonly handoverGap: Duration;
     readonly functionTimeout: Duration;
     readonly pollLimit: number;
+    readonly pollCursorParam: string;
+    readonly pollLimitParam: string;
     readonly lagThreshold: Duration;
     readonly stallAfter: Duration;
   },
@@ -643,10 +674,37 @@ function validateProps(
   if (!Number.isInteger(resolved.pollLimit) || resolved.pollLimit < 1 || resolved.pollLimit > 1000) {
     fail('pollLimit must be an integer from 1 to 1000 (the handler refuses more)', 'pollLimit');
   }
+  for (const [prop, name] of [
+    ['pollCursorParam', resolved.pollCursorParam],
+    ['pollLimitParam', resolved.pollLimitParam],
+  ] as const) {
+    if (!QUERY_PARAMETER_PATTERN.test(name)) {
+      fail(
+        `${prop} must be a query parameter name: a letter or "_", then letters, digits, "_", "." or "-", ` +
+          `at most 64; got ${JSON.stringify(name)}`,
+        prop,
+      );
+    }
+  }
+  if (resolved.pollLimitParam === resolved.pollCursorParam) {
+    fail(
+      `pollLimitParam "${resolved.pollLimitParam}" is also the cursor parameter (pollCursorParam); the two must differ`,
+      'pollLimitParam',
+    );
+  }
   if (resolved.lagThreshold.toSeconds() < 60) fail('lagThreshold must be at least 1 minute', 'lagThreshold');
+  // Each completed run sends one CycleDurationMs, in the minute it ends. Ends jitter around one
+  // interval apart, so `interval` consecutive minutes can hold none: the window needs a minute
+  // more (see "Periods" in poller-alarms.ts).
   const stallMinutes = resolved.stallAfter.toSeconds() / 60;
-  if (!Number.isInteger(stallMinutes) || stallMinutes < resolved.scheduleInterval.toMinutes()) {
-    fail('stallAfter must be whole minutes and at least one schedule interval', 'stallAfter');
+  if (!Number.isInteger(stallMinutes) || stallMinutes < intervalMinutes + 1) {
+    fail(
+      `stallAfter must be whole minutes and at least scheduleInterval + 1 minute: set it to ${intervalMinutes + 1} ` +
+        'minutes or more, or leave it out for the default, max(5 minutes, 2 × scheduleInterval). A window of ' +
+        "exactly one interval misses the run's one data point whenever the run ends a little later than the " +
+        'one before across a minute boundary, and raises the stall alarm while the poller is fine.',
+      'stallAfter',
+    );
   }
 }
 

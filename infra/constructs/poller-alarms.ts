@@ -44,9 +44,14 @@ const FAILURE_WINDOW = 5;
  * happen. Alarms on these metrics therefore use the schedule interval as their period (one
  * minute, as before, for the default schedule).
  *
- * The stall alarm is the exception: it counts missing data as breaching, so one-minute periods
- * over the whole `stallAfter` window are exactly "no completed cycle for that long", for any
- * interval up to `stallAfter` (its default, two intervals or more, leaves room for a late tick).
+ * The stall alarm is the exception: it counts missing data as breaching, over one-minute periods
+ * for the whole `stallAfter` window, so it fires when `stallAfter` consecutive minutes held no
+ * `CycleDurationMs`. A run sends one, in the minute it ends, and runs end about one interval apart,
+ * but not exactly: on a 1-minute schedule, runs ending at 0:59.9 and 2:00.1 leave the minute 1:00 to
+ * 2:00 empty. Two ends less than `interval` + 1 minute apart leave at most `interval` empty periods
+ * between them, so a window of `interval` + 1 minutes or more (the construct refuses less) raises no
+ * false alarm as long as completed cycles end less than that far apart. The default,
+ * max(5 min, 2 × interval), also rides out one failed or skipped tick.
  */
 
 /**

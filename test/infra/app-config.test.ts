@@ -32,6 +32,8 @@ describe('parseAppConfig', () => {
       existingEventBusArn: undefined,
       metricsNamespace: 'BankingEventsPoller',
       tracing: false,
+      pollCursorParam: 'last_sequence_number',
+      pollLimitParam: 'limit',
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
@@ -52,6 +54,8 @@ describe('parseAppConfig', () => {
       alarmEmail: 'oncall@example.com',
       programs: '[{"name":"cards"},{"name":"loans","secretName":"prod/banking/loans"}]',
       routes: '{"transaction":{"retryAttempts":10,"maxEventAgeSeconds":3600}}',
+      pollCursorParam: 'after',
+      pollLimitParam: 'page.size',
     });
 
     expect(config).toMatchObject({
@@ -62,6 +66,8 @@ describe('parseAppConfig', () => {
       alarmEmail: 'oncall@example.com',
       programs: [{ name: 'cards' }, { name: 'loans', secretName: 'prod/banking/loans' }],
       routes: { transaction: { retryAttempts: 10, maxEventAgeSeconds: 3600 } },
+      pollCursorParam: 'after',
+      pollLimitParam: 'page.size',
     });
   });
 
@@ -119,6 +125,20 @@ describe('parseAppConfig', () => {
       'existingEventBusArn',
       'banking-events',
       /"existingEventBusArn" must be the ARN of an existing event bus/,
+    ],
+    [
+      'pollCursorParam',
+      'last sequence',
+      /"pollCursorParam" must be a query parameter name: a letter or "_", then letters, digits, "_", "\." or "-", at most 64, got "last sequence"/,
+    ],
+    ['pollCursorParam', '', /"pollCursorParam" must be a query parameter name/],
+    ['pollCursorParam', 'after&limit=1', /"pollCursorParam" must be a query parameter name/],
+    ['pollLimitParam', '1limit', /"pollLimitParam" must be a query parameter name.*got "1limit"/],
+    ['pollLimitParam', 'x'.repeat(65), /"pollLimitParam" must be a query parameter name/],
+    [
+      'pollLimitParam',
+      'last_sequence_number',
+      /"pollLimitParam" must differ from pollCursorParam \("last_sequence_number"\)/,
     ],
   ])('rejects %s = %j with a message naming the key', (key, value, message) => {
     const error = errorOf({ [key]: value });

@@ -88,11 +88,26 @@ describe('function', () => {
           POWERTOOLS_METRICS_NAMESPACE: 'BankingEventsPoller',
           POWERTOOLS_LOG_LEVEL: 'INFO',
           POLL_LIMIT: '100',
+          POLL_CURSOR_PARAM: 'last_sequence_number',
+          POLL_LIMIT_PARAM: 'limit',
           SAFETY_MARGIN_MS: '10000',
           NODE_OPTIONS: '--enable-source-maps',
         },
       },
     });
+  });
+
+  it('passes the query parameter names from the context to the function', () => {
+    const renamed = synthPollerApp({ pollCursorParam: 'after', pollLimitParam: 'page_size' });
+    try {
+      renamed.template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectLike({ POLL_CURSOR_PARAM: 'after', POLL_LIMIT_PARAM: 'page_size' }),
+        },
+      });
+    } finally {
+      renamed.dispose();
+    }
   });
 
   it('is not retried by Lambda on asynchronous failure: the next tick covers', () => {
@@ -481,11 +496,14 @@ describe('outputs', () => {
         'QueueUrlTransaction',
         'QueueUrlUnrouted',
         'ScheduleDeadLetterQueueUrl',
+        'ScheduleNameDefault',
         'SchemaRegistryName',
         'SecretArnDefault',
       ].sort(),
     );
     expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
+    // Ref of a schedule is its name: what `aws scheduler get-schedule --name` takes (runbook).
+    expect(outputs.ScheduleNameDefault?.Value).toEqual(ref(id(poller.schedules.get('default')!)));
   });
 });
 

@@ -13,6 +13,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { computeDeadline } from '../../../functions/core/poll-cycle.ts';
+import { loadPollerConfig } from '../../../functions/poller/poller-config.ts';
 import {
   AlarmActions,
   BankingEventsPoller,
@@ -57,6 +58,8 @@ describe('an embedding with two programs, existing resources and its own targets
       existingCheckpointTable: dynamodb.Table.fromTableName(stack, 'Checkpoints', 'poller-checkpoints'),
       scheduleInterval: Duration.minutes(2),
       memorySize: 512,
+      pollCursorParam: 'after_sequence',
+      pollLimitParam: 'page.size',
       tracing: true,
       metricsNamespace: 'Payments/Poller',
       lagThreshold: Duration.minutes(10),
@@ -106,6 +109,8 @@ describe('an embedding with two programs, existing resources and its own targets
           CHECKPOINT_TABLE: 'poller-checkpoints',
           EVENT_BUS_NAME: SHARED_BUS_ARN, // the ARN: an imported bus may be in another account
           POWERTOOLS_METRICS_NAMESPACE: 'Payments/Poller',
+          POLL_CURSOR_PARAM: 'after_sequence',
+          POLL_LIMIT_PARAM: 'page.size',
         }),
       },
     });
@@ -255,6 +260,97 @@ describe('alarms on a schedule slower than a minute', () => {
       });
     },
   );
+});
+
+describe('stall window', () => {
+  // One CycleDurationMs per run, in the minute the run ends; ends jitter across minute boundaries.
+  it.each([
+    [1, 2],
+    [5, 6],
+    [14, 15],
+  ])('every %i minute(s): accepts %i minutes, one tick and a minute', (interval, stall) => {
+    const stack = newStack();
+    new BankingEventsPoller(stack, 'Poller', {
+      scheduleInterval: Duration.minutes(interval),
+      stallAfter: Duration.minutes(stall),
+      alarmActions: AlarmActions.none(),
+    });
+
+    expect(alarmsByMetric(Template.fromStack(stack)).get('CycleDurationMs')).toMatchObject({
+      Period: 60,
+      EvaluationPeriods: stall,
+      DatapointsToAlarm: stall,
+    });
+  });
+});
+
+describe('query parameter names', () => {
+  /** The function's environment as the template has it (strings only). */
+  function environmentOf(props: BankingEventsPollerProps): Record<string, string> {
+    const stack = newStack();
+    new BankingEventsPoller(stack, 'Poller', props);
+    const [fn] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as {
+      Properties: { Environment: { Variables: Record<string, unknown> } };
+    }[];
+    return Object.fromEntries(
+      Object.entries(fn!.Properties.Environment.Variables).filter(
+        (entry): entry is [string, string] => typeof entry[1] === 'string',
+      ),
+    );
+  }
+
+  it('tells the handler its defaults when none are given: the names the FEED_CURSOR_IGNORED error says to check', () => {
+    expect(environmentOf({})).toMatchObject({
+      POLL_CURSOR_PARAM: 'last_sequence_number',
+      POLL_LIMIT_PARAM: 'limit',
+    });
+  });
+
+  // The construct repeats the handler's rule (functions/poller/poller-config.ts) rather than
+  // importing it; both must accept exactly the same names.
+  it.each([
+    ['after', true],
+    ['_cursor', true],
+    ['page.size-v2_x', true],
+    ['a'.repeat(64), true],
+    ['a'.repeat(65), false],
+    ['1st', false],
+    ['.dot', false],
+    ['with space', false],
+    ['a&b=c', false],
+    ['séquence', false],
+  ])('agrees with the handler on %j (valid: %s)', (name, valid) => {
+    const handlerAccepts = (variable: string) => {
+      try {
+        loadPollerConfig({ SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b', [variable]: name });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const constructAccepts = (props: BankingEventsPollerProps) => {
+      try {
+        environmentOf(props);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+
+    expect(handlerAccepts('POLL_CURSOR_PARAM')).toBe(valid);
+    expect(handlerAccepts('POLL_LIMIT_PARAM')).toBe(valid);
+    expect(constructAccepts({ pollCursorParam: name })).toBe(valid);
+    expect(constructAccepts({ pollLimitParam: name })).toBe(valid);
+    if (valid) {
+      const env = environmentOf({ pollCursorParam: name, pollLimitParam: `${name.slice(0, 63)}2` });
+      expect(
+        loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' }),
+      ).toMatchObject({
+        cursorParam: name,
+        limitParam: `${name.slice(0, 63)}2`,
+      });
+    }
+  });
 });
 
 describe('function timeout and the hand-over to the next tick', () => {
@@ -419,6 +515,36 @@ describe('invalid props', () => {
       'a stall window shorter than a tick',
       () => ({ scheduleInterval: Duration.minutes(5), stallAfter: Duration.minutes(2) }),
       /stallAfter/,
+    ],
+    [
+      'a stall window of exactly one 5-minute tick',
+      () => ({ scheduleInterval: Duration.minutes(5), stallAfter: Duration.minutes(5) }),
+      /stallAfter must be whole minutes and at least scheduleInterval \+ 1 minute: set it to 6 minutes or more, or leave it out/,
+    ],
+    [
+      'a stall window of exactly one 1-minute tick',
+      () => ({ stallAfter: Duration.minutes(1) }),
+      /stallAfter .* set it to 2 minutes or more/,
+    ],
+    [
+      'a cursor parameter with a space',
+      () => ({ pollCursorParam: 'last sequence' }),
+      /pollCursorParam must be a query parameter name: a letter or "_", then letters, digits, "_", "\." or "-", at most 64; got "last sequence"/,
+    ],
+    [
+      'an empty cursor parameter',
+      () => ({ pollCursorParam: '' }),
+      /pollCursorParam must be a query parameter/,
+    ],
+    [
+      'a limit parameter starting with a digit',
+      () => ({ pollLimitParam: '2limit' }),
+      /pollLimitParam must be a query parameter name.*got "2limit"/,
+    ],
+    [
+      'a limit parameter named like the cursor',
+      () => ({ pollLimitParam: 'last_sequence_number' }),
+      /pollLimitParam "last_sequence_number" is also the cursor parameter \(pollCursorParam\); the two must differ/,
     ],
     ['a page of 5000 events', () => ({ pollLimit: 5000 }), /pollLimit must be an integer from 1 to 1000/],
     [
