@@ -96,6 +96,19 @@ export class PollerAlarms extends Construct {
     const stall = new Map<string, cloudwatch.Alarm>();
     const failedEntries = new Map<string, cloudwatch.Alarm>();
     const sequenceGaps = new Map<string, cloudwatch.Alarm>();
+    const recurrence = `${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}`;
+    /** Failures counted once per run: one is not paged (the next tick retries), a pattern is. */
+    const recurringFailure = (id: string, metric: cloudwatch.IMetric, alarmDescription: string) =>
+      this.alarm(id, {
+        metric,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: FAILURE_WINDOW,
+        datapointsToAlarm: FAILURE_DATAPOINTS,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription,
+      });
+
     for (const program of props.programs) {
       const suffix = pascalCase(program);
       lag.set(
@@ -134,18 +147,13 @@ export class PollerAlarms extends Construct {
       );
       failedEntries.set(
         program,
-        this.alarm(`FailedEntries${suffix}`, {
-          metric: props.metrics.metric('FailedEntries', program, { statistic: 'Sum', period: tick }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          // The handler counts every rejected attempt, also those a retry then gets through.
-          evaluationPeriods: FAILURE_WINDOW,
-          datapointsToAlarm: FAILURE_DATAPOINTS,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription:
-            `Program ${program}: EventBridge rejected PutEvents entries in ${FAILURE_DATAPOINTS} of the last ` +
-            `${FAILURE_WINDOW} ${periods}. Runbook: ${runbook('failed-entries')}`,
-        }),
+        // The handler counts every rejected attempt, also those a retry then gets through.
+        recurringFailure(
+          `FailedEntries${suffix}`,
+          props.metrics.metric('FailedEntries', program, { statistic: 'Sum', period: tick }),
+          `Program ${program}: EventBridge rejected PutEvents entries in ${recurrence}. ` +
+            `Runbook: ${runbook('failed-entries')}`,
+        ),
       );
       sequenceGaps.set(
         program,
@@ -167,30 +175,16 @@ export class PollerAlarms extends Construct {
     this.failedEntriesAlarms = failedEntries;
     this.sequenceGapsAlarms = sequenceGaps;
 
-    // Lambda reports both once per invocation: a single failure is not paged, the next tick retries.
-    const functionFailures = (id: string, metric: cloudwatch.IMetric, what: string, anchor: string) =>
-      this.alarm(id, {
-        metric,
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: FAILURE_WINDOW,
-        datapointsToAlarm: FAILURE_DATAPOINTS,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription:
-          `The poller function ${what} in ${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}. ` +
-          `Runbook: ${runbook(anchor)}`,
-      });
-    this.errorsAlarm = functionFailures(
+    // Lambda reports both once per invocation.
+    this.errorsAlarm = recurringFailure(
       'Errors',
       props.pollerFunction.metricErrors({ period: tick, statistic: 'Sum' }),
-      'failed',
-      'errors',
+      `The poller function failed in ${recurrence}. Runbook: ${runbook('errors')}`,
     );
-    this.throttlesAlarm = functionFailures(
+    this.throttlesAlarm = recurringFailure(
       'Throttles',
       props.pollerFunction.metricThrottles({ period: tick, statistic: 'Sum' }),
-      'was throttled',
-      'throttles',
+      `The poller function was throttled in ${recurrence}. Runbook: ${runbook('throttles')}`,
     );
     this.scheduleDeadLetterAlarm = this.notEmpty(
       'ScheduleDeadLetter',
