@@ -17,10 +17,10 @@ import { StaticCredentialsProvider } from '../adapters/local/static-credentials.
 import { stderrLogger } from '../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../adapters/local/stdout-publisher.ts';
 import { AuthenticationError, ConfigurationError } from '../core/errors.ts';
+import { parseProgramName } from '../core/name-rules.ts';
 import { runPollCycle } from '../core/poll-cycle.ts';
 import type { BankingCredentials } from '../core/ports.ts';
 import { systemClock } from '../core/system-clock.ts';
-import { parseProgramName } from '../poller/poller-config.ts';
 import { ProgressReporter } from './progress-reporter.ts';
 
 const USAGE = `Usage: npm start -- [options]
@@ -135,7 +135,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const logger = stderrLogger(options.logLevel);
-  const checkpoints = new FileCheckpointStore(options.checkpointFile);
+  const checkpoints = new FileCheckpointStore(options.checkpointFile, { program: options.program });
   const resumeFrom = (await checkpoints.read()).checkpoint;
   const upstream = await startUpstream(options, resumeFrom);
   const credentials = new StaticCredentialsProvider(upstream.credentials);
@@ -154,7 +154,8 @@ async function main(): Promise<number> {
     stop.abort();
   });
   process.on('SIGTERM', () => stop.abort());
-  if (options.durationMs !== null) setTimeout(() => stop.abort(), options.durationMs).unref();
+  const duration =
+    options.durationMs === null ? undefined : setTimeout(() => stop.abort(), options.durationMs);
   const reporter = setInterval(
     () => process.stderr.write(`${ProgressReporter.format(progress.snapshot())}\n`),
     options.reportEveryMs,
@@ -199,6 +200,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
+    clearTimeout(duration);
     clearInterval(reporter);
     await upstream.close();
   }

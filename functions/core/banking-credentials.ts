@@ -23,12 +23,9 @@ export function parseBaseUrl(value: unknown, where: string): string {
   let url: URL;
   try {
     url = new URL(value.trim());
-  } catch (cause) {
-    throw new ConfigurationError(
-      `${where}: base_url is not a valid URL`,
-      { where, field: 'base_url' },
-      cause,
-    );
+  } catch {
+    // Not kept as the cause: Node's TypeError carries the raw input, which may hold user:password@.
+    throw new ConfigurationError(`${where}: base_url is not a valid URL`, { where, field: 'base_url' });
   }
   if (url.username || url.password) {
     throw new ConfigurationError(`${where}: base_url must not embed credentials`, {

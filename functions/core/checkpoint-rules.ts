@@ -1,5 +1,5 @@
-import { LeaseLostError, PollerError } from './errors.ts';
-import type { CheckpointState, LeaseGrant, LeaseRequest } from './ports.ts';
+import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
+import type { CheckpointState, CommitRequest, LeaseGrant, LeaseRequest } from './ports.ts';
 
 /**
  * The lease and checkpoint rules as pure functions over a state, for stores that cannot express
@@ -18,36 +18,38 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
     return { grant: { acquired: false, holder: lease.owner, expiresAt: lease.expiresAt }, next: state };
   }
   return {
-    grant: { acquired: true, checkpoint: state.checkpoint },
+    grant: { acquired: true, checkpoint: state.checkpoint, feedProgramId: state.feedProgramId },
     next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt } },
   };
 }
 
-/** Moves the checkpoint forward for the lease holder only; never backwards. */
+/**
+ * Moves the checkpoint forward for the lease holder only, never backwards, and only for the
+ * feed the row serves; the first commit records that feed's `program_id`.
+ */
 export function decideCommit(
   state: CheckpointState,
-  owner: string,
-  sequenceNumber: number,
+  request: Omit<CommitRequest, 'signal'>,
+  program: string,
   nowIso: string,
 ): CheckpointState {
+  const { owner, sequenceNumber, feedProgramId } = request;
   if (state.lease?.owner !== owner) {
     throw new LeaseLostError(
-      `The lease is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint not written`,
-      {
-        owner,
-        holder: state.lease?.owner ?? null,
-        sequenceNumber,
-      },
+      `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber} not written`,
+      { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
     );
+  }
+  if (state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
+    throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, sequenceNumber);
   }
   if (state.checkpoint !== null && sequenceNumber < state.checkpoint) {
-    throw new PollerError(
-      'CHECKPOINT_REGRESSION',
-      `Refusing to move the checkpoint back from ${state.checkpoint} to ${sequenceNumber}`,
-      { context: { checkpoint: state.checkpoint, sequenceNumber } },
+    throw new CheckpointRegressionError(
+      `Refusing to move the checkpoint of program ${program} back from ${state.checkpoint} to ${sequenceNumber}`,
+      { program, checkpoint: state.checkpoint, sequenceNumber },
     );
   }
-  return { ...state, checkpoint: sequenceNumber, updatedAt: nowIso };
+  return { ...state, checkpoint: sequenceNumber, updatedAt: nowIso, feedProgramId };
 }
 
 export function decideRelease(state: CheckpointState, owner: string): CheckpointState {
@@ -58,4 +60,5 @@ export const EMPTY_CHECKPOINT_STATE: CheckpointState = Object.freeze({
   checkpoint: null,
   updatedAt: null,
   lease: null,
+  feedProgramId: null,
 });

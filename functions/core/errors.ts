@@ -113,3 +113,27 @@ export class DeadlineExceededError extends PollerError {
     super('DEADLINE_EXCEEDED', message, { context });
   }
 }
+
+/** A checkpoint write would move the checkpoint backwards: someone else moved it without the lease. */
+export class CheckpointRegressionError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('CHECKPOINT_REGRESSION', message, { context });
+  }
+}
+
+/**
+ * The feed returned events of another `program_id` than the one this checkpoint row serves: the
+ * secret holds another program's credentials. Its sequence numbers mean nothing for this row, so
+ * nothing is published and the checkpoint stays where it is.
+ */
+export class FeedProgramMismatchError extends PollerError {
+  constructor(program: string, expectedProgramId: string, receivedProgramId: string, sequenceNumber: number) {
+    super(
+      'FEED_PROGRAM_MISMATCH',
+      `The feed of program ${program} returned an event of program_id ${receivedProgramId} (sequence ${sequenceNumber}), ` +
+        `but this checkpoint belongs to program_id ${expectedProgramId}: the secret holds another program's credentials. ` +
+        'Nothing was published and the checkpoint is unchanged; put the right credentials in the secret.',
+      { context: { program, expectedProgramId, receivedProgramId, sequenceNumber } },
+    );
+  }
+}

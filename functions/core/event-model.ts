@@ -20,6 +20,11 @@ export interface FeedPage {
   readonly events: readonly BankingEvent[];
   /** The cursor the upstream suggests; informational only, the checkpoint never follows it blindly. */
   readonly lastSequenceNumber: number | null;
+  /**
+   * The poll ended with 408 or 504: something between us and the service gave up waiting. That is
+   * not "no new events": during an outage a gateway answers this way at once, every time.
+   */
+  readonly timedOut?: boolean;
 }
 
 /** Where a payload came from, so a validation error can name it. */

@@ -6,14 +6,34 @@
  */
 import type { BankingEvent, FeedPage } from './event-model.ts';
 
-/** Wall clock and waiting, injectable so tests can run a whole budget in microseconds. */
+/**
+ * Wall clock and waiting, injectable so tests can run a whole budget in microseconds.
+ *
+ * Under Lambda an event loop that empties while the handler's promise is pending ends the
+ * invocation early (the runtime posts a null or error result and freezes the container with the
+ * cycle half done). So a wait the cycle is blocked on must keep the process alive, and a timer
+ * that only bounds work must be cleared once that work is over.
+ */
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
-  /** Waits `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+  /**
+   * Waits `ms`, keeping the process alive meanwhile; rejects with the signal's reason as soon as
+   * `signal` aborts (and clears its timer).
+   */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** A signal that aborts at `epochMs` (at once if it is past), with a `DeadlineExceededError`. */
-  signalAt(epochMs: number): AbortSignal;
+  /**
+   * A deadline: its signal aborts at `epochMs` (at once if that is past) with a
+   * `DeadlineExceededError`. Call `clear()` when the work it bounds is over.
+   */
+  deadline(epochMs: number): Deadline;
+}
+
+/** A signal that fires at a moment, and the means to stop its timer. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** Stops the timer; the signal never fires afterwards. Idempotent. */
+  clear(): void;
 }
 
 export interface PollRequest {
@@ -66,24 +86,46 @@ export interface LeaseRequest {
 }
 
 export type LeaseGrant =
-  | { readonly acquired: true; readonly checkpoint: number | null }
+  | {
+      readonly acquired: true;
+      readonly checkpoint: number | null;
+      /** The `program_id` the row's feed serves, recorded by its first commit; `null` before that. */
+      readonly feedProgramId: string | null;
+    }
   | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
 
 export interface CheckpointState {
   readonly checkpoint: number | null;
   readonly updatedAt: string | null;
   readonly lease: { readonly owner: string; readonly expiresAt: number } | null;
+  /** The `program_id` of the events behind the checkpoint; `null` until the first commit. */
+  readonly feedProgramId: string | null;
+}
+
+export interface CommitRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  readonly sequenceNumber: number;
+  /**
+   * The `program_id` of the events published. The first commit records it; a later one with
+   * another id is refused (`FeedProgramMismatchError`): the secret then holds another program's
+   * credentials, and its sequence numbers mean nothing for this row.
+   */
+  readonly feedProgramId: string;
+  /** Bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
+  readonly signal?: AbortSignal;
 }
 
 /**
  * The checkpoint of one program and its single-flight lease. Implementations guarantee:
- * `commit` never moves the checkpoint backwards and succeeds only for the current lease holder
- * (else `LeaseLostError`); `acquireLease` succeeds only when the lease is free or expired.
+ * `commit` never moves the checkpoint backwards (`CheckpointRegressionError`), succeeds only for
+ * the current lease holder (else `LeaseLostError`) and only for the row's feed
+ * (`FeedProgramMismatchError`); `acquireLease` succeeds only when the lease is free or expired.
+ * An aborted `signal` rejects with `DeadlineExceededError`.
  */
 export interface CheckpointStore {
   acquireLease(request: LeaseRequest): Promise<LeaseGrant>;
-  /** `signal` bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
-  commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void>;
+  commit(request: CommitRequest): Promise<void>;
   /** Frees the lease if `owner` still holds it; a no-op otherwise. */
   releaseLease(owner: string, signal?: AbortSignal): Promise<void>;
   /** Read-only view for operators (`status`) and tests. */
@@ -98,6 +140,7 @@ export const METRIC_NAMES = [
   'FailedEntries',
   'PollRequests',
   'PollErrors',
+  'PollTimeouts',
   'AuthRefreshes',
   'LagSeconds',
   'CheckpointSequence',

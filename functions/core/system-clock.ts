@@ -1,19 +1,34 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DeadlineExceededError } from './errors.ts';
-import type { Clock } from './ports.ts';
+import type { Clock, Deadline } from './ports.ts';
 
-/** The real clock. Timers are unref'd so a pending wait never keeps a process alive on its own. */
+const NO_TIMER = (): void => {};
+
+/**
+ * The real clock. Its timers are ref'd on purpose: the cycle awaits them, and under Lambda an
+ * event loop with nothing left in it ends the invocation with the handler still pending. Nothing
+ * leaks past the cycle because sleeps end with their signal and the cycle clears its deadlines.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: async (ms, signal) => {
-    await delay(Math.max(0, ms), undefined, { signal, ref: false });
+    try {
+      await delay(Math.max(0, ms), undefined, { signal });
+    } catch (error) {
+      // timers/promises rejects with its own AbortError; the port promises the signal's reason.
+      if (signal?.aborted) throw signal.reason;
+      throw error;
+    }
   },
-  signalAt: (epochMs) => {
+  deadline: (epochMs): Deadline => {
     const controller = new AbortController();
+    const fire = (): void => controller.abort(new DeadlineExceededError());
     const wait = epochMs - Date.now();
-    const fire = () => controller.abort(new DeadlineExceededError());
-    if (wait <= 0) fire();
-    else setTimeout(fire, wait).unref();
-    return controller.signal;
+    if (wait <= 0) {
+      fire();
+      return { signal: controller.signal, clear: NO_TIMER };
+    }
+    const timer = setTimeout(fire, wait);
+    return { signal: controller.signal, clear: () => clearTimeout(timer) };
   },
 };

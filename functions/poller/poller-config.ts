@@ -1,12 +1,15 @@
 import { ConfigurationError } from '../core/errors.ts';
+import { isJsonObject } from '../core/json-object.ts';
+import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
 
 /** The poller's configuration, read once from the environment at cold start and frozen. */
 export interface PollerConfig {
-  /** Secret of the default program (`SECRET_ID`). */
-  readonly secretId: string;
-  /** Secrets an invocation may name in `event.secretId` (`ALLOWED_SECRET_IDS`, plus `SECRET_ID`). */
-  readonly allowedSecretIds: ReadonlySet<string>;
-  /** Checkpoint row used when the event names no program (`DEFAULT_PROGRAM`). @default 'default' */
+  /**
+   * Program name → the secret holding its credentials: `DEFAULT_PROGRAM` → `SECRET_ID`, plus
+   * every entry of `PROGRAM_SECRETS`. A program's checkpoint row is only ever fed by its own secret.
+   */
+  readonly programSecrets: ReadonlyMap<string, string>;
+  /** Program polled when the event names none (`DEFAULT_PROGRAM`). @default 'default' */
   readonly defaultProgram: string;
   readonly checkpointTable: string;
   readonly eventBusName: string;
@@ -48,39 +51,47 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigurationError(
       `Environment variable ${name} must be an integer from ${min} to ${max}, got "${raw}"`,
-      {
-        variable: name,
-      },
+      { variable: name },
     );
   }
   return value;
 }
 
-const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const QUERY_PARAM = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
-
-/** Validates a program name: it becomes a DynamoDB key and a metrics dimension. */
-export function parseProgramName(value: unknown, where: string): string {
-  if (typeof value !== 'string' || !PROGRAM_NAME.test(value)) {
+/**
+ * `PROGRAM_SECRETS`: a JSON object `{"<program>": "<secret id or ARN>"}` naming the programs other
+ * than the default one. Naming the default program again is allowed only with `SECRET_ID`.
+ */
+function programSecrets(env: Env, defaultProgram: string, defaultSecretId: string): Map<string, string> {
+  const secrets = new Map([[defaultProgram, defaultSecretId]]);
+  const raw = env.PROGRAM_SECRETS?.trim();
+  if (!raw) return secrets;
+  const invalid = (problem: string): never => {
     throw new ConfigurationError(
-      `${where} must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit`,
-      { where },
+      `Environment variable PROGRAM_SECRETS ${problem}; expected a JSON object {"<program>": "<secret id or ARN>"}`,
+      { variable: 'PROGRAM_SECRETS' },
     );
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return invalid('is not valid JSON');
   }
-  return value;
-}
-
-function queryParam(env: Env, name: string, fallback: string): string {
-  const value = optional(env, name, fallback);
-  if (!QUERY_PARAM.test(value)) {
-    throw new ConfigurationError(
-      `Environment variable ${name} must be a plain query parameter name, got "${value}"`,
-      {
-        variable: name,
-      },
-    );
+  if (!isJsonObject(parsed)) return invalid('is not a JSON object');
+  for (const [program, secretId] of Object.entries(parsed)) {
+    parseProgramName(program, `Environment variable PROGRAM_SECRETS: program "${program}"`);
+    if (typeof secretId !== 'string' || secretId.trim() === '') {
+      invalid(`names program "${program}" without a secret id`);
+    }
+    const id = (secretId as string).trim();
+    if (program === defaultProgram && id !== defaultSecretId) {
+      invalid(
+        `binds the default program "${program}" to another secret than SECRET_ID; the default program's secret is SECRET_ID`,
+      );
+    }
+    secrets.set(program, id);
   }
-  return value;
+  return secrets;
 }
 
 /**
@@ -93,19 +104,15 @@ export function loadPollerConfig(env: Env): PollerConfig {
   const secretId = required(
     env,
     'SECRET_ID',
-    'the Secrets Manager id or ARN of the banking credentials secret',
+    "the Secrets Manager id or ARN of the default program's banking credentials secret",
   );
-  const allowed = (env.ALLOWED_SECRET_IDS ?? '')
-    .split(',')
-    .map((id) => id.trim())
-    .filter((id) => id.length > 0);
+  const defaultProgram = parseProgramName(
+    optional(env, 'DEFAULT_PROGRAM', 'default'),
+    'Environment variable DEFAULT_PROGRAM',
+  );
   return Object.freeze({
-    secretId,
-    allowedSecretIds: new Set([secretId, ...allowed]),
-    defaultProgram: parseProgramName(
-      optional(env, 'DEFAULT_PROGRAM', 'default'),
-      'Environment variable DEFAULT_PROGRAM',
-    ),
+    programSecrets: programSecrets(env, defaultProgram, secretId),
+    defaultProgram,
     checkpointTable: required(
       env,
       'CHECKPOINT_TABLE',
@@ -114,8 +121,14 @@ export function loadPollerConfig(env: Env): PollerConfig {
     eventBusName: required(env, 'EVENT_BUS_NAME', 'the name or ARN of the EventBridge bus to publish to'),
     eventSource: optional(env, 'EVENT_SOURCE', 'banking.events'),
     pollLimit: integer(env, 'POLL_LIMIT', 100, 1, 1000),
-    cursorParam: queryParam(env, 'POLL_CURSOR_PARAM', 'last_sequence_number'),
-    limitParam: queryParam(env, 'POLL_LIMIT_PARAM', 'limit'),
+    cursorParam: parseQueryParameterName(
+      optional(env, 'POLL_CURSOR_PARAM', 'last_sequence_number'),
+      'Environment variable POLL_CURSOR_PARAM',
+    ),
+    limitParam: parseQueryParameterName(
+      optional(env, 'POLL_LIMIT_PARAM', 'limit'),
+      'Environment variable POLL_LIMIT_PARAM',
+    ),
     safetyMarginMs: integer(env, 'SAFETY_MARGIN_MS', 10_000, 0, 600_000),
     minPollWindowMs: integer(env, 'MIN_POLL_WINDOW_MS', 2_000, 100, 600_000),
     credentialsTtlMs: integer(env, 'CREDENTIALS_TTL_SECONDS', 300, 0, 86_400) * 1000,
@@ -123,34 +136,39 @@ export function loadPollerConfig(env: Env): PollerConfig {
   });
 }
 
-/** What one invocation works on, from the (optional) schedule payload. */
+/** What one invocation works on, from the schedule payload `{"program": …}`. */
 export interface InvocationTarget {
   readonly program: string;
+  /** The program's own secret, from the configuration: never chosen by the event. */
   readonly secretId: string;
 }
 
 /**
- * Reads `{ program?, secretId? }` from the invocation event. A secret not granted to this
- * function is refused here, before any call, with a message that says where to grant it.
+ * Reads `{ program? }` from the invocation event and looks up the program's secret. An unknown
+ * program, or a `secretId` in the event that is not the program's own, is refused here before
+ * anything is polled or written: another program's credentials would feed this program's
+ * checkpoint with numbers from another sequence.
  */
 export function resolveInvocationTarget(event: unknown, config: PollerConfig): InvocationTarget {
-  const payload = typeof event === 'object' && event !== null ? (event as Record<string, unknown>) : {};
+  const payload = isJsonObject(event) ? event : {};
   const program =
     payload.program === undefined
       ? config.defaultProgram
       : parseProgramName(payload.program, 'event.program');
-  let secretId = config.secretId;
-  if (payload.secretId !== undefined) {
-    if (typeof payload.secretId !== 'string' || payload.secretId.trim() === '') {
-      throw new ConfigurationError('event.secretId must be a non-empty string', { where: 'event.secretId' });
-    }
-    secretId = payload.secretId.trim();
-    if (!config.allowedSecretIds.has(secretId)) {
-      throw new ConfigurationError(
-        `event.secretId ${secretId} is not one of this function's secrets; add it to ALLOWED_SECRET_IDS (the construct's programs) and grant read access`,
-        { where: 'event.secretId', secretId, program },
-      );
-    }
+  const secretId = config.programSecrets.get(program);
+  if (secretId === undefined) {
+    throw new ConfigurationError(
+      `event.program "${program}" is not one of this function's programs (${[...config.programSecrets.keys()].join(', ')}); ` +
+        "add it to the construct's programs (PROGRAM_SECRETS) and deploy",
+      { where: 'event.program', program },
+    );
+  }
+  if (payload.secretId !== undefined && payload.secretId !== secretId) {
+    throw new ConfigurationError(
+      `event.secretId is not the secret of program "${program}"; the function reads each program's credentials from ` +
+        'its own secret (SECRET_ID or PROGRAM_SECRETS): leave secretId out of the event',
+      { where: 'event.secretId', program },
+    );
   }
   return { program, secretId };
 }

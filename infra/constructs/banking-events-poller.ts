@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Aws, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -15,13 +13,27 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { computeDeadline } from '../../functions/core/cycle-budget.ts';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
+import {
+  isProgramName,
+  isQueryParameterName,
+  PROGRAM_NAME_EXPECTED,
+  QUERY_PARAMETER_EXPECTED,
+} from '../../functions/core/name-rules.ts';
 import { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import { type EventRouteOptions, EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
 import { PollerAlarms } from './poller-alarms.ts';
+import {
+  POLLER_ARCHITECTURE,
+  POLLER_BUNDLING,
+  POLLER_HANDLER_ENTRY,
+  POLLER_NODE_OPTIONS,
+  POLLER_RUNTIME,
+} from './poller-bundling.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
 
@@ -223,26 +235,11 @@ export interface BankingEventsPollerProps {
   readonly runbookUrl?: string;
 }
 
-const DEFAULT_ENTRY = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../functions/poller/handler.ts',
-);
-/**
- * The handler's rule for POLL_CURSOR_PARAM and POLL_LIMIT_PARAM (functions/poller/poller-config.ts),
- * repeated so the construct does not depend on the handler's code; the construct tests check the
- * two agree.
- */
-const QUERY_PARAMETER_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
-/** The handler's rule (`parseProgramName`): the name becomes a DynamoDB key and a metric dimension. */
-const PROGRAM_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
 const LAG_PERIODS = 3;
 const MIN_STALL_AFTER = Duration.minutes(5);
 /** Lambda's ceiling; the schedule interval is bounded so the default timeout stays under it. */
 const MAX_TIMEOUT = Duration.minutes(15);
-/** ESM bundles have no `require`; some dependencies still call it. */
-const ESM_REQUIRE_SHIM =
-  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 /**
  * Polls a banking service's event feed on a schedule and publishes every event to EventBridge,
@@ -297,7 +294,7 @@ export class BankingEventsPoller extends Construct {
     const tracing = props.tracing ?? false;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const metricsNamespace = props.metricsNamespace ?? 'BankingEventsPoller';
-    const entry = props.entry ?? DEFAULT_ENTRY;
+    const entry = props.entry ?? POLLER_HANDLER_ENTRY;
     const archiveRetention = props.archiveRetention ?? Duration.days(30);
     const routes =
       props.routes ??
@@ -329,7 +326,6 @@ export class BankingEventsPoller extends Construct {
     this.secrets = new Map(
       programs.map((program) => [program.name, program.existingSecret ?? this.createSecret(program.name)]),
     );
-    const secretArns = [...this.secrets.values()].map((secret) => secret.secretArn);
     this.eventBus =
       props.existingEventBus ?? new events.EventBus(this, 'EventBus', { eventBusName: props.eventBusName });
     this.archive = new events.Archive(this, 'Archive', {
@@ -361,8 +357,8 @@ export class BankingEventsPoller extends Construct {
       entry,
       handler: 'handler',
       description: `Polls the banking event feed and publishes to EventBridge (source ${eventSource})`,
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
+      runtime: POLLER_RUNTIME,
+      architecture: POLLER_ARCHITECTURE,
       memorySize,
       timeout: functionTimeout,
       role,
@@ -372,9 +368,20 @@ export class BankingEventsPoller extends Construct {
       retryAttempts: 0,
       maxEventAge: Duration.minutes(1),
       environment: {
-        SECRET_ID: secretArns[0]!,
-        ALLOWED_SECRET_IDS: secretArns.join(','),
+        // Each program is bound to its own secret here, never by the invocation event.
         DEFAULT_PROGRAM: programs[0]!.name,
+        SECRET_ID: this.secrets.get(programs[0]!.name)!.secretArn,
+        ...(programs.length > 1
+          ? {
+              PROGRAM_SECRETS: Stack.of(this).toJsonString(
+                Object.fromEntries(
+                  programs
+                    .slice(1)
+                    .map((program) => [program.name, this.secrets.get(program.name)!.secretArn]),
+                ),
+              ),
+            }
+          : {}),
         CHECKPOINT_TABLE: this.checkpointTable.tableName,
         // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices for ours.
         EVENT_BUS_NAME:
@@ -387,20 +394,9 @@ export class BankingEventsPoller extends Construct {
         POLL_CURSOR_PARAM: pollCursorParam,
         POLL_LIMIT_PARAM: pollLimitParam,
         SAFETY_MARGIN_MS: String(safetyMargin.toMilliseconds()),
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: POLLER_NODE_OPTIONS,
       },
-      bundling: {
-        format: nodejs.OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_SHIM,
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        // Ship the SDK version the tests ran against rather than whatever the runtime carries.
-        bundleAwsSDK: true,
-        forceDockerBundling: false,
-      },
+      bundling: POLLER_BUNDLING,
     });
     if (tracing) {
       Validations.of(role).acknowledge({
@@ -527,10 +523,8 @@ export class BankingEventsPoller extends Construct {
     for (const program of programs) {
       const target = new InvokeUnqualifiedFunction(this.pollerFunction, {
         role,
-        input: scheduler.ScheduleTargetInput.fromObject({
-          program: program.name,
-          secretId: this.secrets.get(program.name)!.secretArn,
-        }),
+        // The function looks the program's secret up itself (SECRET_ID / PROGRAM_SECRETS).
+        input: scheduler.ScheduleTargetInput.fromObject({ program: program.name }),
         deadLetterQueue: this.scheduleDeadLetterQueue,
         // No retries: the next tick polls from the same checkpoint.
         retryAttempts: 0,
@@ -627,12 +621,7 @@ function validateProps(
   if (resolved.programs.length === 0) fail('programs must name at least one program', 'programs');
   const ids = new Map<string, string>();
   for (const { name } of resolved.programs) {
-    if (!PROGRAM_NAME_PATTERN.test(name)) {
-      fail(
-        `program name "${name}" must be letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)`,
-        'programs',
-      );
-    }
+    if (!isProgramName(name)) fail(`program name "${name}" must be ${PROGRAM_NAME_EXPECTED}`, 'programs');
     const other = ids.get(pascalCase(name).toLowerCase());
     if (other !== undefined) fail(`programs "${other}" and "${name}" are too alike; rename one`, 'programs');
     ids.set(pascalCase(name).toLowerCase(), name);
@@ -678,12 +667,8 @@ function validateProps(
     ['pollCursorParam', resolved.pollCursorParam],
     ['pollLimitParam', resolved.pollLimitParam],
   ] as const) {
-    if (!QUERY_PARAMETER_PATTERN.test(name)) {
-      fail(
-        `${prop} must be a query parameter name: a letter or "_", then letters, digits, "_", "." or "-", ` +
-          `at most 64; got ${JSON.stringify(name)}`,
-        prop,
-      );
+    if (!isQueryParameterName(name)) {
+      fail(`${prop} must be ${QUERY_PARAMETER_EXPECTED}; got ${JSON.stringify(name)}`, prop);
     }
   }
   if (resolved.pollLimitParam === resolved.pollCursorParam) {
@@ -708,15 +693,13 @@ function validateProps(
   }
 }
 
-/**
- * When the handler stops polling, in ms after its start, given the whole timeout: the safety
- * margin, but never more than a quarter of the time left. This is `computeDeadline` in
- * functions/core/poll-cycle.ts, replicated rather than imported so the construct does not depend
- * on the handler's code; the construct tests check the two agree.
- */
+/** When the handler stops polling, in ms after its start, given the whole timeout (the handler's own rule). */
 function pollingStopsAfterMs(timeout: Duration, safetyMargin: Duration): number {
-  const timeoutMs = timeout.toMilliseconds({ integral: false });
-  return timeoutMs - Math.min(safetyMargin.toMilliseconds({ integral: false }), Math.floor(timeoutMs / 4));
+  return computeDeadline(
+    0,
+    timeout.toMilliseconds({ integral: false }),
+    safetyMargin.toMilliseconds({ integral: false }),
+  );
 }
 
 /**

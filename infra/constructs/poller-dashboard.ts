@@ -95,6 +95,7 @@ export class PollerDashboard extends Construct {
           props.pollerFunction.metricThrottles({ period: ONE_MINUTE, statistic: 'Sum', label: 'Throttles' }),
           ...perProgram((p) => [
             metrics.metric('PollErrors', p, { statistic: 'Sum', label: `${p} poll errors` }),
+            metrics.metric('PollTimeouts', p, { statistic: 'Sum', label: `${p} gateway timeouts` }),
             metrics.metric('FailedEntries', p, { statistic: 'Sum', label: `${p} rejected entries` }),
             metrics.metric('SequenceGaps', p, { statistic: 'Sum', label: `${p} skipped sequence numbers` }),
           ]),

@@ -40,10 +40,7 @@ function resourcesOfType(type: string): [string, Json][] {
 }
 
 describe('schedule', () => {
-  it('invokes the function every minute with the program and its secret, no window, no retries, a DLQ', () => {
-    const secret = poller.secrets.get('default')!;
-    const secretId = id(secret);
-
+  it('invokes the function every minute with the program, no window, no retries, a DLQ', () => {
     synth.template.resourceCountIs('AWS::Scheduler::Schedule', 1);
     synth.template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'rate(1 minute)',
@@ -51,7 +48,7 @@ describe('schedule', () => {
       State: 'ENABLED',
       Target: {
         Arn: getAtt(id(poller.pollerFunction)),
-        Input: { 'Fn::Join': ['', ['{"program":"default","secretId":"', ref(secretId), '"}']] },
+        Input: JSON.stringify({ program: 'default' }),
         RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
         DeadLetterConfig: { Arn: getAtt(id(poller.scheduleDeadLetterQueue)) },
       },
@@ -79,7 +76,6 @@ describe('function', () => {
       Environment: {
         Variables: {
           SECRET_ID: ref(secretId),
-          ALLOWED_SECRET_IDS: ref(secretId),
           DEFAULT_PROGRAM: 'default',
           CHECKPOINT_TABLE: ref(id(poller.checkpointTable)),
           EVENT_BUS_NAME: ref(id(poller.eventBus)),

@@ -265,7 +265,8 @@ async function prepareItem(
   );
   const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program: 'default' });
   await store.acquireLease({ owner: 'run-1', expiresAt: nowMs + 60_000, now: nowMs });
-  if (state.checkpoint !== undefined) await store.commit('run-1', state.checkpoint);
+  if (state.checkpoint !== undefined)
+    await store.commit({ owner: 'run-1', sequenceNumber: state.checkpoint, feedProgramId: 'program-1' });
   if (state.lease === 'expired')
     await store.acquireLease({ owner: 'run-1', expiresAt: nowMs - 1, now: nowMs });
   if (state.lease === 'none') await store.releaseLease('run-1');

@@ -7,6 +7,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startSimulator } from '../simulator/banking-simulator.ts';
 
 interface Run {
   readonly code: number | null;
@@ -72,6 +73,32 @@ describe('local run (npm start)', () => {
     expect(second.stderr).toContain(`resuming after ${saved.checkpoint}`);
     expect(second.sequences[0]).toBe(saved.checkpoint + 1);
     expect(second.sequences).toEqual(range(saved.checkpoint + 1, second.sequences.at(-1)!));
+  });
+
+  it('runs for its --duration against a service that answers an empty poll at once, then stops with its summary', async () => {
+    const simulator = await startSimulator({ seed: 21, maxPollHoldMs: 0 });
+    try {
+      const events = simulator.generate(5);
+      const program = simulator.programs[0]!;
+      const checkpointFile = join(await mkdtemp(join(tmpdir(), 'local-run-')), 'checkpoint.json');
+
+      const run = await runLocal(['--checkpoint-file', checkpointFile, '--duration', '3'], {
+        env: {
+          BANKING_BASE_URL: simulator.url,
+          BANKING_CLIENT_ID: program.clientId,
+          BANKING_CLIENT_SECRET: program.clientSecret,
+        },
+      });
+
+      expect(run.code).toBe(0);
+      expect(run.sequences).toEqual(events.map((event) => event.sequence_number));
+      expect(run.stderr).toContain(`stopped at checkpoint ${events.at(-1)!.sequence_number}`);
+      // It kept polling after the first empty answer instead of exiting on an empty event loop.
+      expect(simulator.stats.pollRequests).toBeGreaterThanOrEqual(3);
+      expect(run.stderr).not.toContain(program.clientSecret);
+    } finally {
+      await simulator.close();
+    }
   });
 
   it('refuses a plain-http upstream that is not loopback, before any request', async () => {

@@ -40,6 +40,12 @@ export interface RoutedBus {
   readonly queueUrls: ReadonlyMap<string, string>;
 }
 
+/** A bus whose one rule sends every event of `source` to one queue: the cheapest way to see all that was published. */
+export interface RecordedBus {
+  readonly busName: string;
+  readonly queueUrl: string;
+}
+
 export interface MotoEnvironment {
   /** Clients built from the default configuration after the variables were set. */
   readonly dynamodb: DynamoDBClient;
@@ -54,6 +60,8 @@ export interface MotoEnvironment {
   createSecret(secretString: string): Promise<string>;
   /** A custom bus with one rule per `detail-type`, each routed to its own queue. */
   createRoutedBus(detailTypes: readonly string[]): Promise<RoutedBus>;
+  /** A custom bus with one rule matching `source` (default `banking.events`), routed to one queue. */
+  createRecordedBus(source?: string): Promise<RecordedBus>;
   /** Receives until the queue is empty; messages stay invisible for ten minutes afterwards. */
   drainQueue(queueUrl: string): Promise<DeliveredEvent[]>;
   /** Puts back the variables as they were before `useMotoEnvironment`. */
@@ -157,6 +165,32 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
         queueUrls.set(detailType, queueUrl);
       }
       return { busName, queueUrls };
+    },
+
+    async createRecordedBus(source = 'banking.events') {
+      const busName = uniqueName('bus');
+      await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
+      const queue = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('recorded') }));
+      const queueUrl = queue.QueueUrl!;
+      const attributes = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+      );
+      const ruleName = uniqueName('all');
+      await eventBridge.send(
+        new PutRuleCommand({
+          Name: ruleName,
+          EventBusName: busName,
+          EventPattern: JSON.stringify({ source: [source] }),
+        }),
+      );
+      await eventBridge.send(
+        new PutTargetsCommand({
+          Rule: ruleName,
+          EventBusName: busName,
+          Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
+        }),
+      );
+      return { busName, queueUrl };
     },
 
     async drainQueue(queueUrl) {

@@ -1,13 +1,14 @@
 /**
  * The checkpoint and single-flight lease of one program, as one DynamoDB item:
  *
- * | attribute          | type | meaning                                                   |
- * |--------------------|------|-----------------------------------------------------------|
- * | `pk`               | S    | `program#<program>`                                       |
- * | `checkpoint`       | N    | highest sequence number published (absent: none yet)      |
- * | `updated_at`       | S    | ISO time of the last checkpoint write                     |
- * | `lease_owner`      | S    | invocation holding the lease (absent: free)               |
- * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over  |
+ * | attribute          | type | meaning                                                       |
+ * |--------------------|------|---------------------------------------------------------------|
+ * | `pk`               | S    | `program#<program>`                                           |
+ * | `checkpoint`       | N    | highest sequence number published (absent: none yet)          |
+ * | `updated_at`       | S    | ISO time of the last checkpoint write                         |
+ * | `feed_program_id`  | S    | the banking `program_id` of the events behind the checkpoint  |
+ * | `lease_owner`      | S    | invocation holding the lease (absent: free)                   |
+ * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over      |
  *
  * Every write is one conditional `UpdateItem`, so checkpoint and lease change together atomically.
  */
@@ -17,15 +18,21 @@ import {
   DynamoDBClient,
   GetItemCommand,
   UpdateItemCommand,
-  type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, LeaseLostError, PollerError } from '../../core/errors.ts';
-import type { CheckpointState, CheckpointStore, LeaseGrant, LeaseRequest } from '../../core/ports.ts';
-
-/** `PollerError.code` when the stored checkpoint is already beyond the one being written. */
-export const CHECKPOINT_REGRESSION = 'CHECKPOINT_REGRESSION';
-/** `PollerError.code` for a sequence number that is not a non-negative safe integer. */
-export const INVALID_SEQUENCE_NUMBER = 'INVALID_SEQUENCE_NUMBER';
+import {
+  CheckpointRegressionError,
+  ConfigurationError,
+  DeadlineExceededError,
+  FeedProgramMismatchError,
+  LeaseLostError,
+} from '../../core/errors.ts';
+import type {
+  CheckpointState,
+  CheckpointStore,
+  CommitRequest,
+  LeaseGrant,
+  LeaseRequest,
+} from '../../core/ports.ts';
 
 export interface DynamoDbCheckpointStoreOptions {
   /** Table with a string partition key `pk`; several programs can share it. */
@@ -33,7 +40,7 @@ export interface DynamoDbCheckpointStoreOptions {
   /** The banking program whose events this store tracks. */
   readonly program: string;
   /**
-   * The low-level client, not a `DynamoDBDocumentClient`: the item has four scalar attributes,
+   * The low-level client, not a `DynamoDBDocumentClient`: the item has a few scalar attributes,
    * and the item DynamoDB returns with a `ConditionalCheckFailedException` is never unmarshalled
    * by the document client, so plain `AttributeValue`s are used throughout. Build it once per
    * container at module scope and pass it in.
@@ -56,6 +63,24 @@ export interface SetCheckpointOptions {
 }
 
 type Item = Record<string, AttributeValue>;
+
+/** One conditional write: what to set, under which condition. */
+interface ConditionalUpdate {
+  /** Names the write in a deadline error, e.g. `commit`. */
+  readonly operation: string;
+  readonly update: string;
+  readonly condition: string;
+  readonly values: Item;
+  /** Return the item as written (the lease grant needs the checkpoint). @default false */
+  readonly returnNew?: boolean;
+  /** Bounds the write; an aborted one rejects with `DeadlineExceededError`. */
+  readonly signal?: AbortSignal;
+}
+
+/** The write happened (with the item as written, if asked), or its condition failed (with the item as it was). */
+type UpdateOutcome =
+  | { readonly applied: true; readonly item: Item | undefined }
+  | { readonly applied: false; readonly item: Item | undefined };
 
 /**
  * `CheckpointStore` on DynamoDB.
@@ -92,36 +117,36 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * ```
    */
   async acquireLease({ owner, expiresAt, now }: LeaseRequest): Promise<LeaseGrant> {
-    const request: UpdateItemCommandInput = {
-      TableName: this.#tableName,
-      Key: this.#key,
-      UpdateExpression: 'SET lease_owner = :owner, lease_expires_at = :expiresAt',
-      ConditionExpression:
-        'attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner',
-      ExpressionAttributeValues: {
+    const write: ConditionalUpdate = {
+      operation: 'acquireLease',
+      update: 'SET lease_owner = :owner, lease_expires_at = :expiresAt',
+      condition: 'attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner',
+      values: {
         ':owner': { S: owner },
         ':expiresAt': { N: String(expiresAt) },
         ':now': { N: String(now) },
       },
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      returnNew: true,
     };
     // Two tries: if the holder released between our write and our read, the lease is free now.
     for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const output = await this.#client.send(new UpdateItemCommand(request));
-        return { acquired: true, checkpoint: numberAttribute(output.Attributes, 'checkpoint') ?? null };
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw this.#translate(error);
-        const holder = leaseOf(error.Item ?? (await this.#getItem()));
-        if (holder !== null) return { acquired: false, holder: holder.owner, expiresAt: holder.expiresAt };
+      const outcome = await this.#conditionalUpdate(write);
+      if (outcome.applied) {
+        return {
+          acquired: true,
+          checkpoint: numberAttribute(outcome.item, 'checkpoint') ?? null,
+          feedProgramId: stringAttribute(outcome.item, 'feed_program_id') ?? null,
+        };
       }
+      const holder = leaseOf(outcome.item);
+      if (holder !== null) return { acquired: false, holder: holder.owner, expiresAt: holder.expiresAt };
     }
     return { acquired: false, holder: 'unknown (released while being read)', expiresAt: now };
   }
 
   /**
    * Moves the checkpoint forward for the lease holder; writing the same value again is a no-op.
+   * The first commit records the feed's `program_id`; later ones must carry the same.
    *
    * Timeline:
    * ```
@@ -131,47 +156,44 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * A commits 55: lease_owner = B, not A                                    → LeaseLostError, 55 never written
    * ```
    * @throws LeaseLostError when `owner` no longer holds the lease.
-   * @throws PollerError `CHECKPOINT_REGRESSION` when the stored checkpoint is beyond `sequenceNumber`
+   * @throws FeedProgramMismatchError when the row belongs to another feed's `program_id`.
+   * @throws CheckpointRegressionError when the stored checkpoint is beyond `sequenceNumber`
    *   although `owner` holds the lease: someone wrote it without the lease.
+   * @throws DeadlineExceededError when `signal` aborted the write.
    */
-  async commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void> {
+  async commit({ owner, sequenceNumber, feedProgramId, signal }: CommitRequest): Promise<void> {
     assertSequenceNumber(sequenceNumber);
-    try {
-      await this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#tableName,
-          Key: this.#key,
-          UpdateExpression: 'SET checkpoint = :seq, updated_at = :updatedAt',
-          ConditionExpression:
-            'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)',
-          ExpressionAttributeValues: {
-            ':owner': { S: owner },
-            ':seq': { N: String(sequenceNumber) },
-            ':updatedAt': { S: new Date(this.#clock()).toISOString() },
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-        { abortSignal: signal },
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
-      const item = error.Item ?? (await this.#getItem());
-      const holder = stringAttribute(item, 'lease_owner') ?? null;
-      const context = { program: this.#program, owner, holder, sequenceNumber };
-      const stored = numberAttribute(item, 'checkpoint');
-      if (holder === owner && stored !== undefined && stored > sequenceNumber) {
-        throw new PollerError(
-          CHECKPOINT_REGRESSION,
-          `Checkpoint of program ${this.#program} is already ${stored}, beyond ${sequenceNumber}, although ${owner} holds the lease: another writer moved it`,
-          { context: { ...context, checkpoint: stored } },
-        );
-      }
+    const outcome = await this.#conditionalUpdate({
+      operation: 'commit',
+      update: 'SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed',
+      condition:
+        'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq) ' +
+        'AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)',
+      values: {
+        ':owner': { S: owner },
+        ':seq': { N: String(sequenceNumber) },
+        ':feed': { S: feedProgramId },
+        ':updatedAt': { S: new Date(this.#clock()).toISOString() },
+      },
+      signal,
+    });
+    if (outcome.applied) return;
+    const { item } = outcome;
+    const holder = stringAttribute(item, 'lease_owner') ?? null;
+    if (holder !== owner) {
       throw new LeaseLostError(
         `Lease of program ${this.#program} is held by ${holder ?? 'nobody'}, not ${owner}: checkpoint ${sequenceNumber} not written`,
-        context,
-        error,
+        { program: this.#program, owner, holder, sequenceNumber },
       );
     }
+    const recordedFeed = stringAttribute(item, 'feed_program_id');
+    if (recordedFeed !== undefined && recordedFeed !== feedProgramId) {
+      throw new FeedProgramMismatchError(this.#program, recordedFeed, feedProgramId, sequenceNumber);
+    }
+    throw new CheckpointRegressionError(
+      `Checkpoint of program ${this.#program} is already ${numberAttribute(item, 'checkpoint')}, beyond ${sequenceNumber}, although ${owner} holds the lease: another writer moved it`,
+      { program: this.#program, owner, checkpoint: numberAttribute(item, 'checkpoint'), sequenceNumber },
+    );
   }
 
   /**
@@ -181,20 +203,13 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * condition `lease_owner = :owner` fails and the call does nothing.
    */
   async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
-    try {
-      await this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#tableName,
-          Key: this.#key,
-          UpdateExpression: 'REMOVE lease_owner, lease_expires_at',
-          ConditionExpression: 'lease_owner = :owner',
-          ExpressionAttributeValues: { ':owner': { S: owner } },
-        }),
-        { abortSignal: signal },
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
-    }
+    await this.#conditionalUpdate({
+      operation: 'releaseLease',
+      update: 'REMOVE lease_owner, lease_expires_at',
+      condition: 'lease_owner = :owner',
+      values: { ':owner': { S: owner } },
+      signal,
+    });
   }
 
   async read(): Promise<CheckpointState> {
@@ -203,6 +218,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       checkpoint: numberAttribute(item, 'checkpoint') ?? null,
       updatedAt: stringAttribute(item, 'updated_at') ?? null,
       lease: leaseOf(item),
+      feedProgramId: stringAttribute(item, 'feed_program_id') ?? null,
     };
   }
 
@@ -213,52 +229,69 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * Timeline: the poller holds the lease until t=60; at t=30 the operator's write fails on
    * `lease_expires_at < :now` and is refused; at t=61 it goes through.
    * @throws LeaseLostError while another invocation holds a live lease.
-   * @throws PollerError `CHECKPOINT_REGRESSION` when moving backwards without `force`.
+   * @throws CheckpointRegressionError when moving backwards without `force`.
    */
   async setCheckpoint(sequenceNumber: number, options: SetCheckpointOptions = {}): Promise<void> {
     assertSequenceNumber(sequenceNumber);
-    const force = options.force ?? false;
     const now = this.#clock();
     const leaseFree = '(attribute_not_exists(lease_owner) OR lease_expires_at < :now)';
-    try {
-      await this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#tableName,
-          Key: this.#key,
-          UpdateExpression: 'SET checkpoint = :seq, updated_at = :updatedAt',
-          ConditionExpression: force
-            ? leaseFree
-            : `${leaseFree} AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)`,
-          ExpressionAttributeValues: {
-            ':seq': { N: String(sequenceNumber) },
-            ':now': { N: String(now) },
-            ':updatedAt': { S: new Date(now).toISOString() },
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
-      const item = error.Item ?? (await this.#getItem());
-      const lease = leaseOf(item);
-      if (lease !== null && lease.expiresAt >= now) {
-        throw new LeaseLostError(
-          `Lease of program ${this.#program} is held by ${lease.owner} until ${new Date(lease.expiresAt).toISOString()}; try again after it expires`,
-          { program: this.#program, holder: lease.owner, expiresAt: lease.expiresAt, sequenceNumber },
-        );
-      }
-      const stored = numberAttribute(item, 'checkpoint');
-      throw new PollerError(
-        CHECKPOINT_REGRESSION,
-        `Checkpoint of program ${this.#program} is ${stored ?? 'unset'}; moving it back to ${sequenceNumber} needs force (rewind)`,
-        { context: { program: this.#program, checkpoint: stored ?? null, sequenceNumber } },
+    const outcome = await this.#conditionalUpdate({
+      operation: 'setCheckpoint',
+      update: 'SET checkpoint = :seq, updated_at = :updatedAt',
+      condition: options.force
+        ? leaseFree
+        : `${leaseFree} AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)`,
+      values: {
+        ':seq': { N: String(sequenceNumber) },
+        ':now': { N: String(now) },
+        ':updatedAt': { S: new Date(now).toISOString() },
+      },
+    });
+    if (outcome.applied) return;
+    const lease = leaseOf(outcome.item);
+    if (lease !== null && lease.expiresAt >= now) {
+      throw new LeaseLostError(
+        `Lease of program ${this.#program} is held by ${lease.owner} until ${new Date(lease.expiresAt).toISOString()}; try again after it expires`,
+        { program: this.#program, holder: lease.owner, expiresAt: lease.expiresAt, sequenceNumber },
       );
     }
+    const stored = numberAttribute(outcome.item, 'checkpoint');
+    throw new CheckpointRegressionError(
+      `Checkpoint of program ${this.#program} is ${stored ?? 'unset'}; moving it back to ${sequenceNumber} needs force (rewind)`,
+      { program: this.#program, checkpoint: stored ?? null, sequenceNumber },
+    );
   }
 
   /** Operator command: moves the checkpoint anywhere, backwards included (events after it are published again). */
   rewind(sequenceNumber: number): Promise<void> {
     return this.setCheckpoint(sequenceNumber, { force: true });
+  }
+
+  /**
+   * The one place that writes: a conditional `UpdateItem` whose failed condition comes back as
+   * the item as it was (from the exception when DynamoDB includes it, else read consistently).
+   */
+  async #conditionalUpdate(write: ConditionalUpdate): Promise<UpdateOutcome> {
+    const { signal } = write;
+    try {
+      const output = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: this.#key,
+          UpdateExpression: write.update,
+          ConditionExpression: write.condition,
+          ExpressionAttributeValues: write.values,
+          ReturnValues: write.returnNew ? 'ALL_NEW' : 'NONE',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        { abortSignal: signal },
+      );
+      return { applied: true, item: output.Attributes };
+    } catch (error) {
+      if (signal?.aborted) throw this.#deadlineError(write.operation, signal);
+      if (!isConditionalCheckFailed(error)) throw this.#translate(error);
+      return { applied: false, item: error.Item ?? (await this.#getItem()) };
+    }
   }
 
   async #getItem(): Promise<Item | undefined> {
@@ -270,6 +303,15 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     } catch (error) {
       throw this.#translate(error);
     }
+  }
+
+  /** The signal's own reason when it is the cycle's deadline, else one naming the write. */
+  #deadlineError(operation: string, signal: AbortSignal): DeadlineExceededError {
+    if (signal.reason instanceof DeadlineExceededError) return signal.reason;
+    return new DeadlineExceededError(
+      `DynamoDB ${operation} for program ${this.#program} was cut short by the invocation deadline; the checkpoint is as it was`,
+      { program: this.#program, operation },
+    );
   }
 
   #translate(error: unknown): unknown {
@@ -297,15 +339,10 @@ function isConditionalCheckFailed(error: unknown): error is ConditionalCheckFail
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
+/** The cycle only commits what it tracked; an operator's number is checked by the CLI first. */
 function assertSequenceNumber(sequenceNumber: number): void {
   if (!Number.isSafeInteger(sequenceNumber) || sequenceNumber < 0) {
-    throw new PollerError(
-      INVALID_SEQUENCE_NUMBER,
-      `A checkpoint must be a non-negative integer, got ${sequenceNumber}`,
-      {
-        context: { sequenceNumber },
-      },
-    );
+    throw new RangeError(`A checkpoint must be a non-negative integer, got ${sequenceNumber}`);
   }
 }
 

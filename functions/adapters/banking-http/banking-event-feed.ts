@@ -18,6 +18,7 @@ import {
   parsePollResponse,
 } from '../../core/event-model.ts';
 import { isJsonObject } from '../../core/json-object.ts';
+import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventFeed, PollRequest } from '../../core/ports.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
 import {
@@ -30,11 +31,23 @@ import {
 import type { AccessToken, AccessTokenSource } from './token-cache.ts';
 import { deadlineError, networkError, sendUpstreamRequest, throwIfAborted } from './upstream-request.ts';
 
-/** Statuses with which a long poll ends without events: nothing new, or a proxy timed the hold out. */
-const EMPTY_POLL_STATUSES = new Set([204, 408, 504]);
 const EMPTY_PAGE: FeedPage = Object.freeze({ events: Object.freeze([]), lastSequenceNumber: null });
+const TIMED_OUT_PAGE: FeedPage = Object.freeze({
+  events: Object.freeze([]),
+  lastSequenceNumber: null,
+  timedOut: true,
+});
+/**
+ * Statuses with which a long poll ends without events: 204 says nothing is new; 408 and 504 say a
+ * proxy or gateway gave up waiting, which the cycle must not take for "caught up".
+ */
+const BODILESS_POLL_ANSWERS: ReadonlyMap<number, FeedPage> = new Map([
+  [204, EMPTY_PAGE],
+  [408, TIMED_OUT_PAGE],
+  [504, TIMED_OUT_PAGE],
+]);
 /** The status with which a single-event lookup says there is no such event. */
-const EVENT_NOT_FOUND_STATUSES = new Set([404]);
+const EVENT_NOT_FOUND: ReadonlyMap<number, null> = new Map([[404, null]]);
 
 export interface BankingEventFeedOptions {
   /** Gives the base URL; `refresh()` is called after a 401, as the secret may have been rotated. */
@@ -96,18 +109,6 @@ function unwrapSingleEvent(body: unknown): unknown {
   return body;
 }
 
-function requireParamName(value: string, option: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(value)) {
-    throw new ConfigurationError(
-      `BankingEventFeed: ${option} must be a plain query parameter name, got ${JSON.stringify(value)}`,
-      {
-        option,
-      },
-    );
-  }
-  return value;
-}
-
 /**
  * `EventFeed` over the banking service's HTTP interface.
  *
@@ -137,8 +138,11 @@ export class BankingEventFeed implements EventFeed {
     this.#credentials = options.credentials;
     this.#tokens = options.tokens;
     this.#dispatcher = options.dispatcher;
-    this.#cursorParam = requireParamName(options.cursorParam ?? 'last_sequence_number', 'cursorParam');
-    this.#limitParam = requireParamName(options.limitParam ?? 'limit', 'limitParam');
+    this.#cursorParam = parseQueryParameterName(
+      options.cursorParam ?? 'last_sequence_number',
+      'BankingEventFeed: cursorParam',
+    );
+    this.#limitParam = parseQueryParameterName(options.limitParam ?? 'limit', 'BankingEventFeed: limitParam');
     this.#limit = options.limit ?? 100;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#clock = options.clock ?? Date.now;
@@ -160,7 +164,8 @@ export class BankingEventFeed implements EventFeed {
 
   /**
    * One long poll: `GET /events?<cursorParam>=<after>&<limitParam>=<limit>` (no cursor when
-   * `after` is null). 204, 408, 504, an empty body and an empty `data` give an empty page.
+   * `after` is null). 204, an empty body and an empty `data` give an empty page; 408 and 504 a
+   * page marked `timedOut`.
    */
   async poll(request: PollRequest): Promise<FeedPage> {
     const query = new URLSearchParams();
@@ -172,7 +177,7 @@ export class BankingEventFeed implements EventFeed {
       query,
       signal: request.signal,
     };
-    return this.#getJson(exchange, EMPTY_POLL_STATUSES, EMPTY_PAGE, (payload, origin) =>
+    return this.#getJson(exchange, BODILESS_POLL_ANSWERS, (payload, origin) =>
       payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin),
     );
   }
@@ -215,27 +220,26 @@ export class BankingEventFeed implements EventFeed {
 
   async #fetchSingle(path: string, signal: AbortSignal): Promise<BankingEvent | null> {
     const exchange: Exchange = { target: { method: 'GET', path }, source: `GET ${path}`, signal };
-    return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND_STATUSES, null, (payload, origin) =>
+    return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND, (payload, origin) =>
       normalizeEvent(unwrapSingleEvent(payload), origin, 'event'),
     );
   }
 
   /**
-   * Runs `exchange` and reads its answer: a status in `emptyStatuses` gives `empty` (its body
+   * Runs `exchange` and reads its answer: a status in `bodiless` gives its value there (the body
    * discarded), a 200 gives `parse` of its JSON body (`undefined` when the body is empty), and any
    * other status its upstream error.
    */
   async #getJson<T>(
     exchange: Exchange,
-    emptyStatuses: ReadonlySet<number>,
-    empty: T,
+    bodiless: ReadonlyMap<number, T>,
     parse: (payload: unknown, origin: PayloadOrigin) => T,
   ): Promise<T> {
     return this.#run(exchange, async (authenticated) => {
       const { statusCode: status, body, headers } = authenticated.response;
-      if (emptyStatuses.has(status)) {
+      if (bodiless.has(status)) {
         await discardBody(body);
-        return empty;
+        return bodiless.get(status) as T;
       }
       if (status !== 200) throw await this.#statusError(exchange, authenticated);
       const origin = { source: exchange.source, status };

@@ -12,8 +12,8 @@ import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
 export class FileCheckpointStore extends MemoryCheckpointStore {
   readonly #path: string;
 
-  constructor(path: string, now: () => number = Date.now) {
-    super(EMPTY_CHECKPOINT_STATE, now);
+  constructor(path: string, options: { now?: () => number; program?: string } = {}) {
+    super(options);
     this.#path = path;
   }
 
@@ -33,6 +33,7 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         checkpoint: parsed.checkpoint,
         updatedAt: parsed.updatedAt ?? null,
         lease: parsed.lease ?? null,
+        feedProgramId: parsed.feedProgramId ?? null,
       };
     } catch (cause) {
       throw new ConfigurationError(

@@ -4,7 +4,22 @@ import {
   decideRelease,
   EMPTY_CHECKPOINT_STATE,
 } from '../../core/checkpoint-rules.ts';
-import type { CheckpointState, CheckpointStore, LeaseGrant, LeaseRequest } from '../../core/ports.ts';
+import type {
+  CheckpointState,
+  CheckpointStore,
+  CommitRequest,
+  LeaseGrant,
+  LeaseRequest,
+} from '../../core/ports.ts';
+
+export interface MemoryCheckpointStoreOptions {
+  /** @default an empty state: no checkpoint, no lease */
+  readonly initial?: CheckpointState;
+  /** Epoch milliseconds, for `updatedAt`. @default Date.now */
+  readonly now?: () => number;
+  /** Named in errors. @default 'local' */
+  readonly program?: string;
+}
 
 /**
  * A checkpoint store held in memory, with the same lease rules as the DynamoDB one. Subclasses
@@ -13,10 +28,12 @@ import type { CheckpointState, CheckpointStore, LeaseGrant, LeaseRequest } from 
 export class MemoryCheckpointStore implements CheckpointStore {
   protected state: CheckpointState;
   readonly #now: () => number;
+  readonly #program: string;
 
-  constructor(initial: CheckpointState = EMPTY_CHECKPOINT_STATE, now: () => number = Date.now) {
-    this.state = initial;
-    this.#now = now;
+  constructor(options: MemoryCheckpointStoreOptions = {}) {
+    this.state = { ...EMPTY_CHECKPOINT_STATE, ...options.initial };
+    this.#now = options.now ?? Date.now;
+    this.#program = options.program ?? 'local';
   }
 
   async acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
@@ -25,11 +42,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return grant;
   }
 
-  async commit(owner: string, sequenceNumber: number, signal?: AbortSignal): Promise<void> {
+  async commit({ signal, ...request }: CommitRequest): Promise<void> {
     signal?.throwIfAborted();
-    await this.save(
-      decideCommit(await this.load(), owner, sequenceNumber, new Date(this.#now()).toISOString()),
-    );
+    const now = new Date(this.#now()).toISOString();
+    await this.save(decideCommit(await this.load(), request, this.#program, now));
   }
 
   async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {

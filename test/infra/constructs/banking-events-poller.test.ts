@@ -12,7 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { computeDeadline } from '../../../functions/core/poll-cycle.ts';
+import { computeDeadline } from '../../../functions/core/cycle-budget.ts';
 import { loadPollerConfig } from '../../../functions/poller/poller-config.ts';
 import {
   AlarmActions,
@@ -78,23 +78,17 @@ describe('an embedding with two programs, existing resources and its own targets
     template = Template.fromStack(stack);
   });
 
-  it('schedules each program with its own secret, every 2 minutes', () => {
-    const cards = logicalIdOf(stack, poller.secrets.get('cards')!);
-
+  it('schedules each program every 2 minutes, naming only the program: the function knows its secret', () => {
     template.resourceCountIs('AWS::Scheduler::Schedule', 2);
-    template.hasResourceProperties('AWS::Scheduler::Schedule', {
-      ScheduleExpression: 'rate(2 minutes)',
-      Target: Match.objectLike({
-        Input: { 'Fn::Join': ['', ['{"program":"cards","secretId":"', { Ref: cards }, '"}']] },
-      }),
-    });
-    template.hasResourceProperties('AWS::Scheduler::Schedule', {
-      ScheduleExpression: 'rate(2 minutes)',
-      Target: Match.objectLike({ Input: JSON.stringify({ program: 'loans', secretId: LOANS_SECRET_ARN }) }),
-    });
+    for (const program of ['cards', 'loans']) {
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: 'rate(2 minutes)',
+        Target: Match.objectLike({ Input: JSON.stringify({ program }) }),
+      });
+    }
   });
 
-  it('tells the handler about every secret, the first program being the default', () => {
+  it('binds each program to its secret in the function, the first program being the default', () => {
     const cards = { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) };
 
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -104,7 +98,7 @@ describe('an embedding with two programs, existing resources and its own targets
       Environment: {
         Variables: Match.objectLike({
           SECRET_ID: cards,
-          ALLOWED_SECRET_IDS: { 'Fn::Join': ['', [cards, `,${LOANS_SECRET_ARN}`]] },
+          PROGRAM_SECRETS: JSON.stringify({ loans: LOANS_SECRET_ARN }),
           DEFAULT_PROGRAM: 'cards',
           CHECKPOINT_TABLE: 'poller-checkpoints',
           EVENT_BUS_NAME: SHARED_BUS_ARN, // the ARN: an imported bus may be in another account

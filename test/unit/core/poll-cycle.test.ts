@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import { computeDeadline, computeHardDeadline } from '../../../functions/core/cycle-budget.ts';
 import {
   AuthenticationError,
   ConfigurationError,
+  DeadlineExceededError,
   FeedCursorError,
+  FeedProgramMismatchError,
   PublishError,
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
-import { computeDeadline, computeHardDeadline, runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -22,10 +25,10 @@ function setup(eventCount: number, options: { limit?: number; committed?: number
   const events = Array.from({ length: eventCount }, (_, i) => makeEvent(i + 1));
   const feed = new InMemoryFeed(clock, events, { limit: options.limit ?? 25 });
   const publisher = new InMemoryPublisher();
-  const checkpoints = new MemoryCheckpointStore(
-    { checkpoint: options.committed ?? null, updatedAt: null, lease: null },
-    () => clock.now(),
-  );
+  const checkpoints = new MemoryCheckpointStore({
+    initial: { checkpoint: options.committed ?? null, updatedAt: null, lease: null, feedProgramId: null },
+    now: () => clock.now(),
+  });
   const metrics = new RecordingMetrics();
   const logger = new RecordingLogger();
   const deps = { feed, publisher, checkpoints, clock, metrics, logger, random: () => 0.5 };
@@ -303,7 +306,7 @@ describe('runPollCycle with a feed that ignores the cursor', () => {
     const clock = new FakeClock();
     const feed = new InMemoryFeed(clock, [makeEvent(1), makeEvent(2)], { ignoreCursor: true });
     const publisher = new InMemoryPublisher();
-    const checkpoints = new MemoryCheckpointStore(undefined, () => clock.now());
+    const checkpoints = new MemoryCheckpointStore({ now: () => clock.now() });
     const metrics = new RecordingMetrics();
     const deps = {
       feed,
@@ -337,7 +340,7 @@ describe('runPollCycle against an upstream that answers empty at once', () => {
     const deps = {
       feed,
       publisher: new InMemoryPublisher(),
-      checkpoints: new MemoryCheckpointStore(undefined, () => clock.now()),
+      checkpoints: new MemoryCheckpointStore({ now: () => clock.now() }),
       clock,
       metrics: new RecordingMetrics(),
       logger: new RecordingLogger(),
@@ -385,7 +388,7 @@ describe('runPollCycle when the checkpoint store hangs', () => {
   it('bounds the commit and the lease release by the end of the invocation', async () => {
     const { deps, checkpoints, clock, logger } = setup(3);
     const signals: Array<AbortSignal | undefined> = [];
-    checkpoints.commit = async (_owner, _sequence, signal) => {
+    checkpoints.commit = async ({ signal }) => {
       signals.push(signal);
       clock.advance(70_000); // DynamoDB hangs past the end of the invocation
       signal?.throwIfAborted();
@@ -401,5 +404,120 @@ describe('runPollCycle when the checkpoint store hangs', () => {
     expect(signals).toHaveLength(2);
     expect(signals.every((signal) => signal?.aborted)).toBe(true);
     expect(logger.lines.some((line) => line.message.startsWith('Could not release the lease'))).toBe(true);
+  });
+});
+
+describe('runPollCycle against a gateway that times polls out (408/504)', () => {
+  const timedOut = { page: { events: [], lastSequenceNumber: null, timedOut: true } } as const;
+
+  it('counts PollTimeouts, never reports caught up, and is not a healthy cycle when every poll timed out', async () => {
+    const { deps, feed, metrics, logger } = setup(0);
+    for (let i = 0; i < 100; i += 1) feed.script(timedOut);
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary.pollTimeouts).toBe(summary.polls);
+    expect(summary.polls).toBeGreaterThanOrEqual(45);
+    expect(metrics.sum('PollTimeouts')).toBe(summary.polls);
+    expect(metrics.values.some((m) => m.name === 'LagSeconds')).toBe(false);
+    expect(summary.lagSeconds).toBeNull();
+    expect(metrics.sum('CycleDurationMs')).toBe(0);
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(/Every poll .* gateway timeout/),
+      }),
+    );
+  });
+
+  it('paces timed-out polls like empty ones instead of looping hot', async () => {
+    const { deps, feed } = setup(0);
+    for (let i = 0; i < 1_000; i += 1) feed.script(timedOut);
+
+    await runPollCycle(deps, invocation);
+
+    // 50 s of budget at one request per second at most.
+    expect(feed.requests.length).toBeLessThanOrEqual(50);
+  });
+
+  it('is a healthy cycle once the feed really answers, and reports lag 0 only then', async () => {
+    const { deps, feed, metrics } = setup(0);
+    feed.script(timedOut).script(timedOut);
+
+    const summary = await runPollCycle(deps, invocation);
+
+    expect(summary.pollTimeouts).toBe(2);
+    expect(summary.polls).toBeGreaterThan(2);
+    expect(metrics.sum('CycleDurationMs')).toBeGreaterThan(0);
+    expect(metrics.last('LagSeconds')).toBe(0);
+  });
+});
+
+describe('runPollCycle bound to one feed', () => {
+  it("refuses events of another program_id than the row's: nothing published, checkpoint untouched", async () => {
+    const { deps, feed, publisher, checkpoints } = setup(0);
+    feed.append(makeEvent(1), makeEvent(2));
+    await runPollCycle(deps, invocation);
+    feed.append(makeEvent(3, { program_id: 'program-2' }), makeEvent(4, { program_id: 'program-2' }));
+
+    const run = runPollCycle(deps, { ...invocation, owner: 'req-2' });
+
+    await expect(run).rejects.toBeInstanceOf(FeedProgramMismatchError);
+    await expect(run).rejects.toMatchObject({
+      code: 'FEED_PROGRAM_MISMATCH',
+      context: { expectedProgramId: 'program-1', receivedProgramId: 'program-2', sequenceNumber: 3 },
+    });
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([1, 2]);
+    expect(await checkpoints.read()).toMatchObject({
+      checkpoint: 2,
+      feedProgramId: 'program-1',
+      lease: null,
+    });
+  });
+
+  it('refuses a first page that mixes programs before the row has recorded one', async () => {
+    const { deps, feed, publisher, checkpoints } = setup(0);
+    feed.append(makeEvent(1), makeEvent(2, { program_id: 'program-2' }));
+
+    await expect(runPollCycle(deps, invocation)).rejects.toBeInstanceOf(FeedProgramMismatchError);
+    expect(publisher.accepted).toEqual([]);
+    expect(await checkpoints.read()).toMatchObject({ checkpoint: null, feedProgramId: null });
+  });
+});
+
+describe('runPollCycle at the end of the invocation', () => {
+  it('reports a PutEvents cut off by the invocation end as DEADLINE_EXCEEDED, checkpoint before it', async () => {
+    const { deps, publisher, clock, checkpoints } = setup(20, { limit: 10 });
+    const send = publisher.send.bind(publisher);
+    publisher.send = async (batch, signal) => {
+      if (batch[0]!.sequence_number === 11) clock.advance(60_000); // hangs past Lambda's end
+      return send(batch, signal);
+    };
+
+    const run = runPollCycle(deps, invocation);
+
+    await expect(run).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(run).rejects.toThrow(/ended while 10 event\(s\) were being published .*stays at 10/);
+    expect((await checkpoints.read()).checkpoint).toBe(10);
+  });
+
+  it.each([
+    ['completes', (_: ReturnType<typeof setup>) => {}],
+    [
+      'fails',
+      ({ feed }: ReturnType<typeof setup>) => feed.script({ error: new AuthenticationError('refused') }),
+    ],
+    [
+      'finds the lease busy',
+      ({ checkpoints, clock }: ReturnType<typeof setup>) =>
+        void checkpoints.acquireLease({ owner: 'other', expiresAt: clock.now() + 90_000, now: clock.now() }),
+    ],
+  ])('leaves no deadline timer running when it %s', async (_label, arrange) => {
+    const context = setup(5);
+    arrange(context);
+
+    await runPollCycle(context.deps, invocation).catch(() => undefined);
+
+    expect(context.clock.activeDeadlines).toBe(0);
   });
 });

@@ -29,7 +29,7 @@ describe('PublishPipeline', () => {
     // The wait (990 ms) fits before the deadline, but the signal aborts during it.
     const report = await pipeline.publish(events, {
       deadline: clock.now() + 5_000,
-      signal: clock.signalAt(clock.now() + 500),
+      signal: clock.deadline(clock.now() + 500).signal,
       onAccepted: (event) => accepted.push(event.sequence_number),
     });
 

@@ -35,30 +35,65 @@ describe('loadPollerConfig', () => {
   it('refuses a cursor parameter name that could inject into the query string', () => {
     expect(() => loadPollerConfig({ ...base, POLL_CURSOR_PARAM: 'a&token=x' })).toThrow(/POLL_CURSOR_PARAM/);
   });
+
+  it('binds the default program to SECRET_ID and every other program to its PROGRAM_SECRETS entry', () => {
+    const config = loadPollerConfig({
+      ...base,
+      DEFAULT_PROGRAM: 'main',
+      PROGRAM_SECRETS: '{"loans": "arn:secret:b", "cards": "arn:secret:c"}',
+    });
+
+    expect([...config.programSecrets]).toEqual([
+      ['main', 'arn:secret:a'],
+      ['loans', 'arn:secret:b'],
+      ['cards', 'arn:secret:c'],
+    ]);
+  });
+
+  it.each([
+    ['not JSON', '{loans: b}', /PROGRAM_SECRETS is not valid JSON/],
+    ['an array', '["arn:secret:b"]', /PROGRAM_SECRETS is not a JSON object/],
+    ['a program without a secret', '{"loans": ""}', /names program "loans" without a secret id/],
+    ['a bad program name', '{"a b": "arn:secret:b"}', /program "a b" must be letters/],
+    ['the default program bound elsewhere', '{"default": "arn:secret:b"}', /binds the default program/],
+  ])('refuses PROGRAM_SECRETS holding %s, naming the variable', (_label, value, message) => {
+    expect(() => loadPollerConfig({ ...base, PROGRAM_SECRETS: value })).toThrow(message);
+    expect(() => loadPollerConfig({ ...base, PROGRAM_SECRETS: value })).toThrow(ConfigurationError);
+  });
 });
 
 describe('resolveInvocationTarget', () => {
   const config = loadPollerConfig({
     ...base,
-    ALLOWED_SECRET_IDS: 'arn:secret:b, arn:secret:c',
     DEFAULT_PROGRAM: 'main',
+    PROGRAM_SECRETS: '{"card-program": "arn:secret:c"}',
   });
 
-  it('defaults to SECRET_ID and DEFAULT_PROGRAM for an empty event', () => {
+  it('defaults to DEFAULT_PROGRAM and SECRET_ID for an empty event', () => {
     expect(resolveInvocationTarget({}, config)).toEqual({ program: 'main', secretId: 'arn:secret:a' });
   });
 
-  it('takes the program and a granted secret from the schedule payload', () => {
-    expect(resolveInvocationTarget({ program: 'card-program', secretId: 'arn:secret:c' }, config)).toEqual({
+  it("takes the program from the schedule payload and the program's own secret from the configuration", () => {
+    expect(resolveInvocationTarget({ program: 'card-program' }, config)).toEqual({
       program: 'card-program',
       secretId: 'arn:secret:c',
     });
   });
 
-  it('refuses a secret the function was not granted, before any call', () => {
-    expect(() => resolveInvocationTarget({ secretId: 'arn:secret:other' }, config)).toThrow(
-      /not one of this function's secrets; add it to ALLOWED_SECRET_IDS/,
+  it('refuses a program the function does not know, before any call', () => {
+    expect(() => resolveInvocationTarget({ program: 'loans' }, config)).toThrow(
+      /event\.program "loans" is not one of this function's programs \(main, card-program\)/,
     );
+  });
+
+  it("refuses a secretId that is not the program's own: another feed would move this checkpoint", () => {
+    expect(() => resolveInvocationTarget({ program: 'main', secretId: 'arn:secret:c' }, config)).toThrow(
+      /event\.secretId is not the secret of program "main"/,
+    );
+    expect(resolveInvocationTarget({ program: 'card-program', secretId: 'arn:secret:c' }, config)).toEqual({
+      program: 'card-program',
+      secretId: 'arn:secret:c',
+    });
   });
 
   it('refuses a program name that is not a safe key', () => {

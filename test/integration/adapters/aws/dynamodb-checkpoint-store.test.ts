@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoDbCheckpointStore } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import {
-  CHECKPOINT_REGRESSION,
-  DynamoDbCheckpointStore,
-} from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import { ConfigurationError, LeaseLostError, PollerError } from '../../../../functions/core/errors.ts';
+  CheckpointRegressionError,
+  ConfigurationError,
+  DeadlineExceededError,
+  FeedProgramMismatchError,
+  LeaseLostError,
+  type PollerError,
+} from '../../../../functions/core/errors.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 
 const LEASE_MS = 60_000;
@@ -31,6 +35,19 @@ describe('DynamoDbCheckpointStore against moto', () => {
   }
 
   const lease = (owner: string, at: number) => ({ owner, now: at, expiresAt: at + LEASE_MS });
+  const FEED = 'feed-program-1';
+  const commit = (
+    store: DynamoDbCheckpointStore,
+    owner: string,
+    sequenceNumber: number,
+    options: { feedProgramId?: string; signal?: AbortSignal } = {},
+  ) =>
+    store.commit({
+      owner,
+      sequenceNumber,
+      feedProgramId: options.feedProgramId ?? FEED,
+      signal: options.signal,
+    });
 
   describe('acquireLease', () => {
     it('grants a free lease and reports no checkpoint yet', async () => {
@@ -38,7 +55,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('A', 0));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: null });
+      expect(grant).toEqual({ acquired: true, checkpoint: null, feedProgramId: null });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
 
@@ -63,11 +80,11 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('lets another owner take over an expired lease and hands it the checkpoint', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 41);
+      await commit(store, 'A', 41);
 
       const grant = await store.acquireLease(lease('B', LEASE_MS + 1));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 41 });
+      expect(grant).toEqual({ acquired: true, checkpoint: 41, feedProgramId: FEED });
       expect((await store.read()).lease?.owner).toBe('B');
     });
 
@@ -86,12 +103,12 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('frees the lease for the next invocation and keeps the checkpoint', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 7);
+      await commit(store, 'A', 7);
 
       await store.releaseLease('A');
       const grant = await store.acquireLease(lease('B', 1_000));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 7 });
+      expect(grant).toEqual({ acquired: true, checkpoint: 7, feedProgramId: FEED });
     });
 
     it('does nothing when called by someone who does not hold the lease', async () => {
@@ -108,7 +125,12 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       await store.releaseLease('A');
 
-      expect(await store.read()).toEqual({ checkpoint: null, updatedAt: null, lease: null });
+      expect(await store.read()).toEqual({
+        checkpoint: null,
+        updatedAt: null,
+        lease: null,
+        feedProgramId: null,
+      });
     });
   });
 
@@ -118,8 +140,8 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await store.acquireLease(lease('A', 0));
       now = Date.parse('2024-05-01T12:00:00.000Z');
 
-      await store.commit('A', 5);
-      await store.commit('A', 10);
+      await commit(store, 'A', 5);
+      await commit(store, 'A', 10);
 
       expect(await store.read()).toMatchObject({ checkpoint: 10, updatedAt: '2024-05-01T12:00:00.000Z' });
     });
@@ -127,10 +149,14 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('gives up when its signal aborts (the invocation is ending) and leaves the checkpoint as it was', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 5);
+      await commit(store, 'A', 5);
 
-      await expect(store.commit('A', 9, AbortSignal.abort())).rejects.toThrow();
-      await expect(store.releaseLease('A', AbortSignal.abort())).rejects.toThrow();
+      await expect(commit(store, 'A', 9, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+        DeadlineExceededError,
+      );
+      await expect(store.releaseLease('A', AbortSignal.abort())).rejects.toBeInstanceOf(
+        DeadlineExceededError,
+      );
 
       expect(await store.read()).toMatchObject({ checkpoint: 5, lease: { owner: 'A' } });
     });
@@ -138,9 +164,9 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('accepts the same sequence number twice (a retried commit)', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 10);
+      await commit(store, 'A', 10);
 
-      await store.commit('A', 10);
+      await commit(store, 'A', 10);
 
       expect((await store.read()).checkpoint).toBe(10);
     });
@@ -148,9 +174,9 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('refuses a commit by a non-holder with LeaseLostError and leaves the checkpoint alone', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 3);
+      await commit(store, 'A', 3);
 
-      const error = await store.commit('B', 9).catch((caught: unknown) => caught);
+      const error = await commit(store, 'B', 9).catch((caught: unknown) => caught);
 
       expect(error).toBeInstanceOf(LeaseLostError);
       expect((error as LeaseLostError).context).toMatchObject({ owner: 'B', holder: 'A', sequenceNumber: 9 });
@@ -160,7 +186,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('refuses a commit when nobody holds the lease', async () => {
       const store = newStore();
 
-      const error = await store.commit('A', 1).catch((caught: unknown) => caught);
+      const error = await commit(store, 'A', 1).catch((caught: unknown) => caught);
 
       expect(error).toBeInstanceOf(LeaseLostError);
       expect((error as LeaseLostError).context).toMatchObject({ owner: 'A', holder: null });
@@ -171,9 +197,9 @@ describe('DynamoDbCheckpointStore against moto', () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
       await store.acquireLease(lease('B', LEASE_MS + 1));
-      await store.commit('B', 60);
+      await commit(store, 'B', 60);
 
-      const error = await store.commit('A', 55).catch((caught: unknown) => caught);
+      const error = await commit(store, 'A', 55).catch((caught: unknown) => caught);
 
       expect(error).toBeInstanceOf(LeaseLostError);
       expect((await store.read()).checkpoint).toBe(60);
@@ -182,15 +208,31 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('never moves the checkpoint backwards, even for the holder', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 10);
+      await commit(store, 'A', 10);
 
-      const error = await store.commit('A', 5).catch((caught: unknown) => caught);
+      const error = await commit(store, 'A', 5).catch((caught: unknown) => caught);
 
-      expect(error).toBeInstanceOf(PollerError);
-      expect(error).not.toBeInstanceOf(LeaseLostError);
-      expect((error as PollerError).code).toBe(CHECKPOINT_REGRESSION);
+      expect(error).toBeInstanceOf(CheckpointRegressionError);
+      expect((error as PollerError).code).toBe('CHECKPOINT_REGRESSION');
       expect((error as PollerError).context).toMatchObject({ checkpoint: 10, sequenceNumber: 5 });
       expect((await store.read()).checkpoint).toBe(10);
+    });
+
+    it('records the feed program_id on the first commit and refuses another feed afterwards', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await commit(store, 'A', 10);
+
+      const error = await commit(store, 'A', 20, { feedProgramId: 'another-program' }).catch(
+        (caught: unknown) => caught,
+      );
+
+      expect(error).toBeInstanceOf(FeedProgramMismatchError);
+      expect((error as PollerError).context).toMatchObject({
+        expectedProgramId: FEED,
+        receivedProgramId: 'another-program',
+      });
+      expect(await store.read()).toMatchObject({ checkpoint: 10, feedProgramId: FEED });
     });
   });
 
@@ -209,13 +251,13 @@ describe('DynamoDbCheckpointStore against moto', () => {
     it('refuses to move backwards without force, and rewinds with it once the lease expired', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
-      await store.commit('A', 100);
+      await commit(store, 'A', 100);
       now = LEASE_MS + 1;
 
       const refused = await store.setCheckpoint(50).catch((caught: unknown) => caught);
       await store.rewind(50);
 
-      expect((refused as PollerError).code).toBe(CHECKPOINT_REGRESSION);
+      expect(refused).toBeInstanceOf(CheckpointRegressionError);
       expect((await store.read()).checkpoint).toBe(50);
     });
 

@@ -204,8 +204,6 @@ describe('BankingEventFeed.poll: answers', () => {
 
   it.each([
     ['204', bare(204)],
-    ['408', json(408, { error: 'timeout' })],
-    ['504', json(504, '<html>gateway timeout</html>')],
     ['200 with an empty body', bare(200)],
     ['200 with empty data', json(200, { data: [], limit: 100 })],
   ])('gives an empty page for %s', async (_label, responder) => {
@@ -214,6 +212,17 @@ describe('BankingEventFeed.poll: answers', () => {
     const page = await feed.poll({ after: 10, signal: live() });
 
     expect(page).toEqual({ events: [], lastSequenceNumber: null });
+  });
+
+  it.each([
+    ['408', json(408, { error: 'timeout' })],
+    ['504', json(504, '<html>gateway timeout</html>')],
+  ])('marks the page of a %s as timed out: a gateway gave up, not "no events"', async (_label, responder) => {
+    const { feed } = await setup([responder]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page).toEqual({ events: [], lastSequenceNumber: null, timedOut: true });
   });
 
   it("keeps the body's cursor on a 200 with no events", async () => {

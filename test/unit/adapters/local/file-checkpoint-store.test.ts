@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileCheckpointStore } from '../../../../functions/adapters/local/file-checkpoint-store.ts';
-import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
+import {
+  CheckpointRegressionError,
+  ConfigurationError,
+  FeedProgramMismatchError,
+  LeaseLostError,
+} from '../../../../functions/core/errors.ts';
 
 async function tempFile(): Promise<string> {
   return join(await mkdtemp(join(tmpdir(), 'checkpoint-')), 'nested', 'checkpoint.json');
@@ -14,11 +19,11 @@ describe('FileCheckpointStore', () => {
     const path = await tempFile();
     const first = new FileCheckpointStore(path);
     await first.acquireLease({ owner: 'a', expiresAt: Date.now() + 60_000, now: Date.now() });
-    await first.commit('a', 17);
+    await first.commit({ owner: 'a', sequenceNumber: 17, feedProgramId: 'program-1' });
     await first.releaseLease('a');
 
     const second = new FileCheckpointStore(path);
-    expect(await second.read()).toMatchObject({ checkpoint: 17, lease: null });
+    expect(await second.read()).toMatchObject({ checkpoint: 17, lease: null, feedProgramId: 'program-1' });
     expect(JSON.parse(await readFile(path, 'utf8')).checkpoint).toBe(17);
   });
 
@@ -28,17 +33,23 @@ describe('FileCheckpointStore', () => {
     expect(await store.acquireLease({ owner: 'a', expiresAt: now + 60_000, now })).toEqual({
       acquired: true,
       checkpoint: null,
+      feedProgramId: null,
     });
     expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
       acquired: false,
       holder: 'a',
     });
-    await expect(store.commit('b', 3)).rejects.toBeInstanceOf(LeaseLostError);
-    await store.commit('a', 5);
-    await expect(store.commit('a', 4)).rejects.toMatchObject({ code: 'CHECKPOINT_REGRESSION' });
+    const commit = (owner: string, sequenceNumber: number, feedProgramId = 'program-1') =>
+      store.commit({ owner, sequenceNumber, feedProgramId });
+    await expect(commit('b', 3)).rejects.toBeInstanceOf(LeaseLostError);
+    await commit('a', 5);
+    await expect(commit('a', 4)).rejects.toBeInstanceOf(CheckpointRegressionError);
+    await expect(commit('a', 6, 'program-2')).rejects.toBeInstanceOf(FeedProgramMismatchError);
+    expect((await store.read()).checkpoint).toBe(5);
     expect(await store.acquireLease({ owner: 'b', expiresAt: now + 120_000, now: now + 61_000 })).toEqual({
       acquired: true,
       checkpoint: 5,
+      feedProgramId: 'program-1',
     });
   });
 

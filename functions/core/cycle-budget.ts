@@ -1,0 +1,84 @@
+import type { Clock, Deadline } from './ports.ts';
+
+/**
+ * The end of useful work: the configured margin, but never more than a quarter of the time
+ * left, so short invocations (tests, tight timeouts) still poll. The construct derives the
+ * function timeout from the same rule.
+ */
+export function computeDeadline(startedAt: number, remainingMs: number, safetyMarginMs: number): number {
+  return startedAt + remainingMs - Math.min(safetyMarginMs, Math.floor(remainingMs / 4));
+}
+
+/** When work in flight must be abandoned: a second (or a tenth of short budgets) before Lambda's end. */
+export function computeHardDeadline(startedAt: number, remainingMs: number): number {
+  return startedAt + remainingMs - Math.min(1_000, Math.floor(remainingMs / 10));
+}
+
+/**
+ * One invocation's time limits and the timers that enforce them.
+ *
+ * - `deadline` (soft): no poll starts or continues after it; aborting a poll loses nothing.
+ * - `hardDeadline`: a PutEvents or checkpoint write still in flight is abandoned; whatever it
+ *   carried is sent again next time, since the checkpoint did not move.
+ * - `end`: Lambda's own end of the invocation.
+ *
+ * Every signal handed out is backed by a timer that `dispose()` clears, so nothing outlives the
+ * cycle: under Lambda a leftover timer would fire inside a later invocation of the same container.
+ */
+export class CycleBudget {
+  readonly startedAt: number;
+  readonly remainingMs: number;
+  readonly deadline: number;
+  readonly hardDeadline: number;
+  readonly end: number;
+  readonly #clock: Clock;
+  readonly #timers: Deadline[] = [];
+  #deadlineSignal: AbortSignal | undefined;
+  #workSignal: AbortSignal | undefined;
+
+  constructor(clock: Clock, remainingMs: number, safetyMarginMs: number) {
+    this.#clock = clock;
+    this.startedAt = clock.now();
+    this.remainingMs = remainingMs;
+    this.deadline = computeDeadline(this.startedAt, remainingMs, safetyMarginMs);
+    this.hardDeadline = Math.max(this.deadline, computeHardDeadline(this.startedAt, remainingMs));
+    this.end = this.startedAt + remainingMs;
+  }
+
+  /** Aborts at the soft deadline. */
+  get deadlineSignal(): AbortSignal {
+    this.#deadlineSignal ??= this.#at(this.deadline);
+    return this.#deadlineSignal;
+  }
+
+  /** Aborts at the hard deadline: bounds PutEvents calls, waits between them, and commits. */
+  get workSignal(): AbortSignal {
+    this.#workSignal ??= this.#at(this.hardDeadline);
+    return this.#workSignal;
+  }
+
+  /** A signal that aborts `reserveMs` before the end, for a last write that must be answered in time. */
+  signalBeforeEnd(reserveMs: number): AbortSignal {
+    return this.#at(this.end - reserveMs);
+  }
+
+  /** Milliseconds until the soft deadline (negative once it has passed). */
+  untilDeadline(): number {
+    return this.deadline - this.#clock.now();
+  }
+
+  elapsed(): number {
+    return this.#clock.now() - this.startedAt;
+  }
+
+  /** Clears every timer this budget started. */
+  dispose(): void {
+    for (const timer of this.#timers.splice(0)) timer.clear();
+  }
+
+  #at(epochMs: number): AbortSignal {
+    const timer = this.#clock.deadline(epochMs);
+    this.#timers.push(timer);
+    return timer.signal;
+  }
+}

@@ -1,0 +1,212 @@
+import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
+import { UpstreamHttpError } from './errors.ts';
+import { type BankingEvent, selectNewEvents } from './event-model.ts';
+import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
+
+export interface FeedReaderDeps {
+  readonly feed: EventFeed;
+  readonly clock: Clock;
+  readonly metrics: MetricsSink;
+  readonly logger: CycleLogger;
+  /** Source of jitter; injectable for deterministic tests. @default Math.random */
+  readonly random?: () => number;
+}
+
+export interface FeedReaderOptions {
+  /** No poll starts with less than this left before the deadline. */
+  readonly minPollWindowMs: number;
+  /** Waits after a failed poll that gave no `Retry-After`. */
+  readonly pollBackoff: BackoffOptions;
+  /** An answer without events faster than this is followed by a pause, capping the request rate. */
+  readonly minEmptyPollIntervalMs: number;
+}
+
+/** The window the reader may poll in: until `deadline`, or until `signal` aborts (deadline or Ctrl-C). */
+export interface ReadWindow {
+  readonly deadline: number;
+  readonly signal: AbortSignal;
+}
+
+export type FeedRead =
+  /** Events after the cursor, new to this checkpoint, ascending; never empty. */
+  | { readonly kind: 'events'; readonly events: readonly BankingEvent[] }
+  /** The feed answered that nothing is new. */
+  | { readonly kind: 'caught-up' }
+  /** Polling is over for this invocation: the window closed, or no retry fits in what is left. */
+  | { readonly kind: 'closed'; readonly upstreamUnavailable: boolean };
+
+/** What the reader saw in this invocation. */
+export interface FeedReadStats {
+  /** Requests the feed answered (timeouts and stale pages included). */
+  readonly polls: number;
+  /** Events in those answers, duplicates included. */
+  readonly received: number;
+  /** Requests that failed (retryable errors) or answered only with events already seen. */
+  readonly pollErrors: number;
+  /** Answers of 408 or 504: a gateway gave up waiting. */
+  readonly pollTimeouts: number;
+  /** Answers holding only events at or below the cursor. */
+  readonly stalePolls: number;
+}
+
+/** The shortest wait between a failed poll and the next one. */
+const MIN_RETRY_WAIT_MS = 100;
+
+/**
+ * Reads the feed for the cycle: one `next(after)` call returns the next page of new events, or
+ * says the feed is caught up or that polling is over. Retries, backoff (`Retry-After` as a floor,
+ * full jitter otherwise), pacing of empty and timed-out answers, and the detection of a feed that
+ * ignores the cursor live here; the cycle only decides what to publish and commit.
+ *
+ * The cursor is an argument, not state: a caller may ask for the page after events it has not
+ * published yet.
+ */
+export class FeedReader {
+  readonly #deps: FeedReaderDeps;
+  readonly #options: FeedReaderOptions;
+  readonly #window: ReadWindow;
+  #polls = 0;
+  #received = 0;
+  #pollErrors = 0;
+  #pollTimeouts = 0;
+  #stalePolls = 0;
+  #consecutiveErrors = 0;
+  #lastError: unknown;
+  /** Epoch ms before which no poll starts: pacing after an answer without events. */
+  #notBefore = Number.NEGATIVE_INFINITY;
+
+  constructor(deps: FeedReaderDeps, options: FeedReaderOptions, window: ReadWindow) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#window = window;
+  }
+
+  get stats(): FeedReadStats {
+    return {
+      polls: this.#polls,
+      received: this.#received,
+      pollErrors: this.#pollErrors,
+      pollTimeouts: this.#pollTimeouts,
+      stalePolls: this.#stalePolls,
+    };
+  }
+
+  /** The last retryable error, for a cycle in which the feed never answered. */
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
+  /**
+   * Polls until the feed returns events after `after` or says nothing is new, or until the
+   * window closes. Throws what cannot be retried (authentication, payload, 4xx).
+   */
+  async next(after: number | null): Promise<FeedRead> {
+    const { clock, feed, metrics, logger } = this.#deps;
+    const { signal } = this.#window;
+    for (;;) {
+      if (!(await this.#waitForTurn())) return { kind: 'closed', upstreamUnavailable: false };
+      metrics.add('PollRequests', 'Count', 1);
+      const startedAt = clock.now();
+      let page: Awaited<ReturnType<EventFeed['poll']>>;
+      try {
+        page = await feed.poll({ after, signal });
+      } catch (error) {
+        if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
+        if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
+        this.#lastError = error;
+        // Retry-After is a floor, not a licence: "0" or a past date must not turn into a hot loop.
+        const waitMs = Math.max(error.retryAfterMs ?? 0, this.#nextBackoff());
+        const retry = await this.#backOff('Poll failed', waitMs, after, { status: error.status });
+        if (retry !== 'retry') return { kind: 'closed', upstreamUnavailable: retry === 'no-time' };
+        continue;
+      }
+      this.#polls += 1;
+      this.#received += page.events.length;
+      metrics.add('EventsReceived', 'Count', page.events.length);
+
+      if (page.timedOut) {
+        // Not "caught up": during an outage a gateway answers this way at once, every time.
+        this.#pollTimeouts += 1;
+        metrics.add('PollTimeouts', 'Count', 1);
+        const attributes = { cursor: after, timeouts: this.#pollTimeouts };
+        const message = 'The poll ended in a gateway timeout (408/504); not counted as caught up';
+        // The first one of a cycle is worth a warning; in an outage the rest would only repeat it.
+        if (this.#pollTimeouts === 1) logger.warn(message, attributes);
+        else logger.debug(message, attributes);
+        this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
+        continue;
+      }
+
+      const fresh = selectNewEvents(page.events, after);
+      if (fresh.length === 0 && page.events.length > 0) {
+        // Only events we already have: the upstream ignored the cursor (wrong POLL_CURSOR_PARAM?)
+        // or treats it as inclusive. Not "caught up", and not worth a hot loop.
+        this.#stalePolls += 1;
+        const highest = page.events.at(-1)!.sequence_number;
+        const message = 'The feed returned only events at or below the cursor';
+        const retry = await this.#backOff(message, this.#nextBackoff(), after, { highest });
+        if (retry !== 'retry') return { kind: 'closed', upstreamUnavailable: retry === 'no-time' };
+        continue;
+      }
+      this.#consecutiveErrors = 0;
+      if (fresh.length === 0) {
+        // An empty answer that did not hold must not become a hot loop.
+        this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
+        return { kind: 'caught-up' };
+      }
+      return { kind: 'events', events: fresh };
+    }
+  }
+
+  /** Waits out the pacing, if any; false when the window closes first or no poll window is left. */
+  async #waitForTurn(): Promise<boolean> {
+    const { clock } = this.#deps;
+    const { deadline, signal } = this.#window;
+    const startAt = Math.max(clock.now(), this.#notBefore);
+    if (signal.aborted || deadline - startAt < this.#options.minPollWindowMs) return false;
+    const pause = startAt - clock.now();
+    if (pause <= 0) return true;
+    try {
+      await clock.sleep(pause, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // Full jitter may draw 0; the floor keeps a run of failures from becoming back-to-back requests.
+  #nextBackoff(): number {
+    return Math.max(
+      MIN_RETRY_WAIT_MS,
+      fullJitterDelay(this.#consecutiveErrors, this.#options.pollBackoff, this.#deps.random),
+    );
+  }
+
+  /**
+   * Counts a failed poll and waits before the next one: `retry` after the wait, `no-time` when
+   * the wait would not leave a poll window before the deadline, `closed` when the window closed
+   * during it.
+   */
+  async #backOff(
+    reason: string,
+    waitMs: number,
+    cursor: number | null,
+    attributes: Record<string, unknown>,
+  ): Promise<'retry' | 'no-time' | 'closed'> {
+    const { clock, metrics, logger } = this.#deps;
+    this.#pollErrors += 1;
+    this.#consecutiveErrors += 1;
+    metrics.add('PollErrors', 'Count', 1);
+    if (clock.now() + waitMs + this.#options.minPollWindowMs > this.#window.deadline) {
+      logger.warn(`${reason}; no retry fits in the budget`, { ...attributes, cursor, waitMs });
+      return 'no-time';
+    }
+    logger.warn(`${reason}; retrying`, { ...attributes, cursor, attempt: this.#consecutiveErrors, waitMs });
+    try {
+      await clock.sleep(waitMs, this.#window.signal);
+      return 'retry';
+    } catch {
+      return 'closed';
+    }
+  }
+}

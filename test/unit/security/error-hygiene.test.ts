@@ -1,0 +1,285 @@
+/**
+ * No credential in any error: every error class the poller can raise, produced by the real code
+ * path that raises it while a client secret, a token, an Authorization value and a base URL with
+ * `user:password@` are in play, is logged through the real Powertools Logger the way the handler
+ * logs failures, and the output is scanned. Powertools prints an error's cause chain with all of
+ * its fields, so a secret anywhere in an error, its context or its causes would show here.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SecretsManagerCredentialsProvider } from '../../../functions/adapters/aws/secrets-manager-credentials.ts';
+import { BankingEventFeed } from '../../../functions/adapters/banking-http/banking-event-feed.ts';
+import { ClientCredentialsTokenProvider } from '../../../functions/adapters/banking-http/token-cache.ts';
+import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import { StaticCredentialsProvider } from '../../../functions/adapters/local/static-credentials.ts';
+import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/banking-credentials.ts';
+import * as errors from '../../../functions/core/errors.ts';
+import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import {
+  InMemoryFeed,
+  InMemoryPublisher,
+  makeEvent,
+  RecordingLogger,
+  RecordingMetrics,
+} from '../../support/in-memory-ports.ts';
+import { json, type Responder, startScriptedServer } from '../../support/scripted-http-server.ts';
+
+const CLIENT_SECRET = 'cl1ent-S3CRET-value';
+const TOKEN = 'acc3ss-T0KEN-value';
+const URL_PASSWORD = 'url-PASSW0RD-value';
+const FORBIDDEN = [CLIENT_SECRET, encodeURIComponent(CLIENT_SECRET), TOKEN, URL_PASSWORD, `Bearer ${TOKEN}`];
+
+/** Runs `action`, which must fail, and returns what it threw. */
+async function produce(label: string, action: () => unknown): Promise<unknown> {
+  try {
+    await action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error(`${label}: expected an error`);
+}
+
+/** A banking service that echoes what it was sent: secrets in error bodies are the worst case. */
+function echoing(status: number, extra: Record<string, unknown> = {}): Responder {
+  return (request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        error: 'invalid_client',
+        error_description: `got ${request.body} with ${request.headers.authorization ?? 'no header'}`,
+        ...extra,
+      }),
+    );
+  };
+}
+
+function issuing(token: unknown): Responder {
+  return json(200, { access_token: token, expires_in: 3600 });
+}
+
+async function feedAgainst(eventsAnswer: Responder, tokenAnswer: Responder = issuing(TOKEN)) {
+  const server = await startScriptedServer(eventsAnswer, { routes: { '/oauth2/token': tokenAnswer } });
+  const credentials = new StaticCredentialsProvider({
+    baseUrl: server.baseUrl,
+    clientId: 'client-1',
+    clientSecret: CLIENT_SECRET,
+  });
+  const dispatcher = new Agent();
+  const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
+  const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+  return {
+    feed,
+    close: async () => {
+      await dispatcher.destroy();
+      await server.close();
+    },
+  };
+}
+
+async function poll(eventsAnswer: Responder, tokenAnswer?: Responder): Promise<void> {
+  const { feed, close } = await feedAgainst(eventsAnswer, tokenAnswer);
+  try {
+    await feed.poll({ after: 1, signal: AbortSignal.timeout(10_000) });
+  } finally {
+    await close();
+  }
+}
+
+function cycleSetup() {
+  const clock = new FakeClock();
+  const feed = new InMemoryFeed(clock, [makeEvent(1), makeEvent(2)]);
+  const publisher = new InMemoryPublisher();
+  const checkpoints = new MemoryCheckpointStore({ now: () => clock.now() });
+  return {
+    clock,
+    feed,
+    publisher,
+    checkpoints,
+    deps: {
+      feed,
+      publisher,
+      checkpoints,
+      clock,
+      metrics: new RecordingMetrics(),
+      logger: new RecordingLogger(),
+      random: () => 0.5,
+    },
+  };
+}
+const invocation = { program: 'default', owner: 'req-1', remainingMs: 60_000 };
+
+const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
+  [
+    'base_url with user:password@',
+    () => parseBaseUrl(`https://user:${URL_PASSWORD}@bank.example.com`, 'secret s'),
+  ],
+  [
+    'base_url with user:password@ that is not a URL',
+    () => parseBaseUrl(`https://user:${URL_PASSWORD}@bank example.com`, 'secret s'),
+  ],
+  [
+    'secret value that is not JSON',
+    () => parseBankingCredentials(`{"client_secret": "${CLIENT_SECRET}", oops}`, 'secret s'),
+  ],
+  [
+    'secret naming a plain-http host',
+    () =>
+      parseBankingCredentials(
+        JSON.stringify({ base_url: 'http://bank.example.com', client_id: 'c', client_secret: CLIENT_SECRET }),
+        'secret s',
+      ),
+  ],
+  [
+    'secret that cannot be read',
+    () =>
+      new SecretsManagerCredentialsProvider({
+        secretId: 'banking',
+        cache: new Map(),
+        client: {
+          send: async () => {
+            throw Object.assign(new Error('User is not authorized'), {
+              name: 'AccessDeniedException',
+              $metadata: { httpStatusCode: 400 },
+            });
+          },
+        } as unknown as SecretsManagerClient,
+      }).get(),
+  ],
+  [
+    'token endpoint refusing the credentials, echoing them',
+    () => poll(json(200, { data: [] }), echoing(401)),
+  ],
+  ['token endpoint failing, echoing the request', () => poll(json(200, { data: [] }), echoing(500))],
+  [
+    'token endpoint answering without a usable token',
+    () => poll(json(200, { data: [] }), issuing({ value: TOKEN })),
+  ],
+  ['feed refusing a fresh token twice', () => poll(echoing(401))],
+  ['feed failing, echoing the Authorization header', () => poll(echoing(500))],
+  ['feed answering a client error, echoing the Authorization header', () => poll(echoing(400))],
+  ['feed answering broken JSON that holds the token', () => poll(json(200, `{"data": [{"note": "${TOKEN}"`))],
+  [
+    'feed unreachable',
+    async () => {
+      const server = await startScriptedServer(json(200, {}));
+      await server.close();
+      const credentials = new StaticCredentialsProvider({
+        baseUrl: server.baseUrl,
+        clientId: 'c',
+        clientSecret: CLIENT_SECRET,
+      });
+      const feed = new BankingEventFeed({
+        credentials,
+        tokens: new ClientCredentialsTokenProvider({ credentials }),
+      });
+      await feed.poll({ after: null, signal: AbortSignal.timeout(10_000) });
+    },
+  ],
+  [
+    'request cut short by the deadline',
+    async () => {
+      const { feed, close } = await feedAgainst(() => {});
+      try {
+        await feed.poll({ after: null, signal: AbortSignal.timeout(200) });
+      } finally {
+        await close();
+      }
+    },
+  ],
+  [
+    'feed ignoring the cursor',
+    async () => {
+      const { deps, feed } = cycleSetup();
+      await runPollCycle(deps, invocation);
+      for (let i = 0; i < 100; i += 1)
+        feed.script({ page: { events: [makeEvent(2)], lastSequenceNumber: 2 } });
+      await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+    },
+  ],
+  [
+    'event too large',
+    async () => {
+      const { deps, feed } = cycleSetup();
+      feed.append(makeEvent(3, { data: { note: 'x'.repeat(300 * 1024) } }));
+      await runPollCycle(deps, invocation);
+    },
+  ],
+  [
+    'entries the bus kept rejecting',
+    async () => {
+      const { deps, publisher } = cycleSetup();
+      publisher.rejectSequence(2);
+      await runPollCycle(deps, invocation);
+    },
+  ],
+  [
+    'events of another program',
+    async () => {
+      const { deps, feed } = cycleSetup();
+      await runPollCycle(deps, invocation);
+      feed.append(makeEvent(3, { program_id: 'program-2' }));
+      await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+    },
+  ],
+  [
+    'lease lost',
+    async () => {
+      const { checkpoints } = cycleSetup();
+      await checkpoints.commit({ owner: 'nobody', sequenceNumber: 1, feedProgramId: 'p' });
+    },
+  ],
+  [
+    'checkpoint moved backwards',
+    async () => {
+      const { checkpoints } = cycleSetup();
+      await checkpoints.acquireLease({ owner: 'a', expiresAt: Date.now() + 60_000, now: Date.now() });
+      await checkpoints.commit({ owner: 'a', sequenceNumber: 5, feedProgramId: 'p' });
+      await checkpoints.commit({ owner: 'a', sequenceNumber: 4, feedProgramId: 'p' });
+    },
+  ],
+];
+
+describe('errors logged through Powertools Logger', () => {
+  let written: string[];
+
+  beforeAll(() => {
+    written = [];
+    for (const stream of [process.stdout, process.stderr]) {
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        written.push(String(chunk));
+        return true;
+      });
+    }
+  });
+
+  afterAll(() => vi.restoreAllMocks());
+
+  it('cover every error class of the poller', async () => {
+    const classes = Object.values(errors).filter(
+      (value): value is typeof errors.PollerError =>
+        typeof value === 'function' && value.prototype instanceof errors.PollerError,
+    );
+    const thrown = await Promise.all(SCENARIOS.map(([label, action]) => produce(label, action)));
+    const seen = new Set(thrown.map((error) => (error as object).constructor));
+
+    expect(classes.length).toBeGreaterThan(5);
+    expect(classes.filter((errorClass) => !seen.has(errorClass)).map((c) => c.name)).toEqual([]);
+  });
+
+  it.each(SCENARIOS)('%s: logged with its cause chain, it shows no credential', async (label, action) => {
+    const error = await produce(label, action);
+    written.length = 0;
+    const logger = new Logger({ serviceName: 'hygiene', logLevel: 'DEBUG' });
+
+    logger.error('Poll cycle failed', { error });
+    logger.error('Poll cycle failed', error as Error);
+
+    const output = written.join('');
+    expect(output).toContain((error as Error).name);
+    for (const secret of FORBIDDEN) expect(output).not.toContain(secret);
+    expect(output).not.toMatch(/authorization["']?\s*[:=]\s*["']?(Bearer|Basic)\s/i);
+  });
+});
