@@ -1,4 +1,10 @@
 import { ConfigurationError } from '../functions/core/errors.ts';
+import {
+  isProgramName,
+  PROGRAM_NAME_EXPECTED,
+  QUERY_PARAMETER_EXPECTED,
+  QUERY_PARAMETER_PATTERN,
+} from '../functions/core/name-rules.ts';
 
 /** A program as configured: a name and, optionally, the secret it already has. */
 export interface ProgramConfig {
@@ -134,8 +140,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     'a CloudWatch namespace',
   );
   const tracing = reader.boolean('tracing');
-  const pollCursorParam = reader.string('pollCursorParam', QUERY_PARAMETER, QUERY_PARAMETER_EXPECTED);
-  const pollLimitParam = reader.string('pollLimitParam', QUERY_PARAMETER, QUERY_PARAMETER_EXPECTED);
+  const pollCursorParam = reader.string('pollCursorParam', QUERY_PARAMETER_PATTERN, QUERY_PARAMETER_EXPECTED);
+  const pollLimitParam = reader.string('pollLimitParam', QUERY_PARAMETER_PATTERN, QUERY_PARAMETER_EXPECTED);
   if (pollCursorParam !== '' && pollLimitParam === pollCursorParam) {
     reader.fail(
       'pollLimitParam',
@@ -166,12 +172,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
 const SECRET_ARN =
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
-const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const EVENT_TYPE = /^[a-z0-9][a-z0-9._-]{0,127}$/;
-/** The handler's rule for POLL_CURSOR_PARAM and POLL_LIMIT_PARAM (functions/poller/poller-config.ts). */
-const QUERY_PARAMETER = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
-const QUERY_PARAMETER_EXPECTED =
-  'a query parameter name: a letter or "_", then letters, digits, "_", "." or "-", at most 64';
 
 /** Collects problems instead of stopping at the first, so one synth shows every key to fix. */
 class ContextReader {
@@ -275,11 +276,8 @@ class ContextReader {
         }
       }
       const { name, secretArn, secretName } = entry;
-      if (typeof name !== 'string' || !PROGRAM_NAME.test(name)) {
-        this.fail(
-          `${key}.name`,
-          `must be letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit), got ${show(name)}`,
-        );
+      if (!isProgramName(name)) {
+        this.fail(`${key}.name`, `must be ${PROGRAM_NAME_EXPECTED}, got ${show(name)}`);
         return;
       }
       if (seen.has(name.toLowerCase())) this.fail(`${key}.name`, `repeats program "${name}"`);
