@@ -7,7 +7,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/simulator/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts'],
           environment: 'node',
         },
       },

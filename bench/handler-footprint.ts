@@ -13,9 +13,9 @@ import path from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { startSimulator } from '../functions/simulator/banking-simulator.ts';
 import { createPollerApp } from '../infra/poller-app.ts';
 import { cdkJsonContext } from '../test/infra/support/poller-app-fixture.ts';
-import { startSimulator } from '../test/simulator/banking-simulator.ts';
 import { startMoto } from '../test/support/moto-server.ts';
 
 interface RunResult {

@@ -19,7 +19,7 @@ import type { BankingEvent } from '../functions/core/event-model.ts';
 import { runPollCycle } from '../functions/core/poll-cycle.ts';
 import type { CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from '../functions/core/ports.ts';
 import { systemClock } from '../functions/core/system-clock.ts';
-import { startSimulator } from '../test/simulator/banking-simulator.ts';
+import { startSimulator } from '../functions/simulator/banking-simulator.ts';
 import { FakeClock } from '../test/support/fake-clock.ts';
 import { InMemoryFeed, makeEvent } from '../test/support/in-memory-ports.ts';
 import { startMoto } from '../test/support/moto-server.ts';

@@ -109,7 +109,7 @@ async function startUpstream(options: LocalOptions, checkpoint: number | null): 
     };
   }
   // Imported lazily: the simulator is development tooling, only needed when no upstream is configured.
-  const { startSimulator } = await import('../../test/simulator/banking-simulator.ts');
+  const { startSimulator } = await import('../simulator/banking-simulator.ts');
   const intervalMs = Math.max(10, Math.round(1000 / Math.min(options.ratePerSecond, 100)));
   const eventsPerTick = Math.max(1, Math.round((options.ratePerSecond * intervalMs) / 1000));
   const simulator = await startSimulator({

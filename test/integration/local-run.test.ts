@@ -7,7 +7,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../simulator/banking-simulator.ts';
+import { startSimulator } from '../../functions/simulator/banking-simulator.ts';
 
 interface Run {
   readonly code: number | null;

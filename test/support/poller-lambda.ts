@@ -10,7 +10,7 @@ import {
   type RunningSimulator,
   type SimulatorOptions,
   startSimulator,
-} from '../simulator/banking-simulator.ts';
+} from '../../functions/simulator/banking-simulator.ts';
 import { type MotoEnvironment, type RecordedBus, useMotoEnvironment } from './aws-test-env.ts';
 import { type Invocation, LambdaContainer } from './lambda-runtime/lambda-container.ts';
 import type { PollerArtifact } from './poller-artifact.ts';

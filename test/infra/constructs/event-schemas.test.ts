@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { EventGenerator } from '../../../functions/simulator/event-generator.ts';
+import { createRandom } from '../../../functions/simulator/seeded-random.ts';
 import { eventJsonSchema } from '../../../infra/constructs/event-schemas.ts';
-import { EventGenerator } from '../../simulator/event-generator.ts';
-import { createRandom } from '../../simulator/seeded-random.ts';
 
 interface PropertySchema {
   readonly type?: string;

@@ -5,7 +5,7 @@
  */
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, inject, it, vi } from 'vitest';
-import { startSimulator } from '../../simulator/banking-simulator.ts';
+import { startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import { pollerLambda, simulatorSecret, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 
 const scenarios = usePollerScenarios(200);

@@ -1,14 +1,14 @@
 /**
  * Runs the banking simulator standalone, e.g. to point a poller or curl at it:
  *
- *   npx tsx test/simulator/main.ts --port 8080 --trickle 200
+ *   npx tsx functions/simulator/main.ts --port 8080 --trickle 200
  *
  * The credentials it prints are fake local ones, safe to show.
  */
 import { parseArgs } from 'node:util';
 import { startSimulator } from './banking-simulator.ts';
 
-const USAGE = `Usage: tsx test/simulator/main.ts [options]
+const USAGE = `Usage: tsx functions/simulator/main.ts [options]
   --host <host>            listen address (default 127.0.0.1)
   --port <n>               port (default 0: ephemeral)
   --trickle <ms>           generate events every <ms> (default: off)

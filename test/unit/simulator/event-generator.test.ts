@@ -6,8 +6,8 @@ import {
   EventGenerator,
   TRANSACTION_TYPES,
   UNKNOWN_EVENT_TYPES,
-} from './event-generator.ts';
-import { createRandom } from './seeded-random.ts';
+} from '../../../functions/simulator/event-generator.ts';
+import { createRandom } from '../../../functions/simulator/seeded-random.ts';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 const ADDRESS = /^0x[0-9a-f]{40}$/;

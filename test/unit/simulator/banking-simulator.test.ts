@@ -4,7 +4,7 @@ import {
   type RunningSimulator,
   type SimulatorOptions,
   startSimulator,
-} from './banking-simulator.ts';
+} from '../../../functions/simulator/banking-simulator.ts';
 
 const running: RunningSimulator[] = [];
 
