@@ -18,7 +18,12 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
     return { grant: { acquired: false, holder: lease.owner, expiresAt: lease.expiresAt }, next: state };
   }
   return {
-    grant: { acquired: true, checkpoint: state.checkpoint, feedProgramId: state.feedProgramId },
+    grant: {
+      acquired: true,
+      checkpoint: state.checkpoint,
+      feedProgramId: state.feedProgramId,
+      openGaps: state.openGaps,
+    },
     next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt } },
   };
 }
@@ -33,7 +38,7 @@ export function decideCommit(
   program: string,
   nowIso: string,
 ): CheckpointState {
-  const { owner, sequenceNumber, feedProgramId } = request;
+  const { owner, sequenceNumber, feedProgramId, openGaps } = request;
   if (state.lease?.owner !== owner) {
     throw new LeaseLostError(
       `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber} not written`,
@@ -49,7 +54,13 @@ export function decideCommit(
       { program, checkpoint: state.checkpoint, sequenceNumber },
     );
   }
-  return { ...state, checkpoint: sequenceNumber, updatedAt: nowIso, feedProgramId };
+  return {
+    ...state,
+    checkpoint: sequenceNumber,
+    updatedAt: nowIso,
+    feedProgramId,
+    openGaps: openGaps ?? state.openGaps,
+  };
 }
 
 export function decideRelease(state: CheckpointState, owner: string): CheckpointState {
@@ -61,4 +72,5 @@ export const EMPTY_CHECKPOINT_STATE: CheckpointState = Object.freeze({
   updatedAt: null,
   lease: null,
   feedProgramId: null,
+  openGaps: Object.freeze([]),
 });

@@ -1,11 +1,24 @@
 import { PayloadValidationError } from './errors.ts';
 import { isJsonObject } from './json-object.ts';
+import {
+  compactText,
+  elementSpans,
+  type JsonDocument,
+  memberSpan,
+  memberSpans,
+  rootSpan,
+  type Span,
+} from './json-text.ts';
 
 /** The two types the interface documents; the list grows, so any other lower-case string is valid too. */
 export const KNOWN_EVENT_TYPES = ['account_status', 'transaction'] as const;
 export type KnownEventType = (typeof KNOWN_EVENT_TYPES)[number];
 
-/** An event as we publish it: sequence number as a number, type in lower case, everything else as received. */
+/**
+ * An event as we publish it. The fields are the parsed view the poller works with (numbers in
+ * `data` are JavaScript numbers, so possibly rounded: never publish them); `detail` is what is
+ * published: the bank's own JSON text with only the documented normalizations.
+ */
 export interface BankingEvent {
   readonly id: string;
   readonly program_id: string;
@@ -13,6 +26,25 @@ export interface BankingEvent {
   readonly created_dt: string;
   readonly type: string;
   readonly data: Readonly<Record<string, unknown>>;
+  /**
+   * The event's JSON text as received, with `sequence_number` as a number and `type` in lower
+   * case; every other token (numbers digit for digit, strings with their escapes) as sent, only
+   * the whitespace between tokens dropped.
+   */
+  readonly detail: string;
+}
+
+/** One event as it arrived: its parsed value, and where its text is in the document it came in. */
+export interface EventText {
+  readonly value: unknown;
+  readonly text: string;
+  readonly span: Span;
+}
+
+/** An event that exists only as a value (tests, a payload built in code): its text is its JSON. */
+export function eventTextOf(value: unknown): EventText {
+  const text = JSON.stringify(value) ?? 'null';
+  return { value, text, span: { start: 0, end: text.length } };
 }
 
 /** One answer of the feed. `events` are normalized, in ascending sequence order. */
@@ -80,7 +112,8 @@ function requireString(
 }
 
 /** Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`. */
-export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'event'): BankingEvent {
+export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 'event'): BankingEvent {
+  const raw = source.value;
   if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
   const id = requireString(raw, 'id', origin, path);
   const programId = requireString(raw, 'program_id', origin, path);
@@ -91,23 +124,49 @@ export function normalizeEvent(raw: unknown, origin: PayloadOrigin, path = 'even
   const type = requireString(raw, 'type', origin, path).toLowerCase();
   const data = raw.data;
   if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
+  const sequenceNumber = parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`);
   return {
     id,
     program_id: programId,
-    sequence_number: parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`),
+    sequence_number: sequenceNumber,
     created_dt: createdDt,
     type,
     data,
+    detail: eventDetail(source, id, sequenceNumber, type),
   };
 }
 
+/**
+ * The event's text with `sequence_number` and `type` rewritten to their normalized values and
+ * every other member's value token for token as received. Its `id` is checked against the parsed
+ * one: text that does not belong to this event must never be published in its name.
+ */
+function eventDetail({ text, span }: EventText, id: string, sequenceNumber: number, type: string): string {
+  let idSeen = false;
+  const members = memberSpans(text, span).map(({ key, keyToken, value }) => {
+    let valueText: string;
+    if (key === 'sequence_number') valueText = String(sequenceNumber);
+    else if (key === 'type') valueText = JSON.stringify(type);
+    else valueText = compactText(text, value);
+    if (key === 'id') idSeen = JSON.parse(valueText) === id;
+    return `${text.slice(keyToken.start, keyToken.end)}:${valueText}`;
+  });
+  if (!idSeen) throw new Error(`Internal error: the text located for event ${id} is another event's`);
+  return `{${members.join(',')}}`;
+}
+
 /** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
-export function parsePollResponse(body: unknown, origin: PayloadOrigin): FeedPage {
+export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
+  const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
   const data = body.data;
   if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
-  const events = data.map((raw, index) => normalizeEvent(raw, origin, `data[${index}]`));
+  const { text } = document;
+  const spans = elementSpans(text, memberSpan(text, rootSpan(text), 'data')!);
+  const events = data.map((raw, index) =>
+    normalizeEvent({ value: raw, text, span: spans[index]! }, origin, `data[${index}]`),
+  );
   events.sort((a, b) => a.sequence_number - b.sequence_number);
   const cursor = body.last_sequence_number;
   return {
@@ -117,6 +176,22 @@ export function parsePollResponse(body: unknown, origin: PayloadOrigin): FeedPag
         ? null
         : parseSequenceNumber(cursor, origin, 'last_sequence_number'),
   };
+}
+
+/**
+ * The event in the body of a single-event lookup, whose shape is not documented: the event
+ * itself, `{ data: event }` or `{ data: [event] }`.
+ */
+export function singleEventText(document: JsonDocument): EventText {
+  const { text, value } = document;
+  const root = rootSpan(text);
+  if (!isJsonObject(value) || typeof value.id === 'string') return { value, text, span: root };
+  if (isJsonObject(value.data)) return { value: value.data, text, span: memberSpan(text, root, 'data')! };
+  if (Array.isArray(value.data) && value.data.length === 1) {
+    const [only] = elementSpans(text, memberSpan(text, root, 'data')!);
+    return { value: value.data[0], text, span: only! };
+  }
+  return { value, text, span: root };
 }
 
 /**
@@ -133,6 +208,20 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
     fresh.push(event);
   }
   return fresh;
+}
+
+/**
+ * What `selectNewEvents` leaves out for being at or below the checkpoint: late events (a number
+ * filled in after the checkpoint passed it) and events sent again. Repeated ids count once.
+ */
+export function selectLateEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
+  if (checkpoint === null) return [];
+  const seen = new Set<string>();
+  return events.filter((event) => {
+    if (event.sequence_number > checkpoint || seen.has(event.id)) return false;
+    seen.add(event.id);
+    return true;
+  });
 }
 
 /** A run of sequence numbers the feed skipped: `from` to `to`, both inclusive. */

@@ -1,6 +1,6 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import { UpstreamHttpError } from './errors.ts';
-import { type BankingEvent, selectNewEvents } from './event-model.ts';
+import { type BankingEvent, selectLateEvents, selectNewEvents } from './event-model.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -10,6 +10,11 @@ export interface FeedReaderDeps {
   readonly logger: CycleLogger;
   /** Source of jitter; injectable for deterministic tests. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Sequence numbers the feed skipped and nobody published since (the gap ledger): an event at or
+   * below the cursor with one of them was filled in late and is wanted. @default none
+   */
+  readonly recordedGaps?: { includes(sequence: number): boolean };
 }
 
 export interface FeedReaderOptions {
@@ -28,8 +33,15 @@ export interface ReadWindow {
 }
 
 export type FeedRead =
-  /** Events after the cursor, new to this checkpoint, ascending; never empty. */
-  | { readonly kind: 'events'; readonly events: readonly BankingEvent[] }
+  /**
+   * Events after the cursor, new to this checkpoint, ascending; and `late` ones at or below it
+   * that fall in a recorded gap (never published). One of the two is not empty.
+   */
+  | {
+      readonly kind: 'events';
+      readonly events: readonly BankingEvent[];
+      readonly late: readonly BankingEvent[];
+    }
   /** The feed answered that nothing is new. */
   | { readonly kind: 'caught-up' }
   /** Polling is over for this invocation: the window closed, or no retry fits in what is left. */
@@ -138,7 +150,8 @@ export class FeedReader {
       }
 
       const fresh = selectNewEvents(page.events, after);
-      if (fresh.length === 0 && page.events.length > 0) {
+      const late = this.#wantedLate(page.events, after);
+      if (fresh.length === 0 && late.length === 0 && page.events.length > 0) {
         // Only events we already have: the upstream ignored the cursor (wrong POLL_CURSOR_PARAM?)
         // or treats it as inclusive. Not "caught up", and not worth a hot loop.
         this.#stalePolls += 1;
@@ -149,13 +162,42 @@ export class FeedReader {
         continue;
       }
       this.#consecutiveErrors = 0;
-      if (fresh.length === 0) {
+      if (fresh.length === 0 && late.length === 0) {
         // An empty answer that did not hold must not become a hot loop.
         this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
         return { kind: 'caught-up' };
       }
-      return { kind: 'events', events: fresh };
+      return { kind: 'events', events: fresh, late };
     }
+  }
+
+  /**
+   * Counts every event at or below the cursor (`LateEvents`) and keeps those in a recorded gap:
+   * they were never published. The others were, and are only logged.
+   */
+  #wantedLate(events: readonly BankingEvent[], after: number | null): BankingEvent[] {
+    const late = selectLateEvents(events, after);
+    if (late.length === 0) return late;
+    const { metrics, logger, recordedGaps } = this.#deps;
+    metrics.add('LateEvents', 'Count', late.length);
+    const wanted = late.filter((event) => recordedGaps?.includes(event.sequence_number) === true);
+    for (const event of wanted) {
+      logger.warn('An event arrived late for a skipped sequence number; publishing it', {
+        eventId: event.id,
+        sequenceNumber: event.sequence_number,
+        cursor: after,
+      });
+    }
+    const again = late.filter((event) => !wanted.includes(event));
+    if (again.length > 0) {
+      // One line a page: a feed that ignores the cursor sends whole pages again.
+      logger.info('Events at or below the cursor came again; they were published before', {
+        count: again.length,
+        events: again.slice(0, 5).map((event) => ({ id: event.id, sequence_number: event.sequence_number })),
+        cursor: after,
+      });
+    }
+    return wanted;
   }
 
   /** Waits out the pacing, if any; false when the window closes first or no poll window is left. */

@@ -10,6 +10,7 @@ import {
 } from './errors.ts';
 import { type BankingEvent, findSequenceGaps } from './event-model.ts';
 import { FeedReader } from './feed-reader.ts';
+import { GapLedger } from './gap-ledger.ts';
 import type {
   CheckpointStore,
   Clock,
@@ -154,6 +155,8 @@ class PollCycle {
   #committed: number | null;
   /** The `program_id` this row's feed serves, once known. */
   #feedProgramId: string | null;
+  /** Skipped sequence numbers below the checkpoint, so a late event for one of them is published. */
+  readonly #gaps: GapLedger;
   #published = 0;
   #lagSeconds: number | null = null;
 
@@ -169,6 +172,7 @@ class PollCycle {
     this.#startCheckpoint = lease.checkpoint;
     this.#committed = lease.checkpoint;
     this.#feedProgramId = lease.feedProgramId;
+    this.#gaps = new GapLedger(lease.openGaps);
     // Ctrl-C stops the next poll, never a publish in progress: its events would only come again.
     const pollSignal =
       options.stopSignal === undefined
@@ -181,6 +185,7 @@ class PollCycle {
         metrics: deps.metrics,
         logger: deps.logger,
         random: deps.random,
+        recordedGaps: this.#gaps,
       },
       {
         minPollWindowMs: options.minPollWindowMs ?? DEFAULTS.minPollWindowMs,
@@ -206,6 +211,15 @@ class PollCycle {
       checkpoint: this.#committed,
       deadline: new Date(this.#budget.deadline).toISOString(),
     });
+    const forgotten = this.#gaps.prune(this.#deps.clock.now());
+    if (forgotten.length > 0) {
+      this.#deps.logger.warn(
+        'Skipped sequence numbers no longer remembered: an event filled in for them now would be taken for a re-send',
+        {
+          gaps: forgotten.slice(0, 10),
+        },
+      );
+    }
     let stopReason: StopReason = 'deadline';
     try {
       for (;;) {
@@ -215,7 +229,7 @@ class PollCycle {
           break;
         }
         if (read.kind === 'caught-up') this.#caughtUp();
-        else await this.#publishPage(read.events);
+        else await this.#publishPage(read.events, read.late);
       }
       if (this.#options.stopSignal?.aborted) stopReason = 'stopped';
       this.#failIfTheFeedNeverAnswered();
@@ -232,21 +246,26 @@ class PollCycle {
   }
 
   /**
-   * Publishes one page's new events and commits the contiguous prefix the bus accepted; throws
-   * when an event stayed unpublished (the checkpoint is then just below it).
+   * Publishes one page's new events, and late ones for recorded gaps, then commits the contiguous
+   * prefix the bus accepted; throws when an event stayed unpublished (the checkpoint is then just
+   * below it). Late events are below the checkpoint: they only leave the gap ledger.
    */
-  async #publishPage(fresh: readonly BankingEvent[]): Promise<void> {
+  async #publishPage(fresh: readonly BankingEvent[], late: readonly BankingEvent[]): Promise<void> {
     const { metrics } = this.#deps;
-    this.#checkFeedIdentity(fresh);
-    this.#reportGaps(fresh);
+    const events = [...late, ...fresh];
+    this.#checkFeedIdentity(events);
+    this.#recordGaps(fresh);
 
     const tracker = new CheckpointTracker(this.#committed);
     tracker.track(fresh.map((event) => event.sequence_number));
+    const lateOnes = new Set(late);
     let newest: BankingEvent | undefined;
-    const report = await this.#pipeline.publish(fresh, {
+    const report = await this.#pipeline.publish(events, {
       deadline: this.#budget.deadline,
       signal: this.#budget.workSignal,
       onAccepted: (event) => {
+        this.#gaps.fill(event.sequence_number);
+        if (lateOnes.has(event)) return;
         tracker.accept(event.sequence_number);
         if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;
       },
@@ -281,9 +300,11 @@ class PollCycle {
     this.#feedProgramId = expected;
   }
 
-  #reportGaps(fresh: readonly BankingEvent[]): void {
+  /** Reports the numbers the feed skipped and remembers them, for events that turn up late. */
+  #recordGaps(fresh: readonly BankingEvent[]): void {
     const gaps = findSequenceGaps(this.#committed, fresh);
     if (gaps.length === 0) return;
+    this.#gaps.record(gaps, this.#deps.clock.now());
     this.#deps.metrics.add(
       'SequenceGaps',
       'Count',
@@ -295,18 +316,27 @@ class PollCycle {
     });
   }
 
+  /**
+   * Writes the checkpoint when it moves, and the gap ledger with it when that changed (a late
+   * event published below an unmoved checkpoint is written at the same number).
+   */
   async #commit(safe: number | null): Promise<void> {
-    if (safe === null || (this.#committed !== null && safe <= this.#committed)) return;
+    const moves = safe !== null && (this.#committed === null || safe > this.#committed);
+    const sequenceNumber = moves ? safe : this.#committed;
+    if (sequenceNumber === null || (!moves && !this.#gaps.changed)) return;
     await this.#deps.checkpoints.commit({
       owner: this.#options.owner,
-      sequenceNumber: safe,
+      sequenceNumber,
       // Set by #checkFeedIdentity before anything was published.
       feedProgramId: this.#feedProgramId!,
+      openGaps: this.#gaps.changed ? this.#gaps.open : undefined,
       signal: this.#budget.workSignal,
     });
-    this.#committed = safe;
-    this.#deps.metrics.add('CheckpointSequence', 'None', safe);
-    this.#deps.logger.debug('Checkpoint committed', { checkpoint: safe });
+    this.#gaps.written();
+    if (!moves) return;
+    this.#committed = sequenceNumber;
+    this.#deps.metrics.add('CheckpointSequence', 'None', sequenceNumber);
+    this.#deps.logger.debug('Checkpoint committed', { checkpoint: sequenceNumber });
   }
 
   #throwIfIncomplete(report: PublishReport): void {

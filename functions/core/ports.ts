@@ -85,12 +85,21 @@ export interface LeaseRequest {
   readonly now: number;
 }
 
+/** A run of sequence numbers the feed skipped, remembered since `seenAt` (epoch ms). */
+export interface OpenGap {
+  readonly from: number;
+  readonly to: number;
+  readonly seenAt: number;
+}
+
 export type LeaseGrant =
   | {
       readonly acquired: true;
       readonly checkpoint: number | null;
       /** The `program_id` the row's feed serves, recorded by its first commit; `null` before that. */
       readonly feedProgramId: string | null;
+      /** Skipped sequence numbers below the checkpoint whose events were never published. */
+      readonly openGaps: readonly OpenGap[];
     }
   | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
 
@@ -100,6 +109,7 @@ export interface CheckpointState {
   readonly lease: { readonly owner: string; readonly expiresAt: number } | null;
   /** The `program_id` of the events behind the checkpoint; `null` until the first commit. */
   readonly feedProgramId: string | null;
+  readonly openGaps: readonly OpenGap[];
 }
 
 export interface CommitRequest {
@@ -112,6 +122,8 @@ export interface CommitRequest {
    * credentials, and its sequence numbers mean nothing for this row.
    */
   readonly feedProgramId: string;
+  /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
+  readonly openGaps?: readonly OpenGap[];
   /** Bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
   readonly signal?: AbortSignal;
 }
@@ -147,6 +159,7 @@ export const METRIC_NAMES = [
   'LeaseBusy',
   'CycleDurationMs',
   'SequenceGaps',
+  'LateEvents',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -17,7 +17,7 @@ import { EventGenerator } from './event-generator.ts';
 import { FaultInjector, type MalformedKind } from './fault-injector.ts';
 import type { RecordedRequest } from './http-exchange.ts';
 import { type ActiveConnection, createRequestHandler, type SimulatorContext } from './http-routes.ts';
-import { ProgramFeed } from './program-feed.ts';
+import { type EventInput, ProgramFeed } from './program-feed.ts';
 import type { RawEvent } from './raw-event.ts';
 import { createRandom, deriveSeed } from './seeded-random.ts';
 import { SSE_HEARTBEAT_MS } from './sse.ts';
@@ -62,6 +62,13 @@ export interface SimulatorOptions {
   readonly now?: () => number;
 }
 
+/** An event to append: its type and data, optionally its id, created_dt and wire text of data. */
+export type AppendedEvent = Partial<RawEvent> & {
+  readonly type: string;
+  readonly data?: Record<string, unknown>;
+  readonly dataText?: string;
+};
+
 export interface SimulatorFaults {
   /**
    * The next `count` matching requests (exact `path` when given) answer `status` (400-599) with a
@@ -96,16 +103,38 @@ export interface RunningSimulator {
   issuedTokens(): readonly string[];
   /** e.g. `http://127.0.0.1:41234`, no trailing slash. */
   readonly url: string;
+  /** The programs and their current client credentials. */
   readonly programs: readonly SimulatorProgram[];
   /** The seed in use, the given one or the one drawn at random, to reproduce a run. */
   readonly seed: number;
   /** Appends `count` realistic events to a program (the first by default) and returns them. */
   generate(count: number, options?: { programId?: string; type?: string }): RawEvent[];
-  /** Appends one specific event; the feed assigns its sequence number (and program id). */
-  append(
-    event: Partial<RawEvent> & { type: string; data: Record<string, unknown> },
-    options?: { programId?: string },
+  /**
+   * Appends one specific event; the feed assigns its sequence number (and program id). With
+   * `dataText`, `data` goes on the wire exactly as that JSON text (for values a JSON round trip
+   * would change, such as 9007199254740993 or 12.50); `data` is then parsed from it.
+   */
+  append(event: AppendedEvent, options?: { programId?: string }): RawEvent;
+  /** Leaves the next `count` sequence numbers of a program unused: a gap. Returns the range. */
+  skip(count: number, options?: { programId?: string }): { from: number; to: number };
+  /**
+   * Fills an unused sequence number below the end of the feed with an event, late. With
+   * `announce` (default true) the next `GET /events` answer carries it too, whatever its cursor,
+   * as an upstream that re-emits late events would; `/event/sequence/:n` finds it either way.
+   */
+  fill(
+    sequenceNumber: number,
+    event: AppendedEvent,
+    options?: { programId?: string; announce?: boolean },
   ): RawEvent;
+  /** The next `GET /events` answer carries this already delivered event again. */
+  resend(sequenceNumber: number, options?: { programId?: string }): RawEvent;
+  /**
+   * Gives a program's client a new secret (the first program by default) and returns it: the
+   * token endpoint refuses the old one from now on, while tokens already issued stay valid
+   * until they expire, as with a real rotation.
+   */
+  rotateClientSecret(options?: { programId?: string }): string;
   /** What the feed holds, in poll format and sequence order (the first program by default). */
   events(programId?: string): readonly RawEvent[];
   readonly faults: SimulatorFaults;
@@ -155,6 +184,25 @@ function resolvePrograms(
   return programs;
 }
 
+/** What the feed stores for an event given by a test: a fresh id unless given, `data` parsed from `dataText`. */
+function eventInput(event: AppendedEvent, generator: EventGenerator): EventInput {
+  if (event.data === undefined && event.dataText === undefined) {
+    throw new RangeError('An appended event needs data or dataText');
+  }
+  // A copy, so freezing the stored event never freezes the caller's object.
+  const data =
+    event.data === undefined
+      ? (JSON.parse(event.dataText!) as Record<string, unknown>)
+      : structuredClone(event.data);
+  return {
+    id: event.id ?? generator.nextId(),
+    created_dt: event.created_dt,
+    type: event.type,
+    data,
+    dataText: event.dataText,
+  };
+}
+
 /** Starts the simulator and resolves once it listens. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = options.host ?? '127.0.0.1';
@@ -196,7 +244,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const feeds = new Map(
     programs.map((program) => [program.programId, new ProgramFeed(program.programId, now)]),
   );
-  const context: SimulatorContext = {
+  let rotations = 0;
+  const context: SimulatorContext & { programsByClientId: Map<string, SimulatorProgram> } = {
     programsByClientId: new Map(programs.map((program) => [program.clientId, program])),
     feeds,
     tokens: new TokenRegistry(tokenLifetimeSeconds * 1000, now),
@@ -289,21 +338,46 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   return {
     url,
-    programs: Object.freeze([...programs]),
+    get programs() {
+      return Object.freeze([...programs]);
+    },
     seed,
     generate,
     append: (event, appendOptions = {}) => {
       const { feed, generator } = programFor(appendOptions.programId ?? event.program_id);
-      // A copy, so freezing the stored event never freezes the caller's object.
-      const data = structuredClone(event.data);
-      const appended = feed.append({
-        id: event.id ?? generator.nextId(),
-        created_dt: event.created_dt,
-        type: event.type,
-        data,
-      });
+      const appended = feed.append(eventInput(event, generator));
       generator.observe(appended);
       return appended;
+    },
+    skip: (count, skipOptions = {}) => {
+      if (!Number.isInteger(count) || count < 1) {
+        throw new RangeError(`skip: count must be a positive integer, got ${count}`);
+      }
+      return programFor(skipOptions.programId).feed.skip(count);
+    },
+    fill: (sequenceNumber, event, fillOptions = {}) => {
+      const { feed, generator } = programFor(fillOptions.programId ?? event.program_id);
+      const filled = feed.fill(sequenceNumber, eventInput(event, generator), fillOptions.announce ?? true);
+      generator.observe(filled);
+      return filled;
+    },
+    resend: (sequenceNumber, resendOptions = {}) =>
+      programFor(resendOptions.programId).feed.resend(sequenceNumber),
+    rotateClientSecret: (rotateOptions = {}) => {
+      const index =
+        rotateOptions.programId === undefined
+          ? 0
+          : programs.findIndex((p) => p.programId === rotateOptions.programId);
+      const current = programs[index];
+      if (current === undefined) throw new RangeError(`Unknown programId '${rotateOptions.programId}'`);
+      rotations += 1;
+      const rotated = Object.freeze({
+        ...current,
+        clientSecret: `${current.clientSecret}-rotated-${rotations}`,
+      });
+      programs[index] = rotated;
+      context.programsByClientId.set(rotated.clientId, rotated);
+      return rotated.clientSecret;
     },
     events: (programId) => programFor(programId).feed.all(),
     faults,

@@ -20,7 +20,7 @@ import {
   writeHead,
 } from './http-exchange.ts';
 import type { ProgramFeed } from './program-feed.ts';
-import type { RawEvent } from './raw-event.ts';
+import { type RawEvent, wireText } from './raw-event.ts';
 import type { Random } from './seeded-random.ts';
 import { formatComment, formatEventMessage, SSE_BATCH_SIZE } from './sse.ts';
 import type { TokenRegistry } from './token-registry.ts';
@@ -40,6 +40,7 @@ export interface ActiveConnection {
 }
 
 export interface SimulatorContext {
+  /** Current credentials per client id; a rotation replaces the entry. */
   readonly programsByClientId: ReadonlyMap<string, SimulatorProgram>;
   readonly feeds: ReadonlyMap<string, ProgramFeed>;
   readonly tokens: TokenRegistry;
@@ -350,12 +351,20 @@ function pollEvents(context: SimulatorContext, exchange: Exchange, feed: Program
   if (limit === null) return;
   const from = cursor ?? 0;
   const pageLimit = limit ?? DEFAULT_POLL_LIMIT;
-  const answer = (events: RawEvent[]) => answerPoll(context, exchange, events, from, pageLimit);
+  // Late fills and re-sends ride along with whatever the cursor selects, in sequence order.
+  const answer = (events: RawEvent[]) =>
+    answerPoll(
+      context,
+      exchange,
+      [...feed.takeExtras(), ...events].sort((a, b) => a.sequence_number - b.sequence_number),
+      from,
+      pageLimit,
+    );
 
   const available = feed.after(from, pageLimit);
   // Uniform in [0, max]: the interface promises only "random, at most one minute".
   const holdMs = Math.floor(context.holdRandom.next() * (context.maxPollHoldMs + 1));
-  if (available.length > 0 || holdMs === 0) {
+  if (available.length > 0 || feed.hasExtras || holdMs === 0) {
     answer(available);
     return;
   }
@@ -364,7 +373,7 @@ function pollEvents(context: SimulatorContext, exchange: Exchange, feed: Program
   const connection: ActiveConnection = { kind: 'poll', shutdown: () => settle([]) };
   const unsubscribe = feed.subscribe(() => {
     const appended = feed.after(from, pageLimit);
-    if (appended.length > 0) settle(appended);
+    if (appended.length > 0 || feed.hasExtras) settle(appended);
   });
   const timer = setTimeout(() => settle([]), holdMs);
   const release = () => {
@@ -394,18 +403,19 @@ function answerPoll(
   cursor: number,
   limit: number,
 ): void {
-  const body = { data: events, last_sequence_number: events.at(-1)?.sequence_number ?? cursor, limit };
+  const lastSequenceNumber = events.at(-1)?.sequence_number ?? cursor;
+  // Written from each event's wire text, so values a JSON round trip would change arrive as set.
+  const text = `{"data":[${events.map(wireText).join(',')}],"last_sequence_number":${lastSequenceNumber},"limit":${limit}}`;
   const malformed = context.faults.takeMalformed();
   if (malformed === 'not-json') {
     // Declared as JSON but cut in half, like a truncated upstream answer: any proper prefix of a
     // JSON object fails to parse.
-    const full = JSON.stringify(body);
-    sendRaw(exchange, 200, full.slice(0, Math.max(1, Math.floor(full.length / 2))));
+    sendRaw(exchange, 200, text.slice(0, Math.max(1, Math.floor(text.length / 2))));
   } else if (malformed === 'bad-schema') {
     // Valid JSON whose `data` is an object wrapping the events instead of an array.
-    sendJson(exchange, 200, { ...body, data: { events } });
+    sendJson(exchange, 200, { data: { events }, last_sequence_number: lastSequenceNumber, limit });
   } else {
-    sendJson(exchange, 200, body);
+    sendRaw(exchange, 200, text);
   }
 }
 
@@ -511,7 +521,7 @@ function eventById(
   }
   const event = feed.byEventId(id);
   if (event === undefined) eventNotFound(exchange);
-  else sendJson(exchange, 200, event);
+  else sendRaw(exchange, 200, wireText(event));
 }
 
 function eventBySequence(
@@ -527,7 +537,7 @@ function eventBySequence(
   }
   const event = feed.bySequence(parsed.value);
   if (event === undefined) eventNotFound(exchange);
-  else sendJson(exchange, 200, event);
+  else sendRaw(exchange, 200, wireText(event));
 }
 
 /** Re-exported so the composition module can expose the record type without reaching deeper. */

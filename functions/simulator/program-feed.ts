@@ -1,8 +1,10 @@
 /**
- * The event log of one program: assigns sequence numbers, answers cursor reads in O(1), and tells
- * waiting requests (held polls, open streams) that something was appended.
+ * The event log of one program: assigns sequence numbers, answers cursor reads, and tells waiting
+ * requests (held polls, open streams) that something was appended. Sequence numbers can be left
+ * unused (`skip`) and filled in later (`fill`), and events can be sent again (`resend`), as an
+ * upstream may: such events ride along with the next poll answer.
  */
-import { deepFreeze, formatTimestamp, type RawEvent } from './raw-event.ts';
+import { deepFreeze, formatTimestamp, type RawEvent, setDataText } from './raw-event.ts';
 
 /** What `append` accepts; the feed assigns `sequence_number` and `program_id`. */
 export interface EventInput {
@@ -10,13 +12,17 @@ export interface EventInput {
   readonly created_dt?: string;
   readonly type: string;
   readonly data: Record<string, unknown>;
+  /** `data` exactly as it goes on the wire, when a JSON round trip of `data` would change it. */
+  readonly dataText?: string;
 }
 
 export class ProgramFeed {
-  /** `log[i]` has sequence number `i + 1`, which makes `after(cursor)` a slice. */
-  private readonly log: RawEvent[] = [];
+  /** `log[i]` holds sequence number `i + 1`, or nothing when that number is unused so far. */
+  private readonly log: Array<RawEvent | undefined> = [];
   private readonly byId = new Map<string, RawEvent>();
   private readonly listeners = new Set<() => void>();
+  /** Events to add to the next poll answer whatever its cursor: late fills and re-sends. */
+  private extras: RawEvent[] = [];
   private notifyScheduled = false;
 
   constructor(
@@ -33,25 +39,60 @@ export class ProgramFeed {
   }
 
   append(input: EventInput): RawEvent {
-    const event: RawEvent = deepFreeze({
-      id: input.id,
-      program_id: this.programId,
-      sequence_number: this.log.length + 1,
-      created_dt: input.created_dt ?? formatTimestamp(this.now()),
-      type: input.type,
-      data: input.data,
-    });
+    const event = this.create(this.log.length + 1, input);
     this.log.push(event);
-    // The first event with an id wins lookups, as a duplicated delivery would not replace it.
-    if (!this.byId.has(event.id)) this.byId.set(event.id, event);
     this.scheduleNotify();
     return event;
   }
 
+  /** Leaves the next `count` sequence numbers unused: a gap in the feed. Returns the range. */
+  skip(count: number): { from: number; to: number } {
+    const from = this.log.length + 1;
+    for (let i = 0; i < count; i += 1) this.log.push(undefined);
+    return { from, to: this.log.length };
+  }
+
+  /**
+   * Puts an event at an unused sequence number below the end of the log (filled late). With
+   * `announce`, the next poll answer carries it too, whatever its cursor.
+   */
+  fill(sequenceNumber: number, input: EventInput, announce: boolean): RawEvent {
+    if (!(sequenceNumber >= 1 && sequenceNumber <= this.log.length) || this.log[sequenceNumber - 1]) {
+      throw new RangeError(`fill: sequence number ${sequenceNumber} is not an unused number of this feed`);
+    }
+    const event = this.create(sequenceNumber, input);
+    this.log[sequenceNumber - 1] = event;
+    if (announce) this.announce(event);
+    return event;
+  }
+
+  /** The next poll answer carries this already delivered event again. */
+  resend(sequenceNumber: number): RawEvent {
+    const event = this.bySequence(sequenceNumber);
+    if (event === undefined) throw new RangeError(`resend: no event has sequence number ${sequenceNumber}`);
+    this.announce(event);
+    return event;
+  }
+
+  get hasExtras(): boolean {
+    return this.extras.length > 0;
+  }
+
+  /** The late and re-sent events waiting for a poll answer; they are handed out once. */
+  takeExtras(): RawEvent[] {
+    const taken = this.extras;
+    this.extras = [];
+    return taken;
+  }
+
   /** Events with a sequence number above `cursor`, at most `limit` of them, in order. */
   after(cursor: number, limit: number): RawEvent[] {
-    if (cursor >= this.log.length) return [];
-    return this.log.slice(cursor, cursor + limit);
+    const page: RawEvent[] = [];
+    for (let index = Math.max(0, cursor); index < this.log.length && page.length < limit; index += 1) {
+      const event = this.log[index];
+      if (event !== undefined) page.push(event);
+    }
+    return page;
   }
 
   bySequence(sequenceNumber: number): RawEvent | undefined {
@@ -63,7 +104,7 @@ export class ProgramFeed {
   }
 
   all(): readonly RawEvent[] {
-    return this.log.slice();
+    return this.log.filter((event): event is RawEvent => event !== undefined);
   }
 
   /** Calls `listener` after appends; returns the function that unsubscribes it. */
@@ -72,6 +113,26 @@ export class ProgramFeed {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  private create(sequenceNumber: number, input: EventInput): RawEvent {
+    const event: RawEvent = deepFreeze({
+      id: input.id,
+      program_id: this.programId,
+      sequence_number: sequenceNumber,
+      created_dt: input.created_dt ?? formatTimestamp(this.now()),
+      type: input.type,
+      data: input.data,
+    });
+    if (input.dataText !== undefined) setDataText(event, input.dataText);
+    // The first event with an id wins lookups, as a duplicated delivery would not replace it.
+    if (!this.byId.has(event.id)) this.byId.set(event.id, event);
+    return event;
+  }
+
+  private announce(event: RawEvent): void {
+    this.extras.push(event);
+    this.scheduleNotify();
   }
 
   /**

@@ -32,3 +32,21 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** Wire texts of events whose `data` was given as text: values that a JSON round trip would change. */
+const wireTexts = new WeakMap<RawEvent, string>();
+
+/**
+ * Gives `event` an exact wire form whose `data` is `dataText` as written (big integers, decimals
+ * with trailing zeros, exponents, escapes), so tests can check that they arrive unchanged.
+ */
+export function setDataText(event: RawEvent, dataText: string): void {
+  const { data: _parsed, ...fields } = event;
+  const head = JSON.stringify(fields);
+  wireTexts.set(event, `${head.slice(0, -1)},"data":${dataText}}`);
+}
+
+/** The event as the service writes it in a poll answer or a lookup. */
+export function wireText(event: RawEvent): string {
+  return wireTexts.get(event) ?? JSON.stringify(event);
+}

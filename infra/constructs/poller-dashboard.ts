@@ -103,6 +103,7 @@ export class PollerDashboard extends Construct {
         right: perProgram((p) => [
           metrics.metric('PublishRetries', p, { statistic: 'Sum', label: `${p} publish retries` }),
           metrics.metric('AuthRefreshes', p, { statistic: 'Sum', label: `${p} token refreshes` }),
+          metrics.metric('LateEvents', p, { statistic: 'Sum', label: `${p} late or re-sent events` }),
         ]),
         width: WIDTH,
         height: HEIGHT,

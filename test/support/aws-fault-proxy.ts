@@ -27,6 +27,13 @@ interface RequestFault {
   readonly errorType: string;
 }
 
+/** One PutEvents entry as the client sent it, byte for byte. */
+export interface SentEntry {
+  readonly Source?: string;
+  readonly DetailType?: string;
+  readonly Detail?: string;
+}
+
 export interface PutEventsStats {
   /** PutEvents requests received. */
   readonly requests: number;
@@ -43,6 +50,7 @@ export class AwsFaultProxy {
   readonly #entryFaults: EntryFault[] = [];
   readonly #requestFaults: RequestFault[] = [];
   #stats = { requests: 0, rejectedEntries: 0, refusedRequests: 0 };
+  readonly #sent: SentEntry[] = [];
 
   private constructor(server: Server, target: URL) {
     this.#server = server;
@@ -64,6 +72,11 @@ export class AwsFaultProxy {
 
   get putEvents(): PutEventsStats {
     return { ...this.#stats };
+  }
+
+  /** Every PutEvents entry received, in order, faults included: what EventBridge would have seen. */
+  get sentEntries(): readonly SentEntry[] {
+    return this.#sent;
   }
 
   /**
@@ -99,6 +112,7 @@ export class AwsFaultProxy {
       return;
     }
     this.#stats.requests += 1;
+    this.#sent.push(...(JSON.parse(body.toString('utf8')) as { Entries: SentEntry[] }).Entries);
     const refusal = takeFault(this.#requestFaults);
     if (refusal !== undefined) {
       this.#stats.refusedRequests += 1;

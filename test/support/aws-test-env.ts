@@ -64,6 +64,8 @@ export interface MotoEnvironment {
   createRecordedBus(source?: string): Promise<RecordedBus>;
   /** Receives until the queue is empty; messages stay invisible for ten minutes afterwards. */
   drainQueue(queueUrl: string): Promise<DeliveredEvent[]>;
+  /** The same, as the message bodies' text. */
+  drainQueueBodies(queueUrl: string): Promise<string[]>;
   /** Puts back the variables as they were before `useMotoEnvironment`. */
   restore(): void;
 }
@@ -193,8 +195,8 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
       return { busName, queueUrl };
     },
 
-    async drainQueue(queueUrl) {
-      const delivered: DeliveredEvent[] = [];
+    async drainQueueBodies(queueUrl) {
+      const bodies: string[] = [];
       for (;;) {
         const received = await sqs.send(
           new ReceiveMessageCommand({
@@ -205,9 +207,13 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
           }),
         );
         const messages = received.Messages ?? [];
-        if (messages.length === 0) return delivered;
-        for (const message of messages) delivered.push(JSON.parse(message.Body ?? 'null') as DeliveredEvent);
+        if (messages.length === 0) return bodies;
+        for (const message of messages) bodies.push(message.Body ?? 'null');
       }
+    },
+
+    async drainQueue(queueUrl) {
+      return (await this.drainQueueBodies(queueUrl)).map((body) => JSON.parse(body) as DeliveredEvent);
     },
 
     restore() {

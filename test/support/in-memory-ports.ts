@@ -13,10 +13,13 @@ import type { FakeClock } from './fake-clock.ts';
 
 let counter = 0;
 
-/** A valid normalized event; created a second before `now` unless told otherwise. */
-export function makeEvent(sequence: number, overrides: Partial<BankingEvent> = {}): BankingEvent {
+/** A valid normalized event; created a second before `now` unless told otherwise. Its detail is its JSON. */
+export function makeEvent(
+  sequence: number,
+  overrides: Partial<Omit<BankingEvent, 'detail'>> = {},
+): BankingEvent {
   counter += 1;
-  return {
+  const fields = {
     id: `evt-${sequence}-${counter}`,
     program_id: 'program-1',
     sequence_number: sequence,
@@ -25,6 +28,7 @@ export function makeEvent(sequence: number, overrides: Partial<BankingEvent> = {
     data: { transaction_id: `tx-${sequence}`, amount: 100 * sequence },
     ...overrides,
   };
+  return { ...fields, detail: JSON.stringify(fields) };
 }
 
 type FeedStep = { readonly error: unknown } | { readonly page: FeedPage };
@@ -107,7 +111,7 @@ export class InMemoryPublisher implements EventPublisher {
   }
 
   entrySize(event: BankingEvent): number {
-    return Buffer.byteLength(JSON.stringify(event));
+    return Buffer.byteLength(event.detail);
   }
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {

@@ -161,6 +161,11 @@ export class PollerScenario {
     return value === undefined ? null : Number(value);
   }
 
+  /** The bodies of the messages delivered to the recording queue since the last call, as text. */
+  deliveredBodies(): Promise<string[]> {
+    return this.#aws.drainQueueBodies(this.#queueUrl);
+  }
+
   /** Ids of the events delivered to the bus since the last call. */
   async deliveredIds(): Promise<string[]> {
     const messages = await this.#aws.drainQueue(this.#queueUrl);

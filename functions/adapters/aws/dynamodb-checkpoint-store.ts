@@ -7,6 +7,7 @@
  * | `checkpoint`       | N    | highest sequence number published (absent: none yet)          |
  * | `updated_at`       | S    | ISO time of the last checkpoint write                         |
  * | `feed_program_id`  | S    | the banking `program_id` of the events behind the checkpoint  |
+ * | `open_gaps`        | S    | JSON `[{from, to, seenAt}]`: skipped numbers never published  |
  * | `lease_owner`      | S    | invocation holding the lease (absent: free)                   |
  * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over      |
  *
@@ -32,6 +33,7 @@ import type {
   CommitRequest,
   LeaseGrant,
   LeaseRequest,
+  OpenGap,
 } from '../../core/ports.ts';
 
 export interface DynamoDbCheckpointStoreOptions {
@@ -136,6 +138,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           acquired: true,
           checkpoint: numberAttribute(outcome.item, 'checkpoint') ?? null,
           feedProgramId: stringAttribute(outcome.item, 'feed_program_id') ?? null,
+          openGaps: openGapsOf(outcome.item),
         };
       }
       const holder = leaseOf(outcome.item);
@@ -161,11 +164,11 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    *   although `owner` holds the lease: someone wrote it without the lease.
    * @throws DeadlineExceededError when `signal` aborted the write.
    */
-  async commit({ owner, sequenceNumber, feedProgramId, signal }: CommitRequest): Promise<void> {
+  async commit({ owner, sequenceNumber, feedProgramId, openGaps, signal }: CommitRequest): Promise<void> {
     assertSequenceNumber(sequenceNumber);
     const outcome = await this.#conditionalUpdate({
       operation: 'commit',
-      update: 'SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed',
+      update: `SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed${openGaps === undefined ? '' : ', open_gaps = :gaps'}`,
       condition:
         'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq) ' +
         'AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)',
@@ -174,6 +177,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         ':seq': { N: String(sequenceNumber) },
         ':feed': { S: feedProgramId },
         ':updatedAt': { S: new Date(this.#clock()).toISOString() },
+        ...(openGaps === undefined ? {} : { ':gaps': { S: JSON.stringify(openGaps) } }),
       },
       signal,
     });
@@ -219,6 +223,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       updatedAt: stringAttribute(item, 'updated_at') ?? null,
       lease: leaseOf(item),
       feedProgramId: stringAttribute(item, 'feed_program_id') ?? null,
+      openGaps: openGapsOf(item),
     };
   }
 
@@ -353,6 +358,23 @@ function stringAttribute(item: Item | undefined, name: string): string | undefin
 function numberAttribute(item: Item | undefined, name: string): number | undefined {
   const value = item?.[name]?.N;
   return value === undefined ? undefined : Number(value);
+}
+
+/** The recorded open gaps; an unreadable value counts as none (they only let late events through). */
+function openGapsOf(item: Item | undefined): OpenGap[] {
+  const text = stringAttribute(item, 'open_gaps');
+  if (text === undefined) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed)
+      ? parsed.filter(
+          (gap): gap is OpenGap =>
+            Number.isSafeInteger(gap?.from) && Number.isSafeInteger(gap?.to) && Number.isFinite(gap?.seenAt),
+        )
+      : [];
+  } catch {
+    return [];
+  }
 }
 
 function leaseOf(item: Item | undefined): { owner: string; expiresAt: number } | null {

@@ -72,7 +72,7 @@ interface SdkErrorShape {
 
 /**
  * `EventPublisher` on EventBridge `PutEvents`: `Source` from the options, `DetailType` the event
- * type, `Detail` the whole event as JSON, `Time` its `created_dt`.
+ * type, `Detail` the event's own text (`BankingEvent.detail`), `Time` its `created_dt`.
  *
  * @example
  * const eventBridge = new EventBridgeClient({}); // module scope
@@ -85,7 +85,7 @@ export class EventBridgePublisher implements EventPublisher {
   readonly #eventBusName: string;
   readonly #source: string;
   readonly #sourceBytes: number;
-  /** The core asks for `entrySize` and then sends the same event: serialize it once. */
+  /** The core asks for `entrySize` and then sends the same event: size it once. */
   readonly #prepared = new WeakMap<BankingEvent, PreparedEntry>();
 
   constructor(options: EventBridgePublisherOptions) {
@@ -148,13 +148,13 @@ export class EventBridgePublisher implements EventPublisher {
   #prepare(event: BankingEvent): PreparedEntry {
     let prepared = this.#prepared.get(event);
     if (prepared === undefined) {
-      const detail = JSON.stringify(event);
+      // The bank's own text, sized on the exact bytes sent.
       const size =
         TIME_BYTES +
         this.#sourceBytes +
         Buffer.byteLength(event.type, 'utf8') +
-        Buffer.byteLength(detail, 'utf8');
-      prepared = { detail, size };
+        Buffer.byteLength(event.detail, 'utf8');
+      prepared = { detail: event.detail, size };
       this.#prepared.set(event, prepared);
     }
     return prepared;

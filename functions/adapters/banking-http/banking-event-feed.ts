@@ -12,12 +12,14 @@ import {
 } from '../../core/errors.ts';
 import {
   type BankingEvent,
+  eventTextOf,
   type FeedPage,
   normalizeEvent,
   type PayloadOrigin,
   parsePollResponse,
+  singleEventText,
 } from '../../core/event-model.ts';
-import { isJsonObject } from '../../core/json-object.ts';
+import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventFeed, PollRequest } from '../../core/ports.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
@@ -99,14 +101,6 @@ interface Exchange {
 interface AuthenticatedResponse {
   readonly response: Dispatcher.ResponseData;
   readonly token: AccessToken;
-}
-
-/** The lookup endpoints' body is not documented: accept the event itself or `{ data: event }`. */
-function unwrapSingleEvent(body: unknown): unknown {
-  if (!isJsonObject(body) || typeof body.id === 'string') return body;
-  if (isJsonObject(body.data)) return body.data;
-  if (Array.isArray(body.data) && body.data.length === 1) return body.data[0];
-  return body;
 }
 
 /**
@@ -221,7 +215,11 @@ export class BankingEventFeed implements EventFeed {
   async #fetchSingle(path: string, signal: AbortSignal): Promise<BankingEvent | null> {
     const exchange: Exchange = { target: { method: 'GET', path }, source: `GET ${path}`, signal };
     return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND, (payload, origin) =>
-      normalizeEvent(unwrapSingleEvent(payload), origin, 'event'),
+      normalizeEvent(
+        payload === undefined ? eventTextOf(undefined) : singleEventText(payload),
+        origin,
+        'event',
+      ),
     );
   }
 
@@ -233,7 +231,7 @@ export class BankingEventFeed implements EventFeed {
   async #getJson<T>(
     exchange: Exchange,
     bodiless: ReadonlyMap<number, T>,
-    parse: (payload: unknown, origin: PayloadOrigin) => T,
+    parse: (payload: JsonDocument | undefined, origin: PayloadOrigin) => T,
   ): Promise<T> {
     return this.#run(exchange, async (authenticated) => {
       const { statusCode: status, body, headers } = authenticated.response;

@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { PayloadValidationError } from '../../core/errors.ts';
 import type { PayloadOrigin } from '../../core/event-model.ts';
 import { isJsonObject } from '../../core/json-object.ts';
+import type { JsonDocument } from '../../core/json-text.ts';
 
 /** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -30,7 +31,8 @@ function declaredLength(header: string | string[] | undefined): number | undefin
 }
 
 /**
- * Reads the whole body as UTF-8 and parses it as JSON. Chunks are decoded with a streaming
+ * Reads the whole body as UTF-8 and parses it as JSON, keeping the text beside the value (events
+ * are republished from their text, not from the parsed value). Chunks are decoded with a streaming
  * `TextDecoder` (a character split across chunks survives) in fatal mode: invalid UTF-8 in an
  * event is rejected rather than silently replaced. An empty body gives `undefined`.
  *
@@ -43,7 +45,7 @@ export async function readJsonBody(
     readonly maxBytes: number;
     readonly contentLength?: string | string[];
   },
-): Promise<unknown> {
+): Promise<JsonDocument | undefined> {
   const { origin, maxBytes } = options;
   const context = { source: origin.source, status: origin.status, maxBytes };
   const tooLarge = () =>
@@ -76,7 +78,7 @@ export async function readJsonBody(
   }
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text);
+    return { text, value: JSON.parse(text) as unknown };
   } catch {
     // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
     throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context);

@@ -173,7 +173,8 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
    * callers share one token request; a caller whose `signal` aborts stops waiting at once (with
    * `DeadlineExceededError`), and the request itself is aborted only when no caller is left.
    *
-   * @throws AuthenticationError when the endpoint refuses the credentials (400, 401, 403).
+   * @throws AuthenticationError when the endpoint refuses the credentials (400, 401, 403), also
+   *   after the secret was read again (a rotated secret is picked up here).
    * @throws UpstreamHttpError on 429 and 5xx (retryable, with `retryAfterMs` when given) and on
    *   network failures (retryable), or another status (not retryable).
    * @throws PayloadValidationError when a 200 has no string `access_token`.
@@ -181,6 +182,20 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
   async getAccessToken(signal: AbortSignal): Promise<AccessToken> {
     throwIfAborted(signal, TOKEN_TARGET);
     const credentials = await this.#credentials.get();
+    try {
+      return await this.#tokenFor(credentials, signal);
+    } catch (error) {
+      if (!(error instanceof AuthenticationError)) throw error;
+      // After a rotation the cached credentials are refused once the old token expires on its own
+      // (no 401 from the API to prompt a re-read): read the secret again, and ask once more if it
+      // changed.
+      const reread = await this.#credentials.refresh();
+      if (identityOf(reread) === identityOf(credentials)) throw error;
+      return this.#tokenFor(reread, signal);
+    }
+  }
+
+  async #tokenFor(credentials: BankingCredentials, signal: AbortSignal): Promise<AccessToken> {
     const identity = identityOf(credentials);
     const cached = this.#cached;
     if (cached && cached.identity === identity && this.#clock() < cached.refreshAt) return cached.token;
@@ -291,11 +306,13 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
           this.#clock(),
         );
       }
-      const payload = await readJsonBody(body, {
-        origin: { source: TOKEN_SOURCE, status },
-        maxBytes: DEFAULT_MAX_BODY_BYTES,
-        contentLength: headers['content-length'],
-      });
+      const payload = (
+        await readJsonBody(body, {
+          origin: { source: TOKEN_SOURCE, status },
+          maxBytes: DEFAULT_MAX_BODY_BYTES,
+          contentLength: headers['content-length'],
+        })
+      )?.value;
       const accessToken = isJsonObject(payload) ? payload.access_token : undefined;
       if (typeof accessToken !== 'string' || accessToken === '') {
         // The value is not shown: whatever is there may still be a credential.

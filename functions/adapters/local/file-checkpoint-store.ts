@@ -34,6 +34,7 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         updatedAt: parsed.updatedAt ?? null,
         lease: parsed.lease ?? null,
         feedProgramId: parsed.feedProgramId ?? null,
+        openGaps: parsed.openGaps ?? [],
       };
     } catch (cause) {
       throw new ConfigurationError(

@@ -13,8 +13,8 @@ import type {
 } from '../../core/ports.ts';
 
 export interface MemoryCheckpointStoreOptions {
-  /** @default an empty state: no checkpoint, no lease */
-  readonly initial?: CheckpointState;
+  /** What differs from an empty state (no checkpoint, no lease, no gaps). */
+  readonly initial?: Partial<CheckpointState>;
   /** Epoch milliseconds, for `updatedAt`. @default Date.now */
   readonly now?: () => number;
   /** Named in errors. @default 'local' */

@@ -17,19 +17,17 @@ export class StdoutPublisher implements EventPublisher {
   }
 
   entrySize(event: BankingEvent): number {
-    return Buffer.byteLength(JSON.stringify(event));
+    return Buffer.byteLength(event.detail);
   }
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     signal.throwIfAborted();
+    // Spliced as text: the detail goes out exactly as the bank sent it.
+    const source = JSON.stringify(this.#source);
     const lines = batch
-      .map((event) =>
-        JSON.stringify({
-          source: this.#source,
-          'detail-type': event.type,
-          time: event.created_dt,
-          detail: event,
-        }),
+      .map(
+        (event) =>
+          `{"source":${source},"detail-type":${JSON.stringify(event.type)},"time":${JSON.stringify(event.created_dt)},"detail":${event.detail}}`,
       )
       .join('\n');
     // Wait for the write so back-pressure (a slow pipe) slows the poller instead of growing memory.

@@ -1,14 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { PayloadValidationError } from '../../../functions/core/errors.ts';
 import {
+  eventTextOf,
   findSequenceGaps,
-  normalizeEvent,
-  parsePollResponse,
+  normalizeEvent as normalizeEventText,
+  parsePollResponse as parsePollDocument,
   selectNewEvents,
 } from '../../../functions/core/event-model.ts';
 import { makeEvent } from '../../support/in-memory-ports.ts';
 
 const origin = { source: 'GET /events', status: 200 };
+/** The validation behaviour does not depend on the text: these take values, as JSON.stringify writes them. */
+const normalizeEvent = (value: unknown, from = origin, path?: string) =>
+  normalizeEventText(eventTextOf(value), from, path);
+const parsePollResponse = (value: unknown, from = origin) =>
+  parsePollDocument({ text: JSON.stringify(value), value }, from);
 const raw = {
   id: '5a1c8c1e-0000-4000-8000-000000000001',
   program_id: 'f0e1d2c3-0000-4000-8000-000000000002',
@@ -20,7 +26,11 @@ const raw = {
 
 describe('normalizeEvent', () => {
   it('lower-cases the type and keeps everything else', () => {
-    expect(normalizeEvent(raw, origin)).toEqual({ ...raw, type: 'account_status' });
+    expect(normalizeEvent(raw, origin)).toEqual({
+      ...raw,
+      type: 'account_status',
+      detail: JSON.stringify({ ...raw, type: 'account_status' }),
+    });
   });
 
   it('accepts a numeric string sequence number (stream payloads) as a number', () => {
@@ -129,5 +139,73 @@ describe('findSequenceGaps', () => {
   it('reports nothing for a contiguous page, or before the first event when there is no checkpoint', () => {
     expect(findSequenceGaps(4, [makeEvent(5), makeEvent(6)])).toEqual([]);
     expect(findSequenceGaps(null, [makeEvent(40), makeEvent(41)])).toEqual([]);
+  });
+});
+
+describe('the published detail', () => {
+  // What a bank may send: integers past 2^53, decimals with trailing zeros, exponents, escapes,
+  // non-ASCII text, nulls, empty objects, fields the interface does not name, spaces between tokens.
+  const body = `{ "data": [
+    { "id": "e-1", "program_id": "p-1", "sequence_number": 7 , "created_dt": "2026-11-22T00:00:00.000+00:00",
+      "type": "TRANSACTION",
+      "data": { "amount": 9007199254740993, "max": 9223372036854775807, "fee": 12.50, "tiny": 1.0E-7,
+                "share": 0.00040000, "note": "caf\\u00e9 \\"quoted\\" [not, an] {array}", "emoji": "😀 a b",
+                "nothing": null, "empty": {}, "list": [1, 2.0 , -0.0], "undocumented": true } }
+  ], "last_sequence_number": 7, "limit": 100 }`;
+
+  it("is the bank's own text, token for token, with only sequence_number and type normalized", () => {
+    const [event] = parsePollDocument({ text: body, value: JSON.parse(body) }, origin).events;
+
+    expect(event!.detail).toBe(
+      '{"id":"e-1","program_id":"p-1","sequence_number":7,"created_dt":"2026-11-22T00:00:00.000+00:00",' +
+        '"type":"transaction",' +
+        '"data":{"amount":9007199254740993,"max":9223372036854775807,"fee":12.50,"tiny":1.0E-7,' +
+        '"share":0.00040000,"note":"caf\\u00e9 \\"quoted\\" [not, an] {array}","emoji":"😀 a b",' +
+        '"nothing":null,"empty":{},"list":[1,2.0,-0.0],"undocumented":true}}',
+    );
+    // The parsed view is lossy; it is never what gets published.
+    expect(event!.data.amount).toBe(9007199254740992);
+  });
+
+  it('turns a numeric string sequence number (stream payloads) into a number in the text too', () => {
+    const text =
+      '{"id":"e-2","program_id":"p","sequence_number":"0042","created_dt":"2026-11-22T00:00:00Z","type":"account_status","data":{"a":1.10}}';
+
+    const event = normalizeEventText(
+      { value: JSON.parse(text), text, span: { start: 0, end: text.length } },
+      origin,
+    );
+
+    expect(event.detail).toBe(
+      '{"id":"e-2","program_id":"p","sequence_number":42,"created_dt":"2026-11-22T00:00:00Z","type":"account_status","data":{"a":1.10}}',
+    );
+  });
+
+  it("takes each event's own text when events come out of sequence order", () => {
+    const text = `{"data":[${['b', 'a']
+      .map(
+        (id, index) =>
+          `{"id":"${id}","program_id":"p","sequence_number":${9 - index},"created_dt":"2026-11-22T00:00:00Z","type":"T","data":{"v":${index}.50}}`,
+      )
+      .join(',')}]}`;
+
+    const { events } = parsePollDocument({ text, value: JSON.parse(text) }, origin);
+
+    expect(events.map((e) => [e.id, e.sequence_number])).toEqual([
+      ['a', 8],
+      ['b', 9],
+    ]);
+    expect(events[0]!.detail).toContain('"data":{"v":1.50}');
+    expect(events[1]!.detail).toContain('"data":{"v":0.50}');
+  });
+
+  it("refuses to publish text that is not the event's own", () => {
+    const text =
+      '{"id":"other","program_id":"p","sequence_number":1,"created_dt":"2026-11-22T00:00:00Z","type":"t","data":{}}';
+    const value = { ...JSON.parse(text), id: 'mine' };
+
+    expect(() => normalizeEventText({ value, text, span: { start: 0, end: text.length } }, origin)).toThrow(
+      /text located for event mine is another event's/,
+    );
   });
 });

@@ -26,7 +26,7 @@ function setup(eventCount: number, options: { limit?: number; committed?: number
   const feed = new InMemoryFeed(clock, events, { limit: options.limit ?? 25 });
   const publisher = new InMemoryPublisher();
   const checkpoints = new MemoryCheckpointStore({
-    initial: { checkpoint: options.committed ?? null, updatedAt: null, lease: null, feedProgramId: null },
+    initial: { checkpoint: options.committed ?? null },
     now: () => clock.now(),
   });
   const metrics = new RecordingMetrics();
@@ -519,5 +519,56 @@ describe('runPollCycle at the end of the invocation', () => {
     await runPollCycle(context.deps, invocation).catch(() => undefined);
 
     expect(context.clock.activeDeadlines).toBe(0);
+  });
+});
+
+describe('runPollCycle with late events', () => {
+  it('publishes an event filled late into a gap it recorded, and remembers that the gap is closed', async () => {
+    const { deps, feed, publisher, checkpoints, metrics } = setup(0, { committed: 3 });
+    feed.script({ page: { events: [makeEvent(4), makeEvent(7)], lastSequenceNumber: 7 } });
+    await runPollCycle(deps, invocation);
+    expect((await checkpoints.read()).openGaps).toEqual([{ from: 5, to: 6, seenAt: expect.any(Number) }]);
+    const late = makeEvent(6);
+    feed.script({ page: { events: [late, makeEvent(8)], lastSequenceNumber: 8 } });
+
+    await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([4, 7, 6, 8]);
+    expect(metrics.sum('LateEvents')).toBe(1);
+    expect(await checkpoints.read()).toMatchObject({
+      checkpoint: 8,
+      openGaps: [{ from: 5, to: 5, seenAt: expect.any(Number) }],
+    });
+  });
+
+  it('counts an event sent again but does not publish it again', async () => {
+    const { deps, feed, publisher, metrics, logger } = setup(3);
+    await runPollCycle(deps, invocation);
+    const resent = publisher.accepted[1]!;
+    feed.script({ page: { events: [resent, makeEvent(4)], lastSequenceNumber: 4 } });
+
+    await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([1, 2, 3, 4]);
+    expect(metrics.sum('LateEvents')).toBe(1);
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        message: expect.stringMatching(/came again; they were published before/),
+        attributes: expect.objectContaining({ events: [{ id: resent.id, sequence_number: 2 }] }),
+      }),
+    );
+  });
+
+  it('writes the closed gap even when the checkpoint does not move', async () => {
+    const { deps, feed, checkpoints } = setup(0, {
+      committed: 3,
+    });
+    feed.script({ page: { events: [makeEvent(5)], lastSequenceNumber: 5 } });
+    await runPollCycle(deps, invocation);
+    feed.script({ page: { events: [makeEvent(4)], lastSequenceNumber: 5 } });
+
+    await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+
+    expect(await checkpoints.read()).toMatchObject({ checkpoint: 5, openGaps: [] });
   });
 });

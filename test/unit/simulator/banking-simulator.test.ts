@@ -675,3 +675,75 @@ describe('determinism', () => {
     expect(first.events()[0]!.created_dt).toBe('2026-05-05T05:05:05.005+00:00');
   });
 });
+
+describe('gaps, late events, re-sends and exact values', () => {
+  it('leaves skipped numbers out of answers and lookups until they are filled', async () => {
+    const simulator = await start();
+    const token = await tokenFor(simulator);
+    simulator.generate(2);
+    const gap = simulator.skip(3);
+    simulator.generate(1);
+
+    const page = await poll(simulator, token, '?last_sequence_number=0');
+
+    expect(gap).toEqual({ from: 3, to: 5 });
+    expect(page.data.map((e) => e.sequence_number)).toEqual([1, 2, 6]);
+    expect((await get(simulator, '/event/sequence/4', token)).status).toBe(404);
+  });
+
+  it('carries a late-filled event and a re-sent one in the next answer, whatever its cursor', async () => {
+    const simulator = await start();
+    const token = await tokenFor(simulator);
+    simulator.generate(2);
+    simulator.skip(1);
+    simulator.generate(2);
+    const late = simulator.fill(3, { type: 'TRANSACTION', data: { note: 'late' } });
+    simulator.resend(1);
+
+    const next = await poll(simulator, token, '?last_sequence_number=5');
+    const after = await poll(simulator, token, '?last_sequence_number=5');
+
+    expect(next.data.map((e) => e.sequence_number)).toEqual([1, 3]);
+    expect(next.data[1]).toMatchObject({ id: late.id, data: { note: 'late' } });
+    expect(after.data).toEqual([]);
+    expect((await (await get(simulator, '/event/sequence/3', token)).json()) as RawEvent).toMatchObject({
+      id: late.id,
+    });
+  });
+
+  it('writes data given as text exactly as given, in answers and lookups', async () => {
+    const simulator = await start();
+    const token = await tokenFor(simulator);
+    const dataText = '{"amount":9007199254740993,"fee":12.50,"tiny":1.0E-7,"note":"caf\\u00e9"}';
+    const event = simulator.append({ type: 'TRANSACTION', dataText });
+
+    const pageText = await (await get(simulator, '/events?last_sequence_number=0', token)).text();
+    const lookupText = await (await get(simulator, `/event/sequence/${event.sequence_number}`, token)).text();
+
+    expect(pageText).toContain(`"data":${dataText}}`);
+    expect(lookupText).toBe(
+      `{"id":"${event.id}","program_id":"${event.program_id}","sequence_number":1,"created_dt":"${event.created_dt}","type":"TRANSACTION","data":${dataText}}`,
+    );
+    expect(event.data).toEqual(JSON.parse(dataText));
+  });
+
+  it('refuses the old client secret after a rotation, while issued tokens stay valid', async () => {
+    const simulator = await start();
+    const before = simulator.programs[0]!;
+    const token = await tokenFor(simulator);
+
+    const secret = simulator.rotateClientSecret();
+    const refused = await tokenRequest(simulator, {
+      client_id: before.clientId,
+      client_secret: before.clientSecret,
+      grant_type: 'client_credentials',
+    });
+
+    expect(secret).not.toBe(before.clientSecret);
+    expect(simulator.programs[0]!.clientSecret).toBe(secret);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
+    expect((await get(simulator, '/events', token)).status).toBe(200);
+    expect(await tokenFor(simulator)).toEqual(expect.any(String));
+  });
+});

@@ -8,6 +8,7 @@ import {
   LeaseLostError,
   type PollerError,
 } from '../../../../functions/core/errors.ts';
+import type { OpenGap } from '../../../../functions/core/ports.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 
 const LEASE_MS = 60_000;
@@ -40,12 +41,13 @@ describe('DynamoDbCheckpointStore against moto', () => {
     store: DynamoDbCheckpointStore,
     owner: string,
     sequenceNumber: number,
-    options: { feedProgramId?: string; signal?: AbortSignal } = {},
+    options: { feedProgramId?: string; signal?: AbortSignal; openGaps?: OpenGap[] } = {},
   ) =>
     store.commit({
       owner,
       sequenceNumber,
       feedProgramId: options.feedProgramId ?? FEED,
+      openGaps: options.openGaps,
       signal: options.signal,
     });
 
@@ -55,7 +57,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('A', 0));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: null, feedProgramId: null });
+      expect(grant).toEqual({ acquired: true, checkpoint: null, feedProgramId: null, openGaps: [] });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
 
@@ -84,7 +86,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('B', LEASE_MS + 1));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 41, feedProgramId: FEED });
+      expect(grant).toEqual({ acquired: true, checkpoint: 41, feedProgramId: FEED, openGaps: [] });
       expect((await store.read()).lease?.owner).toBe('B');
     });
 
@@ -108,7 +110,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await store.releaseLease('A');
       const grant = await store.acquireLease(lease('B', 1_000));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 7, feedProgramId: FEED });
+      expect(grant).toEqual({ acquired: true, checkpoint: 7, feedProgramId: FEED, openGaps: [] });
     });
 
     it('does nothing when called by someone who does not hold the lease', async () => {
@@ -130,6 +132,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         updatedAt: null,
         lease: null,
         feedProgramId: null,
+        openGaps: [],
       });
     });
   });
@@ -216,6 +219,18 @@ describe('DynamoDbCheckpointStore against moto', () => {
       expect((error as PollerError).code).toBe('CHECKPOINT_REGRESSION');
       expect((error as PollerError).context).toMatchObject({ checkpoint: 10, sequenceNumber: 5 });
       expect((await store.read()).checkpoint).toBe(10);
+    });
+
+    it('writes the open gaps with the checkpoint and hands them to the next lease holder', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      const openGaps = [{ from: 5, to: 6, seenAt: 1_000 }];
+
+      await commit(store, 'A', 10, { openGaps });
+      await commit(store, 'A', 12);
+
+      expect((await store.read()).openGaps).toEqual(openGaps);
+      expect(await store.acquireLease(lease('B', LEASE_MS + 1))).toMatchObject({ checkpoint: 12, openGaps });
     });
 
     it('records the feed program_id on the first commit and refuses another feed afterwards', async () => {

@@ -11,15 +11,19 @@ import { type MotoEnvironment, type RoutedBus, useMotoEnvironment } from '../../
 
 const SOURCE = 'com.example.banking';
 
+function withDetail(fields: Omit<BankingEvent, 'detail'>): BankingEvent {
+  return { ...fields, detail: JSON.stringify(fields) };
+}
+
 function bankingEvent(sequence: number, type: string, data: Record<string, unknown> = {}): BankingEvent {
-  return {
+  return withDetail({
     id: `evt-${sequence}`,
     program_id: 'program-1',
     sequence_number: sequence,
     created_dt: `2024-05-01T12:34:${String(sequence % 60).padStart(2, '0')}.789Z`,
     type,
     data,
-  };
+  });
 }
 
 describe('EventBridgePublisher against moto', () => {
@@ -60,7 +64,7 @@ describe('EventBridgePublisher against moto', () => {
       expect(message).toMatchObject({
         source: SOURCE,
         'detail-type': event.type,
-        detail: event,
+        detail: JSON.parse(event.detail),
         // EventBridge keeps whole seconds of `Time`.
         time: event.created_dt.replace(/\.\d+Z$/, 'Z'),
       });
@@ -81,14 +85,14 @@ describe('EventBridgePublisher against moto', () => {
   });
 
   it('computes entry size the way AWS documents it', () => {
-    const event: BankingEvent = {
+    const event = withDetail({
       id: 'evt-1',
       program_id: 'p1',
       sequence_number: 42,
       created_dt: '2024-05-01T12:34:56.789Z',
       type: 'transaction',
       data: { amount: '€5' },
-    };
+    });
     // Time 14 + Source "com.example.banking" 19 + DetailType "transaction" 11 + Detail 139, where
     // Detail = {"id":"evt-1","program_id":"p1","sequence_number":42,"created_dt":"2024-05-01T12:34:56.789Z","type":"transaction","data":{"amount":"€5"}}
     //        = 1 + 12 + 1 + 17 + 1 + 20 + 1 + 39 + 1 + 20 + 1 + 24 + 1 bytes (137 characters; "€" is 3 bytes in UTF-8).

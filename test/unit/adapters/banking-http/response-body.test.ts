@@ -26,7 +26,10 @@ describe('readJsonBody', () => {
     const offsets = [1, 12, 13, 17, 18, 19, 22];
 
     await expect(readJsonBody(chunks(...split(bytes, offsets)), { origin, maxBytes: 1000 })).resolves.toEqual(
-      value,
+      {
+        text: JSON.stringify(value),
+        value,
+      },
     );
   });
 

@@ -31,15 +31,21 @@ function issuing(expiresIn?: number): Responder {
   };
 }
 
+/** A secret as Secrets Manager holds it (`stored`) and as the provider's cache last read it (`current`). */
 class FakeCredentials implements CredentialsProvider {
   current: BankingCredentials;
+  stored: BankingCredentials;
+  rereads = 0;
   constructor(baseUrl: string) {
     this.current = { baseUrl, clientId: 'client-1', clientSecret: CLIENT_SECRET };
+    this.stored = this.current;
   }
   async get() {
     return this.current;
   }
   async refresh() {
+    this.rereads += 1;
+    this.current = this.stored;
     return this.current;
   }
 }
@@ -179,6 +185,41 @@ describe('ClientCredentialsTokenProvider: caching', () => {
 
     expect(afterRotation).toBe('tok-2');
     expect(new URLSearchParams(server.requests[1]?.body).get('client_secret')).toBe('rotated-secret');
+  });
+});
+
+describe('ClientCredentialsTokenProvider: a secret rotated while its old value is cached', () => {
+  /** The token endpoint of a service whose client secret was rotated to `rotated-secret`. */
+  const rotatedService: Responder = (request, response) => {
+    const secret = new URLSearchParams(request.body).get('client_secret');
+    if (secret === 'rotated-secret') {
+      issuing(3600)(request, response);
+      return;
+    }
+    json(401, { error: 'invalid_client' })(request, response);
+  };
+
+  it('reads the secret again when the token endpoint refuses the cached credentials, and asks once more', async () => {
+    const { server, credentials, provider } = await setup(rotatedService);
+    credentials.stored = { ...credentials.current, clientSecret: 'rotated-secret' };
+
+    const token = await provider.getToken(live());
+
+    expect(token).toBe('tok-1');
+    expect(credentials.rereads).toBe(1);
+    expect(server.requests.map((r) => new URLSearchParams(r.body).get('client_secret'))).toEqual([
+      CLIENT_SECRET,
+      'rotated-secret',
+    ]);
+  });
+
+  it('fails after one request when the secret read again is unchanged', async () => {
+    const { server, credentials, provider } = await setup(rotatedService);
+
+    await expect(provider.getToken(live())).rejects.toBeInstanceOf(AuthenticationError);
+
+    expect(credentials.rereads).toBe(1);
+    expect(server.requests).toHaveLength(1);
   });
 });
 

@@ -34,6 +34,7 @@ describe('FileCheckpointStore', () => {
       acquired: true,
       checkpoint: null,
       feedProgramId: null,
+      openGaps: [],
     });
     expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
       acquired: false,
@@ -50,6 +51,7 @@ describe('FileCheckpointStore', () => {
       acquired: true,
       checkpoint: 5,
       feedProgramId: 'program-1',
+      openGaps: [],
     });
   });
 
