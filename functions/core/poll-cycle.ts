@@ -1,4 +1,5 @@
 import type { BackoffOptions } from './backoff.ts';
+import { CheckpointCommitter } from './checkpoint-committer.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { CycleBudget } from './cycle-budget.ts';
 import {
@@ -81,6 +82,12 @@ export interface CycleSummary {
 /** The lease release must be answered this long before Lambda ends the invocation. */
 const RELEASE_RESERVE_MS = 250;
 
+/**
+ * Pages being published while the next is polled. Two keep PutEvents busy through a poll's round
+ * trip; more would only hold more events in memory (and in doubt after a crash).
+ */
+const MAX_PAGES_IN_FLIGHT = 2;
+
 const DEFAULTS = {
   safetyMarginMs: 10_000,
   minPollWindowMs: 2_000,
@@ -150,15 +157,20 @@ class PollCycle {
   readonly #budget: CycleBudget;
   readonly #reader: FeedReader;
   readonly #pipeline: PublishPipeline;
+  readonly #committer: CheckpointCommitter;
+  /** The contiguous prefix of accepted events, over every page of the run. */
+  readonly #tracker: CheckpointTracker;
   readonly #startCheckpoint: number | null;
-  /** The last committed sequence number: the cursor of the next poll. */
-  #committed: number | null;
   /** The `program_id` this row's feed serves, once known. */
   #feedProgramId: string | null;
   /** Skipped sequence numbers below the checkpoint, so a late event for one of them is published. */
   readonly #gaps: GapLedger;
+  /** Aborted when the run must stop early (a publish or a checkpoint write failed). */
+  readonly #halt = new AbortController();
+  #failure: { readonly error: unknown } | undefined;
   #published = 0;
   #lagSeconds: number | null = null;
+  #newest: BankingEvent | undefined;
 
   constructor(
     deps: PollCycleDeps,
@@ -170,14 +182,15 @@ class PollCycle {
     this.#options = options;
     this.#budget = budget;
     this.#startCheckpoint = lease.checkpoint;
-    this.#committed = lease.checkpoint;
     this.#feedProgramId = lease.feedProgramId;
     this.#gaps = new GapLedger(lease.openGaps);
+    this.#tracker = new CheckpointTracker(lease.checkpoint);
     // Ctrl-C stops the next poll, never a publish in progress: its events would only come again.
-    const pollSignal =
-      options.stopSignal === undefined
-        ? budget.deadlineSignal
-        : AbortSignal.any([budget.deadlineSignal, options.stopSignal]);
+    const pollSignal = AbortSignal.any(
+      [budget.deadlineSignal, this.#halt.signal, options.stopSignal].filter(
+        (signal): signal is AbortSignal => signal !== undefined,
+      ),
+    );
     this.#reader = new FeedReader(
       {
         feed: deps.feed,
@@ -204,33 +217,29 @@ class PollCycle {
       },
       options.publish,
     );
+    this.#committer = new CheckpointCommitter(
+      { checkpoints: deps.checkpoints, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
+      { owner: options.owner, committed: lease.checkpoint, gaps: this.#gaps, signal: budget.workSignal },
+    );
   }
 
   async run(): Promise<CycleSummary> {
     this.#deps.logger.info('Lease taken; polling', {
-      checkpoint: this.#committed,
+      checkpoint: this.#startCheckpoint,
       deadline: new Date(this.#budget.deadline).toISOString(),
     });
     const forgotten = this.#gaps.prune(this.#deps.clock.now());
     if (forgotten.length > 0) {
       this.#deps.logger.warn(
         'Skipped sequence numbers no longer remembered: an event filled in for them now would be taken for a re-send',
-        {
-          gaps: forgotten.slice(0, 10),
-        },
+        { gaps: forgotten.slice(0, 10) },
       );
     }
     let stopReason: StopReason = 'deadline';
     try {
-      for (;;) {
-        const read = await this.#reader.next(this.#committed);
-        if (read.kind === 'closed') {
-          if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
-          break;
-        }
-        if (read.kind === 'caught-up') this.#caughtUp();
-        else await this.#publishPage(read.events, read.late);
-      }
+      stopReason = await this.#pump();
+      await this.#committer.flush().catch((error: unknown) => this.#fail(error));
+      if (this.#failure !== undefined) throw this.#failure.error;
       if (this.#options.stopSignal?.aborted) stopReason = 'stopped';
       this.#failIfTheFeedNeverAnswered();
     } finally {
@@ -239,45 +248,96 @@ class PollCycle {
     return this.#finish(stopReason);
   }
 
+  /**
+   * Polls page after page and hands each to the publish pipeline without waiting for it: the
+   * next poll needs only the highest sequence number seen, so it overlaps the publishing of the
+   * pages before it (at most `MAX_PAGES_IN_FLIGHT` of them). Stops at the deadline, on Ctrl-C,
+   * or at the first failure, then waits for the pages still being published.
+   */
+  async #pump(): Promise<StopReason> {
+    const inFlight = new Set<Promise<void>>();
+    let stopReason: StopReason = 'deadline';
+    try {
+      while (this.#failure === undefined) {
+        if (inFlight.size >= MAX_PAGES_IN_FLIGHT) {
+          await Promise.race(inFlight);
+          continue;
+        }
+        const read = await this.#reader.next(this.#tracker.highestTracked);
+        if (read.kind === 'closed') {
+          if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
+          break;
+        }
+        if (read.kind === 'caught-up') {
+          this.#caughtUp();
+          continue;
+        }
+        this.#admit(read.events, read.late);
+        const publishing = this.#publishPage(read.events, read.late)
+          .catch((error: unknown) => this.#fail(error))
+          .finally(() => inFlight.delete(publishing));
+        inFlight.add(publishing);
+      }
+    } catch (error) {
+      // Not retryable (authentication, payload, another program's events): what is in flight
+      // still finishes and is checkpointed before the run fails with it.
+      this.#fail(error);
+    }
+    await Promise.all(inFlight);
+    return stopReason;
+  }
+
+  /** Records the first failure and stops everything else: polling, and batches not yet sent. */
+  #fail(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = { error };
+    this.#pipeline.halt();
+    this.#halt.abort();
+  }
+
   #caughtUp(): void {
     // Emitted once per change, not once per empty long-poll.
     if (this.#lagSeconds !== 0) this.#deps.metrics.add('LagSeconds', 'Seconds', 0);
     this.#lagSeconds = 0;
   }
 
+  /** Checks a page and registers its new events before anything of it is published. */
+  #admit(fresh: readonly BankingEvent[], late: readonly BankingEvent[]): void {
+    this.#checkFeedIdentity([...late, ...fresh]);
+    this.#recordGaps(fresh);
+    this.#tracker.track(fresh.map((event) => event.sequence_number));
+  }
+
   /**
-   * Publishes one page's new events, and late ones for recorded gaps, then commits the contiguous
-   * prefix the bus accepted; throws when an event stayed unpublished (the checkpoint is then just
-   * below it). Late events are below the checkpoint: they only leave the gap ledger.
+   * Publishes one page's new events, and late ones for recorded gaps, offering the checkpoint to
+   * the committer as events are accepted; throws when an event stayed unpublished. Late events
+   * are below the checkpoint: they only leave the gap ledger.
    */
   async #publishPage(fresh: readonly BankingEvent[], late: readonly BankingEvent[]): Promise<void> {
     const { metrics } = this.#deps;
-    const events = [...late, ...fresh];
-    this.#checkFeedIdentity(events);
-    this.#recordGaps(fresh);
-
-    const tracker = new CheckpointTracker(this.#committed);
-    tracker.track(fresh.map((event) => event.sequence_number));
     const lateOnes = new Set(late);
-    let newest: BankingEvent | undefined;
-    const report = await this.#pipeline.publish(events, {
+    const report = await this.#pipeline.publish([...late, ...fresh], {
       deadline: this.#budget.deadline,
       signal: this.#budget.workSignal,
       onAccepted: (event) => {
         this.#gaps.fill(event.sequence_number);
-        if (lateOnes.has(event)) return;
-        tracker.accept(event.sequence_number);
-        if (newest === undefined || event.sequence_number > newest.sequence_number) newest = event;
+        if (!lateOnes.has(event)) {
+          this.#tracker.accept(event.sequence_number);
+          if (this.#newest === undefined || event.sequence_number > this.#newest.sequence_number) {
+            this.#newest = event;
+          }
+        }
+        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId!);
       },
     });
     this.#published += report.accepted;
     metrics.add('EventsPublished', 'Count', report.accepted);
-
-    await this.#commit(tracker.safeCheckpoint);
-    if (newest !== undefined) {
-      this.#lagSeconds = Math.max(0, (this.#deps.clock.now() - Date.parse(newest.created_dt)) / 1000);
+    if (this.#newest !== undefined) {
+      this.#lagSeconds = Math.max(0, (this.#deps.clock.now() - Date.parse(this.#newest.created_dt)) / 1000);
       metrics.add('LagSeconds', 'Seconds', this.#lagSeconds);
     }
+    const failure = this.#committer.failure;
+    if (failure !== undefined) throw failure.error;
     this.#throwIfIncomplete(report);
   }
 
@@ -302,7 +362,7 @@ class PollCycle {
 
   /** Reports the numbers the feed skipped and remembers them, for events that turn up late. */
   #recordGaps(fresh: readonly BankingEvent[]): void {
-    const gaps = findSequenceGaps(this.#committed, fresh);
+    const gaps = findSequenceGaps(this.#tracker.highestTracked, fresh);
     if (gaps.length === 0) return;
     this.#gaps.record(gaps, this.#deps.clock.now());
     this.#deps.metrics.add(
@@ -312,35 +372,13 @@ class PollCycle {
     );
     this.#deps.logger.warn('The feed skipped sequence numbers; publishing what it returned', {
       gaps: gaps.slice(0, 10),
-      checkpoint: this.#committed,
+      checkpoint: this.#committer.committed,
     });
-  }
-
-  /**
-   * Writes the checkpoint when it moves, and the gap ledger with it when that changed (a late
-   * event published below an unmoved checkpoint is written at the same number).
-   */
-  async #commit(safe: number | null): Promise<void> {
-    const moves = safe !== null && (this.#committed === null || safe > this.#committed);
-    const sequenceNumber = moves ? safe : this.#committed;
-    if (sequenceNumber === null || (!moves && !this.#gaps.changed)) return;
-    await this.#deps.checkpoints.commit({
-      owner: this.#options.owner,
-      sequenceNumber,
-      // Set by #checkFeedIdentity before anything was published.
-      feedProgramId: this.#feedProgramId!,
-      openGaps: this.#gaps.changed ? this.#gaps.open : undefined,
-      signal: this.#budget.workSignal,
-    });
-    this.#gaps.written();
-    if (!moves) return;
-    this.#committed = sequenceNumber;
-    this.#deps.metrics.add('CheckpointSequence', 'None', sequenceNumber);
-    this.#deps.logger.debug('Checkpoint committed', { checkpoint: sequenceNumber });
   }
 
   #throwIfIncomplete(report: PublishReport): void {
     const firstFailure = report.failed[0];
+    const checkpoint = this.#tracker.safeCheckpoint;
     if (firstFailure !== undefined) {
       const { event } = firstFailure;
       const context = {
@@ -348,17 +386,17 @@ class PollCycle {
         eventId: event.id,
         sequenceNumber: event.sequence_number,
         errorCode: firstFailure.errorCode,
-        checkpoint: this.#committed,
+        checkpoint,
       };
       if (this.#budget.workSignal.aborted) {
         // Whether the bus got them is unknown; they are sent again next time, the checkpoint did not move.
         throw new DeadlineExceededError(
-          `The invocation ended while ${report.failed.length} event(s) were being published (first: ${event.id}, sequence ${event.sequence_number}); the checkpoint stays at ${this.#committed ?? 'none'}`,
+          `The invocation ended while ${report.failed.length} event(s) were being published (first: ${event.id}, sequence ${event.sequence_number}); the checkpoint stays at ${checkpoint ?? 'none'}`,
           context,
         );
       }
       throw new PublishError(
-        `${report.failed.length} event(s) were not accepted by the bus (first: ${event.id}, sequence ${event.sequence_number}: ${firstFailure.errorCode}: ${firstFailure.errorMessage}); the checkpoint stays at ${this.#committed ?? 'none'}`,
+        `${report.failed.length} event(s) were not accepted by the bus (first: ${event.id}, sequence ${event.sequence_number}: ${firstFailure.errorCode}: ${firstFailure.errorMessage}); the checkpoint stays at ${checkpoint ?? 'none'}`,
         context,
       );
     }
@@ -378,7 +416,7 @@ class PollCycle {
     const { polls, pollTimeouts, stalePolls } = this.#reader.stats;
     if (polls === 0 && this.#reader.lastError !== undefined) throw this.#reader.lastError;
     if (stalePolls > 0 && stalePolls === polls - pollTimeouts) {
-      throw new FeedCursorError(this.#committed, stalePolls);
+      throw new FeedCursorError(this.#committer.committed, stalePolls);
     }
   }
 
@@ -405,7 +443,7 @@ class PollCycle {
       logger.warn(
         'Every poll of this cycle ended in a gateway timeout (408/504): the banking service did not answer. ' +
           'Not counted as a healthy cycle; the stall alarm fires if this goes on',
-        { pollTimeouts, checkpoint: this.#committed },
+        { pollTimeouts, checkpoint: this.#committer.committed },
       );
     }
     const summary: CycleSummary = {
@@ -416,7 +454,7 @@ class PollCycle {
       polls,
       pollErrors,
       pollTimeouts,
-      checkpoint: this.#committed,
+      checkpoint: this.#committer.committed,
       startCheckpoint: this.#startCheckpoint,
       lagSeconds: this.#lagSeconds,
       durationMs,

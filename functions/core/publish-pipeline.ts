@@ -2,13 +2,18 @@ import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
 import type { BankingEvent } from './event-model.ts';
-import type { Clock, CycleLogger, EventPublisher, MetricsSink } from './ports.ts';
+import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
+import { PublishGate, type RequestOutcome } from './publish-gate.ts';
 
 export interface PublishPipelineOptions {
   /** Attempts per entry, the first included. @default 5 */
   readonly maxAttempts?: number;
   /** Waits between attempts for rejected entries. @default { baseMs: 100, capMs: 5000 } */
   readonly backoff?: BackoffOptions;
+  /** PutEvents requests in flight at once, across pages. @default 8 */
+  readonly concurrency?: number;
+  /** Cap on PutEvents requests started per second. @default no cap */
+  readonly maxRequestsPerSecond?: number;
 }
 
 export interface PublishPipelineDeps {
@@ -27,95 +32,140 @@ export interface FailedEvent {
 
 export interface PublishReport {
   readonly accepted: number;
-  /** Events still rejected when attempts or the budget ran out. Publishing stopped at their batch. */
+  /** Events still rejected when attempts or the budget ran out. */
   readonly failed: readonly FailedEvent[];
+  /** Events never sent because the pipeline was halted (another batch failed first). */
+  readonly unsent: number;
   /** An event too large to publish; nothing at or after it was sent. */
   readonly oversize?: { readonly event: BankingEvent; readonly sizeBytes: number };
 }
 
 export interface PublishRequest {
-  /** Epoch ms; no wait is started that would end after it. */
+  /** Epoch ms; no resend wait is started that would end after it. */
   readonly deadline: number;
   readonly signal: AbortSignal;
   /** Called once per event the bus accepted, as soon as it is known. */
   readonly onAccepted: (event: BankingEvent) => void;
 }
 
+interface BatchResult {
+  accepted: number;
+  failed: FailedEvent[];
+  unsent: number;
+}
+
+export const PUBLISH_DEFAULTS = {
+  maxAttempts: 5,
+  backoff: { baseMs: 100, capMs: 5000 },
+  concurrency: 8,
+} as const;
+
+/** Error codes with which EventBridge says "slow down" (whole request or one entry). */
+const THROTTLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException']);
+
 /**
- * Sends events in batches that respect the publisher's limits and resends only the rejected
- * entries, with full-jitter backoff, while attempts and the budget allow. Batches go one at a
- * time for now; acceptance is reported per event so a caller can checkpoint the contiguous prefix
- * however batches are scheduled.
+ * Sends events in batches that respect the publisher's limits, several batches at once (across
+ * pages too) through a `PublishGate`, and resends only the rejected entries, with full-jitter
+ * backoff, while attempts and the budget allow. Acceptance is reported per event, so the caller
+ * can checkpoint the contiguous prefix however batches interleave.
+ *
+ * After a batch fails for good the caller halts the pipeline: batches not started yet are not
+ * sent (they would only become duplicates once the run is retried from the checkpoint).
  */
 export class PublishPipeline {
   readonly #deps: PublishPipelineDeps;
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOptions;
+  readonly #gate: PublishGate;
+  #halted = false;
 
   constructor(deps: PublishPipelineDeps, options: PublishPipelineOptions = {}) {
     this.#deps = deps;
-    this.#maxAttempts = options.maxAttempts ?? 5;
-    this.#backoff = options.backoff ?? { baseMs: 100, capMs: 5000 };
+    this.#maxAttempts = options.maxAttempts ?? PUBLISH_DEFAULTS.maxAttempts;
+    this.#backoff = options.backoff ?? PUBLISH_DEFAULTS.backoff;
+    this.#gate = new PublishGate(deps.clock, {
+      concurrency: options.concurrency ?? PUBLISH_DEFAULTS.concurrency,
+      maxRequestsPerSecond: options.maxRequestsPerSecond,
+    });
   }
 
+  /** Stops sending: batches waiting for the gate, and resends, give up. Idempotent. */
+  halt(): void {
+    this.#halted = true;
+  }
+
+  /** Publishes one page's events; resolves once every batch of it has settled. */
   async publish(events: readonly BankingEvent[], request: PublishRequest): Promise<PublishReport> {
     const { publisher } = this.#deps;
     const plan = planBatches(events, publisher.limits, (event) => publisher.entrySize(event));
-    let accepted = 0;
-    for (const batch of plan.batches) {
-      const result = await this.#sendWithRetries(batch, request);
-      accepted += result.accepted;
-      // Later batches wait for the next invocation: publishing past a stuck one would only add duplicates.
-      if (result.failed.length > 0) return { accepted, failed: result.failed };
-    }
-    return plan.oversize === undefined
-      ? { accepted, failed: [] }
-      : { accepted, failed: [], oversize: plan.oversize };
+    const results = await Promise.all(plan.batches.map((batch) => this.#sendWithRetries(batch, request)));
+    const report: PublishReport = {
+      accepted: results.reduce((sum, result) => sum + result.accepted, 0),
+      failed: results.flatMap((result) => result.failed),
+      unsent: results.reduce((sum, result) => sum + result.unsent, 0),
+    };
+    return plan.oversize === undefined ? report : { ...report, oversize: plan.oversize };
   }
 
-  async #sendWithRetries(
-    batch: readonly BankingEvent[],
-    request: PublishRequest,
-  ): Promise<{ accepted: number; failed: FailedEvent[] }> {
+  async #sendWithRetries(batch: readonly BankingEvent[], request: PublishRequest): Promise<BatchResult> {
     const { publisher, clock, metrics, logger } = this.#deps;
     let pending = batch;
     let accepted = 0;
     for (let attempt = 1; ; attempt += 1) {
+      if (this.#halted) return { accepted, failed: [], unsent: pending.length };
+      try {
+        await this.#gate.acquire(request.signal);
+      } catch (error) {
+        return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
+      }
       const failed: FailedEvent[] = [];
       let retryable = true;
+      let outcome: RequestOutcome = 'ok';
       try {
         const outcomes = await publisher.send(pending, request.signal);
         pending.forEach((event, index) => {
-          const outcome = outcomes[index];
-          if (outcome?.ok) {
+          const result: EntryOutcome | undefined = outcomes[index];
+          if (result?.ok) {
             accepted += 1;
             request.onAccepted(event);
           } else {
             failed.push({
               event,
-              errorCode: outcome?.errorCode ?? 'MissingOutcome',
-              errorMessage: outcome?.errorMessage ?? 'The publisher returned no outcome for this entry',
+              errorCode: result?.errorCode ?? 'MissingOutcome',
+              errorMessage: result?.errorMessage ?? 'The publisher returned no outcome for this entry',
             });
           }
         });
+        if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
       } catch (error) {
-        if (request.signal.aborted) return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error) };
+        if (request.signal.aborted) {
+          this.#gate.release('failed');
+          return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
+        }
         // A missing bus or a denied role will not fix itself within this invocation.
         retryable = !(
           error instanceof ConfigurationError ||
           (error instanceof PollerError && error.context.retryable === false)
         );
+        outcome = isThrottle(error) ? 'throttled' : 'failed';
         failed.push(...asFailed(pending, errorCode(error), error));
       }
-      if (failed.length === 0) return { accepted, failed };
+      this.#gate.release(outcome);
+      if (failed.length === 0) return { accepted, failed, unsent: 0 };
 
       metrics.add('FailedEntries', 'Count', failed.length);
       const wait = fullJitterDelay(attempt - 1, this.#backoff, this.#deps.random);
       const outOfBudget = clock.now() + wait >= request.deadline;
-      if (!retryable || attempt >= this.#maxAttempts || outOfBudget) {
+      if (!retryable || attempt >= this.#maxAttempts || outOfBudget || this.#halted) {
         logger.error('Entries still rejected by the bus; the checkpoint stays before them', {
           attempts: attempt,
-          reason: !retryable ? 'not retryable' : outOfBudget ? 'budget exhausted' : 'attempts exhausted',
+          reason: !retryable
+            ? 'not retryable'
+            : outOfBudget
+              ? 'budget exhausted'
+              : this.#halted
+                ? 'publishing halted'
+                : 'attempts exhausted',
           failed: failed.slice(0, 5).map((f) => ({
             id: f.event.id,
             sequence_number: f.event.sequence_number,
@@ -123,7 +173,7 @@ export class PublishPipeline {
             errorMessage: f.errorMessage,
           })),
         });
-        return { accepted, failed };
+        return { accepted, failed, unsent: 0 };
       }
       logger.warn('Resending rejected entries', { attempt, count: failed.length, waitMs: wait });
       metrics.add('PublishRetries', 'Count', failed.length);
@@ -138,11 +188,17 @@ export class PublishPipeline {
             'DeadlineExceeded',
             error,
           ),
+          unsent: 0,
         };
       }
       pending = failed.map((f) => f.event);
     }
   }
+}
+
+function isThrottle(error: unknown): boolean {
+  const awsError = error instanceof PollerError ? error.context.awsError : undefined;
+  return typeof awsError === 'string' && THROTTLE_CODES.has(awsError);
 }
 
 function errorCode(error: unknown): string {

@@ -115,7 +115,11 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         remainingMs: context.getRemainingTimeInMillis(),
         safetyMarginMs: current.config.safetyMarginMs,
         minPollWindowMs: current.config.minPollWindowMs,
-        publish: { maxAttempts: current.config.publishMaxAttempts },
+        publish: {
+          maxAttempts: current.config.publishMaxAttempts,
+          concurrency: current.config.publishConcurrency,
+          maxRequestsPerSecond: current.config.publishMaxRequestsPerSecond,
+        },
       },
     );
   } catch (error) {

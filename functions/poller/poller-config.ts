@@ -28,6 +28,13 @@ export interface PollerConfig {
   readonly credentialsTtlMs: number;
   /** Attempts per rejected PutEvents entry (`PUBLISH_MAX_ATTEMPTS`). @default 5 */
   readonly publishMaxAttempts: number;
+  /** PutEvents requests in flight at once (`PUBLISH_CONCURRENCY`). @default 8 */
+  readonly publishConcurrency: number;
+  /**
+   * Cap on PutEvents requests per second (`PUBLISH_MAX_REQUESTS_PER_SECOND`): the quota is per
+   * account and region, shared with other producers. @default no cap
+   */
+  readonly publishMaxRequestsPerSecond: number | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -133,6 +140,10 @@ export function loadPollerConfig(env: Env): PollerConfig {
     minPollWindowMs: integer(env, 'MIN_POLL_WINDOW_MS', 2_000, 100, 600_000),
     credentialsTtlMs: integer(env, 'CREDENTIALS_TTL_SECONDS', 300, 0, 86_400) * 1000,
     publishMaxAttempts: integer(env, 'PUBLISH_MAX_ATTEMPTS', 5, 1, 20),
+    publishConcurrency: integer(env, 'PUBLISH_CONCURRENCY', 8, 1, 50),
+    publishMaxRequestsPerSecond: env.PUBLISH_MAX_REQUESTS_PER_SECOND?.trim()
+      ? integer(env, 'PUBLISH_MAX_REQUESTS_PER_SECOND', 0, 1, 10_000)
+      : undefined,
   });
 }
 

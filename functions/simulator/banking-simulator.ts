@@ -46,6 +46,8 @@ export interface SimulatorOptions {
   readonly tokenLifetimeSeconds?: number;
   /** `GET /events` with nothing new holds until an append or a random timeout in [0, max]. @default 60_000 */
   readonly maxPollHoldMs?: number;
+  /** Every answer waits this long first, like a real service's latency (benchmarks). @default 0 */
+  readonly responseDelayMs?: number;
   /** Seed for generated data, default program ids and hold timeouts. @default a random seed (see `seed`) */
   readonly seed?: number;
   /** Share of generated events with an undocumented type, such as CARD_STATUS. @default 0.03 */
@@ -214,6 +216,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const seed = options.seed ?? randomInt(0, 2 ** 32 - 1);
   requirePositive('tokenLifetimeSeconds', tokenLifetimeSeconds);
   requirePositive('maxPollHoldMs', maxPollHoldMs, true);
+  requirePositive('responseDelayMs', options.responseDelayMs ?? 0, true);
   requirePositive('heartbeatIntervalMs', heartbeatMs);
   if (!(unknownTypeRatio >= 0 && unknownTypeRatio <= 1)) {
     throw new RangeError(`SimulatorOptions.unknownTypeRatio must be within [0, 1], got ${unknownTypeRatio}`);
@@ -255,6 +258,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     active: new Set<ActiveConnection>(),
     holdRandom: createRandom(deriveSeed(seed, HOLD_TIMEOUT_STREAM)),
     maxPollHoldMs,
+    responseDelayMs: options.responseDelayMs ?? 0,
     heartbeatMs,
     tokenLifetimeSeconds,
     now,

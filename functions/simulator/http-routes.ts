@@ -51,6 +51,8 @@ export interface SimulatorContext {
   /** Hold timeouts have their own stream so request timing never shifts the generated data. */
   readonly holdRandom: Random;
   readonly maxPollHoldMs: number;
+  /** Added before every answer: the network and service time of a real upstream. */
+  readonly responseDelayMs: number;
   readonly heartbeatMs: number;
   readonly tokenLifetimeSeconds: number;
   readonly now: () => number;
@@ -123,7 +125,7 @@ async function handle(context: SimulatorContext, exchange: Exchange): Promise<vo
 
   // Faults are claimed on arrival, so "the next N requests" means the next N to arrive, even
   // when an earlier one is still delayed or held.
-  const delayMs = context.faults.takeDelay();
+  const delayMs = (context.faults.takeDelay() ?? 0) + context.responseDelayMs;
   const failure = context.faults.takeFailure(url.pathname);
   if (delayMs !== undefined && delayMs > 0 && !(await delay(context, exchange, delayMs))) return;
   if (failure !== undefined) {

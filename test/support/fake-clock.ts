@@ -1,14 +1,28 @@
 import { DeadlineExceededError } from '../../functions/core/errors.ts';
 import type { Clock, Deadline } from '../../functions/core/ports.ts';
 
+interface Timer {
+  readonly at: number;
+  readonly fire: () => void;
+  readonly kind: 'sleep' | 'deadline';
+  done: boolean;
+}
+
 /**
- * A virtual clock: `sleep` advances time at once, and deadlines abort when time passes their
- * moment. A whole Lambda budget runs in microseconds, deterministically. `activeDeadlines` counts
- * the deadline timers nobody cleared yet, the ones that would outlive a cycle on a real clock.
+ * A virtual clock for the cycle's unit tests. Time stands still while there is work to do and
+ * jumps to the next timer once everything is waiting: when nothing but timers is left (checked
+ * with `setImmediate`, after every pending promise has run), it advances to the earliest one
+ * and fires it. So concurrent activities (a long poll held while batches are published) share
+ * one timeline, and a whole Lambda budget runs in microseconds, deterministically.
+ *
+ * `advance(ms)` jumps by hand, firing what falls due: a step that "took" that long.
+ * `activeDeadlines` counts the deadline timers nobody cleared yet, the ones that would outlive a
+ * cycle on a real clock.
  */
 export class FakeClock implements Clock {
   #now: number;
-  readonly #timers: Array<{ at: number; controller: AbortController; cleared: boolean }> = [];
+  readonly #timers: Timer[] = [];
+  #advanceScheduled = false;
   readonly sleeps: number[] = [];
 
   constructor(start = Date.parse('2026-11-22T00:00:00.000Z')) {
@@ -20,51 +34,90 @@ export class FakeClock implements Clock {
   }
 
   advance(ms: number): void {
-    this.#now += ms;
-    for (const timer of this.#timers) {
-      if (!timer.cleared && !timer.controller.signal.aborted && timer.at <= this.#now) {
-        timer.controller.abort(new DeadlineExceededError());
-      }
-    }
+    this.#runUntil(this.#now + ms);
   }
 
-  /**
-   * What a long-poll does: waits up to `ms`, but returns early (throwing the abort reason) when
-   * `signal` aborts because time reached one of its deadlines.
-   */
-  hold(ms: number, signal: AbortSignal): void {
-    const end = this.#now + ms;
-    while (this.#now < end) {
-      const next = this.#timers
-        .filter((t) => !t.cleared && !t.controller.signal.aborted && t.at > this.#now && t.at <= end)
-        .reduce((min, t) => Math.min(min, t.at), end);
-      this.advance(next - this.#now);
-      signal.throwIfAborted();
-    }
-  }
-
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
+  /** Resolves once virtual time has reached `now + ms`; rejects with the reason as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     this.sleeps.push(ms);
-    this.advance(ms);
-    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        timer.done = true;
+        reject(signal!.reason);
+      };
+      const timer = this.#add(this.#now + Math.max(0, ms), 'sleep', () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   deadline(epochMs: number): Deadline {
     const controller = new AbortController();
-    const timer = { at: epochMs, controller, cleared: false };
-    this.#timers.push(timer);
-    if (epochMs <= this.#now) controller.abort(new DeadlineExceededError());
+    const fire = () => controller.abort(new DeadlineExceededError());
+    if (epochMs <= this.#now) {
+      fire();
+      return { signal: controller.signal, clear: () => {} };
+    }
+    const timer = this.#add(epochMs, 'deadline', fire);
     return {
       signal: controller.signal,
       clear: () => {
-        timer.cleared = true;
+        timer.done = true;
       },
     };
   }
 
   /** Deadlines neither fired nor cleared. */
   get activeDeadlines(): number {
-    return this.#timers.filter((timer) => !timer.cleared && !timer.controller.signal.aborted).length;
+    return this.#timers.filter((timer) => timer.kind === 'deadline' && !timer.done).length;
+  }
+
+  #add(at: number, kind: Timer['kind'], fire: () => void): Timer {
+    const timer: Timer = { at, fire, kind, done: false };
+    this.#timers.push(timer);
+    this.#scheduleAdvance();
+    return timer;
+  }
+
+  /** Fires, in time order, every timer due by `until`, and moves time there. */
+  #runUntil(until: number): void {
+    for (;;) {
+      const next = this.#earliest();
+      if (next === undefined || next.at > until) break;
+      this.#now = Math.max(this.#now, next.at);
+      next.done = true;
+      next.fire();
+    }
+    this.#now = Math.max(this.#now, until);
+    this.#prune();
+  }
+
+  #earliest(): Timer | undefined {
+    let earliest: Timer | undefined;
+    for (const timer of this.#timers) {
+      if (!timer.done && (earliest === undefined || timer.at < earliest.at)) earliest = timer;
+    }
+    return earliest;
+  }
+
+  #prune(): void {
+    for (let i = this.#timers.length - 1; i >= 0; i -= 1)
+      if (this.#timers[i]!.done) this.#timers.splice(i, 1);
+  }
+
+  /** Once every pending promise has run, jumps to the earliest timer if someone is sleeping. */
+  #scheduleAdvance(): void {
+    if (this.#advanceScheduled) return;
+    this.#advanceScheduled = true;
+    setImmediate(() => {
+      this.#advanceScheduled = false;
+      if (!this.#timers.some((timer) => timer.kind === 'sleep' && !timer.done)) return;
+      const next = this.#earliest();
+      if (next !== undefined) this.#runUntil(next.at);
+      if (this.#timers.some((timer) => !timer.done)) this.#scheduleAdvance();
+    });
   }
 }

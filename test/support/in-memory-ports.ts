@@ -35,7 +35,8 @@ type FeedStep = { readonly error: unknown } | { readonly page: FeedPage };
 
 /**
  * A feed over a list of events, honouring the cursor and a page limit like the real one; an
- * empty answer holds for `holdMs` of virtual time. Scripted steps (errors, odd pages) go first.
+ * empty answer holds for `holdMs` of virtual time (events appended meanwhile wait for the next
+ * poll). Scripted steps (errors, odd pages) go first.
  */
 export class InMemoryFeed implements EventFeed {
   readonly requests: Array<number | null> = [];
@@ -83,7 +84,8 @@ export class InMemoryFeed implements EventFeed {
     const start = this.#firstAfter(after);
     const events = this.#events.slice(start, start + (this.options.limit ?? 100));
     if (events.length === 0) {
-      this.clock.hold(this.options.holdMs ?? 20_000, request.signal);
+      // A long poll: holds until its time is up, or ends early when the signal aborts.
+      await this.clock.sleep(this.options.holdMs ?? 20_000, request.signal);
     }
     return { events, lastSequenceNumber: events.at(-1)?.sequence_number ?? after };
   }

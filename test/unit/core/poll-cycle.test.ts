@@ -7,6 +7,7 @@ import {
   DeadlineExceededError,
   FeedCursorError,
   FeedProgramMismatchError,
+  LeaseLostError,
   PublishError,
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
@@ -490,7 +491,7 @@ describe('runPollCycle at the end of the invocation', () => {
     const { deps, publisher, clock, checkpoints } = setup(20, { limit: 10 });
     const send = publisher.send.bind(publisher);
     publisher.send = async (batch, signal) => {
-      if (batch[0]!.sequence_number === 11) clock.advance(60_000); // hangs past Lambda's end
+      if (batch[0]!.sequence_number === 11) await clock.sleep(60_000, signal); // hangs past Lambda's end
       return send(batch, signal);
     };
 
@@ -570,5 +571,111 @@ describe('runPollCycle with late events', () => {
     await runPollCycle(deps, { ...invocation, owner: 'req-2' });
 
     expect(await checkpoints.read()).toMatchObject({ checkpoint: 5, openGaps: [] });
+  });
+});
+
+describe('runPollCycle publishing concurrently', () => {
+  /** Seeded PRNG (mulberry32), so every run of a test sees the same latencies. */
+  function seeded(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /** The feed and the bus with latencies on the virtual clock; counts what overlaps. */
+  function withLatencies(
+    context: ReturnType<typeof setup>,
+    latency: { pollMs: number; publishMs: () => number },
+  ) {
+    const { feed, publisher, clock } = context;
+    const seen = { inFlight: 0, maxInFlight: 0, pollsDuringPublish: 0 };
+    const poll = feed.poll.bind(feed);
+    feed.poll = async (request) => {
+      if (seen.inFlight > 0) seen.pollsDuringPublish += 1;
+      await clock.sleep(latency.pollMs, request.signal);
+      return poll(request);
+    };
+    const send = publisher.send.bind(publisher);
+    publisher.send = async (batch, signal) => {
+      seen.inFlight += 1;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      try {
+        await clock.sleep(latency.publishMs(), signal);
+        return await send(batch, signal);
+      } finally {
+        seen.inFlight -= 1;
+      }
+    };
+    return seen;
+  }
+
+  it('polls the next page while the last ones publish, with up to `concurrency` PutEvents in flight', async () => {
+    const context = setup(1_000, { limit: 100 });
+    const seen = withLatencies(context, { pollMs: 25, publishMs: () => 15 });
+
+    const summary = await runPollCycle(context.deps, { ...invocation, publish: { concurrency: 8 } });
+
+    expect(summary).toMatchObject({ published: 1_000, checkpoint: 1_000 });
+    expect(context.publisher.accepted.map((e) => e.sequence_number)).toEqual(
+      Array.from({ length: 1_000 }, (_, i) => i + 1),
+    );
+    expect(seen.maxInFlight).toBe(8);
+    expect(seen.pollsDuringPublish).toBeGreaterThanOrEqual(9);
+  });
+
+  it.each(Array.from({ length: 20 }, (_, i) => i + 1))(
+    'never commits past an event the bus has not accepted, however batches interleave (seed %i)',
+    async (seed) => {
+      const random = seeded(seed);
+      const context = setup(600, { limit: 100 });
+      const { publisher, checkpoints } = context;
+      for (let sequence = 1; sequence <= 600; sequence += 1) {
+        if (random() < 0.03) publisher.rejectSequence(sequence, 1 + Math.floor(random() * 2));
+      }
+      withLatencies(context, { pollMs: 10, publishMs: () => 1 + Math.floor(random() * 40) });
+      const commits: number[] = [];
+      const commit = checkpoints.commit.bind(checkpoints);
+      checkpoints.commit = async (request) => {
+        const accepted = new Set(publisher.accepted.map((e) => e.sequence_number));
+        for (let n = 1; n <= request.sequenceNumber; n += 1) expect(accepted.has(n)).toBe(true);
+        commits.push(request.sequenceNumber);
+        return commit(request);
+      };
+
+      const summary = await runPollCycle({ ...context.deps, random }, invocation);
+
+      expect(summary.checkpoint).toBe(600);
+      expect(commits).toEqual([...commits].sort((a, b) => a - b));
+      expect(new Set(publisher.accepted.map((e) => e.sequence_number)).size).toBe(600);
+    },
+  );
+
+  it('stops sending once a batch fails for good: later pages are not published', async () => {
+    const context = setup(2_000, { limit: 100 });
+    context.publisher.rejectSequence(150);
+    withLatencies(context, { pollMs: 25, publishMs: () => 15 });
+
+    const run = runPollCycle(context.deps, { ...invocation, publish: { maxAttempts: 2 } });
+
+    await expect(run).rejects.toBeInstanceOf(PublishError);
+    expect((await context.checkpoints.read()).checkpoint).toBe(149);
+    expect(Math.max(...context.publisher.accepted.map((e) => e.sequence_number))).toBeLessThanOrEqual(400);
+    expect(context.feed.requests.length).toBeLessThanOrEqual(5);
+  });
+
+  it('stops publishing at once when a checkpoint write finds the lease taken over', async () => {
+    const context = setup(2_000, { limit: 100 });
+    withLatencies(context, { pollMs: 25, publishMs: () => 15 });
+    context.checkpoints.commit = async () => {
+      throw new LeaseLostError('taken over');
+    };
+
+    await expect(runPollCycle(context.deps, invocation)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(context.publisher.accepted.length).toBeLessThanOrEqual(300);
   });
 });
