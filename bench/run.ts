@@ -1,172 +1,220 @@
 /**
- * `npm run bench`: throughput and memory of the poll cycle, measured side by side in one run
- * (the machine is shared and noisy, so compare the ratios, not absolute numbers across runs).
+ * `npm run bench`: the figures behind the README's performance claims, measured side by side in
+ * one run (the machine is shared and noisy: compare ratios within a run, not numbers across runs).
  *
- *   core      the cycle over in-memory ports and a virtual clock: the pure CPU cost per event
- *   http      the real undici feed against the simulator on loopback, publishing to memory
- *   moto      http + the real EventBridge adapter sending PutEvents to moto's server (no rules)
+ *   npm run bench -- [--events 50000] [--upstream-ms 25] [--publish-ms 15] [--page 100] [--quick]
  *
- * Results go to stdout and to bench/results/latest.json.
+ * Writes a table to stdout, bench/results/<date>.json and latest.json, and
+ * bench/results/throughput-vs-latency.svg. `--quick` shrinks every run (for trying the harness).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { EventBridgePublisher } from '../functions/adapters/aws/eventbridge-publisher.ts';
-import { BankingEventFeed } from '../functions/adapters/banking-http/banking-event-feed.ts';
-import { ClientCredentialsTokenProvider } from '../functions/adapters/banking-http/token-cache.ts';
-import { MemoryCheckpointStore } from '../functions/adapters/local/memory-checkpoint-store.ts';
-import { StaticCredentialsProvider } from '../functions/adapters/local/static-credentials.ts';
-import type { BankingEvent } from '../functions/core/event-model.ts';
-import { runPollCycle } from '../functions/core/poll-cycle.ts';
-import type { CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from '../functions/core/ports.ts';
-import { systemClock } from '../functions/core/system-clock.ts';
-import { startSimulator } from '../functions/simulator/banking-simulator.ts';
-import { FakeClock } from '../test/support/fake-clock.ts';
-import { InMemoryFeed, makeEvent } from '../test/support/in-memory-ports.ts';
-import { startMoto } from '../test/support/moto-server.ts';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundleLikeThePoller } from './support/bundle.ts';
+import { lineChart } from './support/svg-chart.ts';
+import {
+  analyticBound,
+  bundleSize,
+  caughtUpLatency,
+  coldImports,
+  type RunFigures,
+  runNaive,
+  runOurs,
+  type Settings,
+  simulatorCeiling,
+  startBench,
+} from './throughput.ts';
 
-const silent: CycleLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const noMetrics: MetricsSink = { add() {} };
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '50000' },
+    'upstream-ms': { type: 'string', default: '25' },
+    'publish-ms': { type: 'string', default: '15' },
+    page: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '8' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+const quick = values.quick ?? false;
+const base: Settings = {
+  events: quick ? 5_000 : Number(values.events),
+  upstreamLatencyMs: Number(values['upstream-ms']),
+  publishLatencyMs: Number(values['publish-ms']),
+  pageSize: Number(values.page),
+  concurrency: Number(values.concurrency),
+};
+const sweepEvents = quick ? 1_000 : 5_000;
+const resultsDir = path.join(import.meta.dirname, 'results');
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-/** Accepts everything; counts entries so the run can check nothing was lost. */
-class CountingPublisher implements EventPublisher {
-  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 };
-  count = 0;
-  entrySize(event: BankingEvent): number {
-    return JSON.stringify(event).length;
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const bench = await startBench();
+try {
+  log(
+    `main: ${base.events} events, upstream ${base.upstreamLatencyMs} ms, PutEvents ${base.publishLatencyMs} ms`,
+  );
+  const ours = await runOurs(bench, base);
+  log(`ours ${round(ours.eventsPerSecond, 0)} events/s`);
+  const naive = await runNaive(bench, base);
+  log(`naive ${round(naive.eventsPerSecond, 0)} events/s`);
+  const bound = analyticBound(base);
+  const ceiling = await simulatorCeiling(bench, base);
+
+  const sweep: Array<{
+    setting: string;
+    upstreamLatencyMs: number;
+    pageSize: number;
+    ours: RunFigures;
+    naive: RunFigures;
+    bound: number;
+  }> = [];
+  for (const [upstreamLatencyMs, pageSize] of [
+    [5, 100],
+    [25, 100],
+    [100, 100],
+    [25, 50],
+    [25, 250],
+  ] as const) {
+    const settings = { ...base, events: sweepEvents, upstreamLatencyMs, pageSize };
+    log(`sweep: upstream ${upstreamLatencyMs} ms, page ${pageSize}`);
+    sweep.push({
+      setting: `upstream ${upstreamLatencyMs} ms, page ${pageSize}`,
+      upstreamLatencyMs,
+      pageSize,
+      ours: await runOurs(bench, settings),
+      naive: await runNaive(bench, settings),
+      bound: analyticBound(settings),
+    });
   }
-  async send(batch: readonly BankingEvent[]): Promise<readonly EntryOutcome[]> {
-    this.count += batch.length;
-    return batch.map(() => ({ ok: true }) as const);
-  }
-}
 
-interface Result {
-  readonly scenario: string;
-  readonly events: number;
-  readonly seconds: number;
-  readonly eventsPerSecond: number;
-  readonly peakRssMiB: number;
-  readonly heapDeltaMiB: number;
-}
+  log('PutEvents cap of 50 requests/s');
+  const capped = await runOurs(bench, { ...base, events: quick ? 1_000 : 2_000, maxRequestsPerSecond: 50 });
+  log('20 % of PutEvents requests throttled');
+  const throttled = await runOurs(bench, { ...base, events: sweepEvents, throttleRatio: 0.2 });
+  log('caught-up delivery latency');
+  const latency = await caughtUpLatency(bench, base, quick ? 20 : 100);
 
-/** Runs `work`, sampling RSS every 20 ms, and reports events/s and memory. */
-async function measure(scenario: string, events: number, work: () => Promise<number>): Promise<Result> {
-  globalThis.gc?.();
-  const heapBefore = process.memoryUsage().heapUsed;
-  let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 20);
-  const started = process.hrtime.bigint();
-  const delivered = await work();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  clearInterval(sampler);
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  if (delivered !== events) throw new Error(`${scenario}: published ${delivered} of ${events} events`);
-  return {
-    scenario,
-    events,
-    seconds: round(seconds),
-    eventsPerSecond: round(events / seconds),
-    peakRssMiB: round(peakRss / 2 ** 20),
-    heapDeltaMiB: round((process.memoryUsage().heapUsed - heapBefore) / 2 ** 20),
+  log('bundle size and cold import');
+  const sdkOnly = path.join(os.tmpdir(), `sdk-only-${process.pid}`, 'index.mjs');
+  await bundleLikeThePoller(path.join(import.meta.dirname, 'support', 'sdk-only-entry.ts'), sdkOnly);
+  const [oursImportMs = Number.NaN, sdkImportMs = Number.NaN] = await coldImports([
+    path.join(bench.artifact.codeDir, 'index.mjs'),
+    sdkOnly,
+  ]);
+  const size = bundleSize(bench.artifact);
+
+  const problems = [ours, naive, capped, throttled, ...sweep.flatMap((run) => [run.ours, run.naive])].flatMap(
+    (run) => run.lossProblems,
+  );
+  const at = new Date();
+  const result = {
+    ours_over_bound: round(ours.eventsPerSecond / bound),
+    ours_over_naive: round(ours.eventsPerSecond / naive.eventsPerSecond),
+    ours_events_per_s: round(ours.eventsPerSecond, 0),
+    naive_events_per_s: round(naive.eventsPerSecond, 0),
+    bound_events_per_s: round(bound, 0),
+    peak_rss_mb: round(ours.peakRssMiB, 1),
+    at: at.toISOString(),
+    machine: { cores: os.availableParallelism(), node: process.version, cpu: os.cpus()[0]?.model },
+    settings: base,
+    simulator_ceiling_events_per_s: round(ceiling, 0),
+    ours_over_ceiling: round(ours.eventsPerSecond / ceiling),
+    cpu_ms_per_1000_events: { ours: round(ours.cpuMsPer1000), naive: round(naive.cpuMsPer1000) },
+    first_event_ms: { ours: round(ours.firstEventMs, 0), naive: round(naive.firstEventMs, 0) },
+    drain_seconds: { ours: round(ours.seconds), naive: round(naive.seconds) },
+    median_poll_interval_ms: { ours: ours.medianPollIntervalMs, naive: naive.medianPollIntervalMs },
+    naive_peak_rss_mb: round(naive.peakRssMiB, 1),
+    duplicates: { ours: ours.duplicates, naive: naive.duplicates },
+    caught_up_delivery_latency_ms: latency,
+    bundle: {
+      bytes: size.bytes,
+      gzip_bytes: size.gzipBytes,
+      cold_import_ms: round(oursImportMs, 1),
+      sdk_only_cold_import_ms: round(sdkImportMs, 1),
+      cold_import_over_sdk_only: round(oursImportMs / sdkImportMs),
+    },
+    cap: {
+      max_requests_per_second: 50,
+      observed_max_requests_in_any_second: capped.maxRequestsInAnySecond,
+      events_per_s: round(capped.eventsPerSecond, 0),
+    },
+    throttled_20_percent: {
+      events_per_s: round(throttled.eventsPerSecond, 0),
+      duplicates: throttled.duplicates,
+    },
+    sweep: sweep.map((run) => ({
+      setting: run.setting,
+      ours_events_per_s: round(run.ours.eventsPerSecond, 0),
+      naive_events_per_s: round(run.naive.eventsPerSecond, 0),
+      bound_events_per_s: round(run.bound, 0),
+      ours_over_bound: round(run.ours.eventsPerSecond / run.bound),
+      ours_cpu_ms_per_1000_events: round(run.ours.cpuMsPer1000),
+      ours_first_event_ms: round(run.ours.firstEventMs, 0),
+      ours_peak_rss_mb: round(run.ours.peakRssMiB, 1),
+    })),
+    no_loss_check: problems.length === 0 ? 'passed' : problems,
   };
-}
 
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
-async function coreScenario(events: number): Promise<number> {
-  const clock = new FakeClock();
-  const feed = new InMemoryFeed(
-    clock,
-    Array.from({ length: events }, (_, i) => makeEvent(i + 1)),
-    { limit: 100 },
-  );
-  const publisher = new CountingPublisher();
-  await runPollCycle(
-    { feed, publisher, checkpoints: new MemoryCheckpointStore(), clock, metrics: noMetrics, logger: silent },
-    { program: 'bench', owner: 'bench', remainingMs: 24 * 3_600_000 },
-  );
-  return publisher.count;
-}
-
-async function httpScenario(events: number, publisher: EventPublisher & { count?: number }): Promise<number> {
-  const simulator = await startSimulator({ seed: 1, maxPollHoldMs: 50 });
-  try {
-    simulator.generate(events);
-    const program = simulator.programs[0]!;
-    const credentials = new StaticCredentialsProvider({
-      baseUrl: simulator.url,
-      clientId: program.clientId,
-      clientSecret: program.clientSecret,
-    });
-    const feed = new BankingEventFeed({
-      credentials,
-      tokens: new ClientCredentialsTokenProvider({ credentials }),
-      limit: 100,
-    });
-    const checkpoints = new MemoryCheckpointStore();
-    const stop = new AbortController();
-    let published = 0;
-    // Stop once everything is through; the budget is only a safety net.
-    const counting: MetricsSink = {
-      add(name, _unit, value) {
-        if (name === 'EventsPublished') published += value;
-        if (published >= events) stop.abort();
-      },
-    };
-    await runPollCycle(
-      { feed, publisher, checkpoints, clock: systemClock, metrics: counting, logger: silent },
-      { program: 'bench', owner: 'bench', remainingMs: 600_000, stopSignal: stop.signal },
-    );
-    return published;
-  } finally {
-    await simulator.close();
-  }
-}
-
-async function main(): Promise<void> {
-  const results: Result[] = [];
-  results.push(await measure('core (in-memory ports)', 50_000, () => coreScenario(50_000)));
-  results.push(
-    await measure('http (simulator → memory)', 10_000, () => httpScenario(10_000, new CountingPublisher())),
+  mkdirSync(resultsDir, { recursive: true });
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  writeFileSync(path.join(resultsDir, `${at.toISOString().slice(0, 10)}.json`), json);
+  writeFileSync(path.join(resultsDir, 'latest.json'), json);
+  const latencySweep = sweep.filter((run) => run.pageSize === 100);
+  writeFileSync(
+    path.join(resultsDir, 'throughput-vs-latency.svg'),
+    lineChart({
+      title: `Backlog drain, page 100, PutEvents ${base.publishLatencyMs} ms (${at.toISOString().slice(0, 10)})`,
+      xLabel: 'upstream latency per request (ms, log scale)',
+      yLabel: 'events/s',
+      series: [
+        {
+          name: 'bound',
+          color: '#999',
+          dashed: true,
+          points: latencySweep.map((r) => ({ x: r.upstreamLatencyMs, y: r.bound })),
+        },
+        {
+          name: 'ours',
+          color: '#1f77b4',
+          points: latencySweep.map((r) => ({ x: r.upstreamLatencyMs, y: r.ours.eventsPerSecond })),
+        },
+        {
+          name: 'naive',
+          color: '#d62728',
+          points: latencySweep.map((r) => ({ x: r.upstreamLatencyMs, y: r.naive.eventsPerSecond })),
+        },
+      ],
+    }),
   );
 
-  const moto = await startMoto();
-  try {
-    Object.assign(process.env, {
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'bench',
-      AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_ENDPOINT_URL: moto.endpoint,
-    });
-    const client = new EventBridgeClient({});
-    await client.send(new CreateEventBusCommand({ Name: 'bench-bus' }));
-    const publisher = new EventBridgePublisher({
-      client,
-      eventBusName: 'bench-bus',
-      source: 'banking.events',
-    });
-    results.push(await measure('moto (simulator → PutEvents)', 2_000, () => httpScenario(2_000, publisher)));
-    client.destroy();
-  } finally {
-    await moto.stop();
-  }
-
-  const [core, http, motoResult] = results;
-  const ratios = {
-    httpVsCore: round(http!.eventsPerSecond / core!.eventsPerSecond),
-    motoVsHttp: round(motoResult!.eventsPerSecond / http!.eventsPerSecond),
-  };
-  console.table(results);
-  console.log('ratios (same run):', ratios);
-  await mkdir('bench/results', { recursive: true });
-  await writeFile(
-    'bench/results/latest.json',
-    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results, ratios }, null, 2)}\n`,
+  console.table([
+    {
+      run: 'ours (shipped bundle)',
+      'events/s': result.ours_events_per_s,
+      'peak RSS MiB': result.peak_rss_mb,
+      'CPU ms/1000': result.cpu_ms_per_1000_events.ours,
+    },
+    {
+      run: 'naive loop',
+      'events/s': result.naive_events_per_s,
+      'peak RSS MiB': result.naive_peak_rss_mb,
+      'CPU ms/1000': result.cpu_ms_per_1000_events.naive,
+    },
+    { run: 'bound (analytic)', 'events/s': result.bound_events_per_s },
+    { run: 'simulator ceiling', 'events/s': result.simulator_ceiling_events_per_s },
+  ]);
+  console.table(result.sweep);
+  console.log(
+    [
+      `ours ÷ bound ${result.ours_over_bound} (target ≥ 0.9) · ours ÷ naive ${result.ours_over_naive} (target ≥ 5) · ours ÷ simulator ceiling ${result.ours_over_ceiling}`,
+      `peak RSS ${result.peak_rss_mb} MiB (target ≤ 150) · caught-up delivery p50 ${latency.p50} ms, p99 ${latency.p99} ms`,
+      `bundle ${size.bytes} B (${size.gzipBytes} B gzip) · cold import ${result.bundle.cold_import_ms} ms vs SDK-only ${result.bundle.sdk_only_cold_import_ms} ms (${result.bundle.cold_import_over_sdk_only}×, target ≤ 1.3)`,
+      `PutEvents cap 50/s: at most ${capped.maxRequestsInAnySecond} requests in any second · 20 % throttled: ${result.throttled_20_percent.events_per_s} events/s`,
+      `no-loss check: ${problems.length === 0 ? 'passed' : problems.join('; ')}`,
+    ].join('\n'),
   );
+  if (problems.length > 0) process.exitCode = 1;
+} finally {
+  await bench.close();
 }
-
-await main();

@@ -41,6 +41,10 @@ export interface AppConfig {
   /** Query parameter names of `GET /events`: the cursor (`POLL_CURSOR_PARAM`) and the page size (`POLL_LIMIT_PARAM`). */
   readonly pollCursorParam: string;
   readonly pollLimitParam: string;
+  /** PutEvents requests in flight at once per program (`PUBLISH_CONCURRENCY`). */
+  readonly publishConcurrency: number;
+  /** Cap on PutEvents requests per second per program; `undefined`: no cap. */
+  readonly maxPutEventsPerSecond: number | undefined;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -60,6 +64,8 @@ export const DEFAULT_CONTEXT = Object.freeze({
   tracing: false,
   pollCursorParam: 'last_sequence_number',
   pollLimitParam: 'limit',
+  publishConcurrency: 8,
+  maxPutEventsPerSecond: 0,
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -149,6 +155,9 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     );
   }
 
+  const publishConcurrency = reader.integer('publishConcurrency', 1, 50);
+  const maxPutEventsPerSecond = reader.integer('maxPutEventsPerSecond', 0, 10_000);
+
   reader.throwIfInvalid();
   return deepFreeze({
     stackName,
@@ -166,6 +175,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     tracing,
     pollCursorParam,
     pollLimitParam,
+    publishConcurrency,
+    maxPutEventsPerSecond: maxPutEventsPerSecond === 0 ? undefined : maxPutEventsPerSecond,
   });
 }
 

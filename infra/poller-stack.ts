@@ -46,6 +46,8 @@ export class PollerStack extends Stack {
       tracing: config.tracing,
       pollCursorParam: config.pollCursorParam,
       pollLimitParam: config.pollLimitParam,
+      publishConcurrency: config.publishConcurrency,
+      maxPutEventsPerSecond: config.maxPutEventsPerSecond,
     });
     this.addOutputs();
   }

@@ -107,7 +107,9 @@ export class PutEventsStandIn {
         this.#answer(res, 400, { __type: 'UnknownOperationException', message: `not simulated: ${target}` });
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { Entries: Array<{ Detail: string }> };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        Entries: Array<{ Detail: string }>;
+      };
       setTimeout(() => this.#putEvents(body.Entries, res), this.#options.latencyMs);
     });
   }

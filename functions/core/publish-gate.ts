@@ -27,8 +27,9 @@ export class PublishGate {
   #limit: number;
   #inFlight = 0;
   #streak = 0;
-  /** Epoch ms at which the next request may start under the rate cap. */
-  #nextStartAt = Number.NEGATIVE_INFINITY;
+  /** When the last request started under the rate cap, and the wait for it (one at a time). */
+  #lastStartAt = Number.NEGATIVE_INFINITY;
+  #pacing: Promise<void> = Promise.resolve();
   readonly #waiting: Array<() => void> = [];
 
   constructor(clock: Clock, options: PublishGateOptions) {
@@ -42,7 +43,8 @@ export class PublishGate {
     this.#clock = clock;
     this.#max = options.concurrency;
     this.#limit = options.concurrency;
-    this.#intervalMs = rate === undefined ? 0 : 1000 / rate;
+    // 1 % of slack, so that network jitter cannot show the receiver one request too many in a second.
+    this.#intervalMs = rate === undefined ? 0 : (1000 / rate) * 1.01;
   }
 
   /** Requests allowed in flight right now. */
@@ -103,11 +105,25 @@ export class PublishGate {
     }
   }
 
+  /**
+   * Spaces request starts by the interval, measured from when the previous one actually started:
+   * a start delayed by a busy event loop pushes the next one back too, so no second ever sees
+   * more than the cap.
+   */
   async #paceStart(signal: AbortSignal): Promise<void> {
     if (this.#intervalMs === 0) return;
-    const now = this.#clock.now();
-    const startAt = Math.max(now, this.#nextStartAt);
-    this.#nextStartAt = startAt + this.#intervalMs;
-    if (startAt > now) await this.#clock.sleep(startAt - now, signal);
+    const previous = this.#pacing;
+    let done!: () => void;
+    this.#pacing = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await previous;
+      const wait = this.#lastStartAt + this.#intervalMs - this.#clock.now();
+      if (wait > 0) await this.#clock.sleep(wait, signal);
+      this.#lastStartAt = this.#clock.now();
+    } finally {
+      done();
+    }
   }
 }

@@ -124,6 +124,21 @@ export interface BankingEventsPollerProps {
    */
   readonly pollLimitParam?: string;
   /**
+   * PutEvents requests in flight at once while a program catches up (`PUBLISH_CONCURRENCY`),
+   * 1 to 50. The handler halves it on throttling and grows it back after a run of successes.
+   *
+   * @default 8
+   */
+  readonly publishConcurrency?: number;
+  /**
+   * A cap on PutEvents requests per second per program (`PUBLISH_MAX_REQUESTS_PER_SECOND`): the
+   * PutEvents quota is per account and region and shared with your other producers. Each request
+   * carries up to 10 events.
+   *
+   * @default - no cap
+   */
+  readonly maxPutEventsPerSecond?: number;
+  /**
    * Active X-Ray tracing on the function.
    *
    * @default false
@@ -291,6 +306,7 @@ export class BankingEventsPoller extends Construct {
     // The handler's defaults, set explicitly so the function's configuration shows the names in use.
     const pollCursorParam = props.pollCursorParam ?? 'last_sequence_number';
     const pollLimitParam = props.pollLimitParam ?? 'limit';
+    const publishConcurrency = props.publishConcurrency ?? 8;
     const tracing = props.tracing ?? false;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const metricsNamespace = props.metricsNamespace ?? 'BankingEventsPoller';
@@ -316,6 +332,7 @@ export class BankingEventsPoller extends Construct {
       handoverGap,
       functionTimeout,
       pollLimit,
+      publishConcurrency,
       pollCursorParam,
       pollLimitParam,
       lagThreshold,
@@ -394,6 +411,10 @@ export class BankingEventsPoller extends Construct {
         POLL_CURSOR_PARAM: pollCursorParam,
         POLL_LIMIT_PARAM: pollLimitParam,
         SAFETY_MARGIN_MS: String(safetyMargin.toMilliseconds()),
+        PUBLISH_CONCURRENCY: String(publishConcurrency),
+        ...(props.maxPutEventsPerSecond === undefined
+          ? {}
+          : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(props.maxPutEventsPerSecond) }),
         NODE_OPTIONS: POLLER_NODE_OPTIONS,
       },
       bundling: POLLER_BUNDLING,
@@ -588,6 +609,7 @@ function validateProps(
     readonly handoverGap: Duration;
     readonly functionTimeout: Duration;
     readonly pollLimit: number;
+    readonly publishConcurrency: number;
     readonly pollCursorParam: string;
     readonly pollLimitParam: string;
     readonly lagThreshold: Duration;
@@ -662,6 +684,17 @@ function validateProps(
   }
   if (!Number.isInteger(resolved.pollLimit) || resolved.pollLimit < 1 || resolved.pollLimit > 1000) {
     fail('pollLimit must be an integer from 1 to 1000 (the handler refuses more)', 'pollLimit');
+  }
+  if (
+    !Number.isInteger(resolved.publishConcurrency) ||
+    resolved.publishConcurrency < 1 ||
+    resolved.publishConcurrency > 50
+  ) {
+    fail('publishConcurrency must be an integer from 1 to 50 (the handler refuses more)', 'publishConcurrency');
+  }
+  const rate = props.maxPutEventsPerSecond;
+  if (rate !== undefined && (!Number.isInteger(rate) || rate < 1 || rate > 10_000)) {
+    fail('maxPutEventsPerSecond must be an integer from 1 to 10000, or left out for no cap', 'maxPutEventsPerSecond');
   }
   for (const [prop, name] of [
     ['pollCursorParam', resolved.pollCursorParam],

@@ -34,6 +34,8 @@ describe('parseAppConfig', () => {
       tracing: false,
       pollCursorParam: 'last_sequence_number',
       pollLimitParam: 'limit',
+      publishConcurrency: 8,
+      maxPutEventsPerSecond: undefined,
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
@@ -56,9 +58,13 @@ describe('parseAppConfig', () => {
       routes: '{"transaction":{"retryAttempts":10,"maxEventAgeSeconds":3600}}',
       pollCursorParam: 'after',
       pollLimitParam: 'page.size',
+      publishConcurrency: '4',
+      maxPutEventsPerSecond: '200',
     });
 
     expect(config).toMatchObject({
+      publishConcurrency: 4,
+      maxPutEventsPerSecond: 200,
       lagThresholdSeconds: 600,
       archiveRetentionDays: 0,
       tracing: true,
@@ -134,6 +140,8 @@ describe('parseAppConfig', () => {
     ['pollCursorParam', '', /"pollCursorParam" must be a query parameter name/],
     ['pollCursorParam', 'after&limit=1', /"pollCursorParam" must be a query parameter name/],
     ['pollLimitParam', '1limit', /"pollLimitParam" must be a query parameter name.*got "1limit"/],
+    ['publishConcurrency', '0', /"publishConcurrency" must be an integer from 1 to 50/],
+    ['maxPutEventsPerSecond', '-5', /"maxPutEventsPerSecond" must be an integer from 0 to 10000/],
     ['pollLimitParam', 'x'.repeat(65), /"pollLimitParam" must be a query parameter name/],
     [
       'pollLimitParam',

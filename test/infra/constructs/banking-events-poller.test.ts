@@ -278,21 +278,45 @@ describe('stall window', () => {
   });
 });
 
-describe('query parameter names', () => {
-  /** The function's environment as the template has it (strings only). */
-  function environmentOf(props: BankingEventsPollerProps): Record<string, string> {
-    const stack = newStack();
-    new BankingEventsPoller(stack, 'Poller', props);
-    const [fn] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as {
-      Properties: { Environment: { Variables: Record<string, unknown> } };
-    }[];
-    return Object.fromEntries(
-      Object.entries(fn!.Properties.Environment.Variables).filter(
-        (entry): entry is [string, string] => typeof entry[1] === 'string',
-      ),
-    );
-  }
+/** The function's environment as the template has it (strings only). */
+function environmentOf(props: BankingEventsPollerProps): Record<string, string> {
+  const stack = newStack();
+  new BankingEventsPoller(stack, 'Poller', props);
+  const [fn] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as {
+    Properties: { Environment: { Variables: Record<string, unknown> } };
+  }[];
+  return Object.fromEntries(
+    Object.entries(fn!.Properties.Environment.Variables).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
+}
 
+describe('publishing', () => {
+  it('publishes 8 PutEvents at a time without a rate cap by default', () => {
+    const environment = environmentOf({});
+
+    expect(environment).toMatchObject({ PUBLISH_CONCURRENCY: '8' });
+    expect(environment).not.toHaveProperty('PUBLISH_MAX_REQUESTS_PER_SECOND');
+  });
+
+  it('passes a concurrency and a PutEvents cap to the handler', () => {
+    expect(environmentOf({ publishConcurrency: 4, maxPutEventsPerSecond: 100 })).toMatchObject({
+      PUBLISH_CONCURRENCY: '4',
+      PUBLISH_MAX_REQUESTS_PER_SECOND: '100',
+    });
+  });
+
+  it.each<[string, BankingEventsPollerProps, RegExp]>([
+    ['no concurrency', { publishConcurrency: 0 }, /publishConcurrency must be an integer from 1 to 50/],
+    ['a concurrency the handler refuses', { publishConcurrency: 51 }, /publishConcurrency must be/],
+    ['a cap of zero', { maxPutEventsPerSecond: 0 }, /maxPutEventsPerSecond must be an integer from 1 to 10000/],
+  ])('refuses %s', (_name, props, message) => {
+    expect(() => new BankingEventsPoller(newStack(), 'Poller', props)).toThrow(message);
+  });
+});
+
+describe('query parameter names', () => {
   it('tells the handler its defaults when none are given: the names the FEED_CURSOR_IGNORED error says to check', () => {
     expect(environmentOf({})).toMatchObject({
       POLL_CURSOR_PARAM: 'last_sequence_number',

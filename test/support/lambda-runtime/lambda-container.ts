@@ -38,6 +38,8 @@ export interface LambdaFunctionSpec {
   readonly memoryMb?: number;
   /** @default 'banking-events-poller' */
   readonly functionName?: string;
+  /** Extra `node` options for the function's process (profiling in benchmarks). @default none */
+  readonly nodeArgs?: readonly string[];
 }
 
 export type InvocationOutcome =
@@ -116,6 +118,11 @@ export class LambdaContainer {
     return this.#lateSettlements;
   }
 
+  /** The function process's id while one runs (for measurements from /proc). */
+  get pid(): number | undefined {
+    return this.#sandbox?.child.pid;
+  }
+
   /** Whether the function process has received an invocation it has not answered yet. */
   get invocationInFlight(): boolean {
     return this.#active?.delivered === true && this.#active.outcome === undefined;
@@ -189,6 +196,7 @@ export class LambdaContainer {
       [
         `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
         `--max-old-space-size=${memoryMb - newSpace}`,
+        ...(this.#spec.nodeArgs ?? []),
         BOOTSTRAP,
       ],
       {

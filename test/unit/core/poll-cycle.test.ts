@@ -247,8 +247,12 @@ describe('runPollCycle', () => {
 
     const summary = await runPollCycle(deps, { ...invocation, stopSignal: stop.signal });
 
-    expect(summary).toMatchObject({ stopReason: 'stopped', published: 20, checkpoint: 20 });
-    expect((await checkpoints.read()).checkpoint).toBe(20);
+    // Pages already polled when Ctrl-C came are published (at most the four in flight), no more.
+    expect(summary.stopReason).toBe('stopped');
+    expect(summary.published).toBeGreaterThanOrEqual(20);
+    expect(summary.published).toBeLessThan(60);
+    expect(summary.checkpoint).toBe(summary.published);
+    expect((await checkpoints.read()).checkpoint).toBe(summary.published);
   });
 });
 
@@ -664,8 +668,9 @@ describe('runPollCycle publishing concurrently', () => {
 
     await expect(run).rejects.toBeInstanceOf(PublishError);
     expect((await context.checkpoints.read()).checkpoint).toBe(149);
-    expect(Math.max(...context.publisher.accepted.map((e) => e.sequence_number))).toBeLessThanOrEqual(400);
-    expect(context.feed.requests.length).toBeLessThanOrEqual(5);
+    // Page 2 failed; at most the four pages in flight then were sent.
+    expect(Math.max(...context.publisher.accepted.map((e) => e.sequence_number))).toBeLessThanOrEqual(600);
+    expect(context.feed.requests.length).toBeLessThanOrEqual(7);
   });
 
   it('stops publishing at once when a checkpoint write finds the lease taken over', async () => {
