@@ -12,6 +12,7 @@ import {
 import { type BankingEvent, findSequenceGaps } from './event-model.ts';
 import { FeedReader } from './feed-reader.ts';
 import { GapLedger } from './gap-ledger.ts';
+import { takeLease } from './lease-handover.ts';
 import type {
   CheckpointStore,
   Clock,
@@ -47,6 +48,14 @@ export interface PollCycleOptions {
   readonly minPollWindowMs?: number;
   /** Added to the lease expiry for clock skew between invocations; capped at 5 s. @default 5_000 */
   readonly leaseSkewMs?: number;
+  /**
+   * How long to wait for another invocation to hand the lease over before giving up with
+   * `lease-busy` (the schedule overlaps runs so the next one is waiting at the hand-over).
+   * @default 0
+   */
+  readonly leaseWaitMs?: number;
+  /** How often the lease is looked at while waiting for it. @default 100 */
+  readonly leaseCheckIntervalMs?: number;
   /** Waits after a failed poll that gave no `Retry-After`. @default { baseMs: 200, capMs: 20_000 } */
   readonly pollBackoff?: BackoffOptions;
   /** An answer without events faster than this is followed by a pause, capping the request rate. @default 1_000 */
@@ -94,6 +103,7 @@ const DEFAULTS = {
   safetyMarginMs: 10_000,
   minPollWindowMs: 2_000,
   leaseSkewMs: 5_000,
+  leaseCheckIntervalMs: 100,
   pollBackoff: { baseMs: 200, capMs: 20_000 },
   minEmptyPollIntervalMs: 1_000,
 } as const;
@@ -112,11 +122,15 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   );
   try {
     const leaseSkewMs = Math.min(options.leaseSkewMs ?? DEFAULTS.leaseSkewMs, 5_000);
+    const minPollWindowMs = options.minPollWindowMs ?? DEFAULTS.minPollWindowMs;
     // The lease lasts until Lambda would end this invocation, plus skew: a crashed run frees it soon.
-    const lease = await deps.checkpoints.acquireLease({
+    const lease = await takeLease(deps, {
       owner: options.owner,
       expiresAt: budget.end + leaseSkewMs,
-      now: budget.startedAt,
+      // Waiting past the point where no poll fits would only take the lease to give it back.
+      waitMs: Math.min(options.leaseWaitMs ?? 0, budget.untilDeadline() - minPollWindowMs),
+      checkIntervalMs: options.leaseCheckIntervalMs ?? DEFAULTS.leaseCheckIntervalMs,
+      signal: budget.deadlineSignal,
     });
     if (!lease.acquired) return leaseBusy(deps, options, budget, lease);
     return await new PollCycle(deps, options, budget, lease).run();
@@ -132,7 +146,7 @@ function leaseBusy(
   lease: Extract<LeaseGrant, { acquired: false }>,
 ): CycleSummary {
   metrics.add('LeaseBusy', 'Count', 1);
-  logger.info('Another invocation holds the lease; not polling', {
+  logger.info('Another invocation holds the lease and did not hand it over; not polling', {
     leaseHolder: lease.holder,
     leaseExpiresAt: new Date(lease.expiresAt).toISOString(),
   });

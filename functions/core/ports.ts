@@ -157,6 +157,7 @@ export const METRIC_NAMES = [
   'LagSeconds',
   'CheckpointSequence',
   'LeaseBusy',
+  'HandoverWaitMs',
   'CycleDurationMs',
   'SequenceGaps',
   'LateEvents',

@@ -690,11 +690,17 @@ function validateProps(
     resolved.publishConcurrency < 1 ||
     resolved.publishConcurrency > 50
   ) {
-    fail('publishConcurrency must be an integer from 1 to 50 (the handler refuses more)', 'publishConcurrency');
+    fail(
+      'publishConcurrency must be an integer from 1 to 50 (the handler refuses more)',
+      'publishConcurrency',
+    );
   }
   const rate = props.maxPutEventsPerSecond;
   if (rate !== undefined && (!Number.isInteger(rate) || rate < 1 || rate > 10_000)) {
-    fail('maxPutEventsPerSecond must be an integer from 1 to 10000, or left out for no cap', 'maxPutEventsPerSecond');
+    fail(
+      'maxPutEventsPerSecond must be an integer from 1 to 10000, or left out for no cap',
+      'maxPutEventsPerSecond',
+    );
   }
   for (const [prop, name] of [
     ['pollCursorParam', resolved.pollCursorParam],

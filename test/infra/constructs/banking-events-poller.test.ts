@@ -310,7 +310,11 @@ describe('publishing', () => {
   it.each<[string, BankingEventsPollerProps, RegExp]>([
     ['no concurrency', { publishConcurrency: 0 }, /publishConcurrency must be an integer from 1 to 50/],
     ['a concurrency the handler refuses', { publishConcurrency: 51 }, /publishConcurrency must be/],
-    ['a cap of zero', { maxPutEventsPerSecond: 0 }, /maxPutEventsPerSecond must be an integer from 1 to 10000/],
+    [
+      'a cap of zero',
+      { maxPutEventsPerSecond: 0 },
+      /maxPutEventsPerSecond must be an integer from 1 to 10000/,
+    ],
   ])('refuses %s', (_name, props, message) => {
     expect(() => new BankingEventsPoller(newStack(), 'Poller', props)).toThrow(message);
   });

@@ -684,3 +684,56 @@ describe('runPollCycle publishing concurrently', () => {
     expect(context.publisher.accepted.length).toBeLessThanOrEqual(300);
   });
 });
+
+describe('runPollCycle handing the lease over', () => {
+  const waiting = { ...invocation, owner: 'successor', leaseWaitMs: 20_000 };
+
+  it('waits for the holder to release at its deadline, and takes over within one check interval', async () => {
+    const { deps, checkpoints, clock, metrics } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 30_000, now: start });
+    void clock.sleep(3_000).then(() => checkpoints.releaseLease('predecessor'));
+
+    const summary = await runPollCycle(deps, waiting);
+
+    expect(summary).toMatchObject({ status: 'completed', published: 5 });
+    const waited = metrics.last('HandoverWaitMs')!;
+    expect(waited).toBeGreaterThanOrEqual(3_000);
+    expect(waited).toBeLessThanOrEqual(3_100);
+    expect(metrics.sum('LeaseBusy')).toBe(0);
+  });
+
+  it('takes over a crashed holder once its lease expires', async () => {
+    const { deps, checkpoints, clock } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'crashed', expiresAt: start + 4_000, now: start });
+
+    const summary = await runPollCycle(deps, waiting);
+
+    expect(summary).toMatchObject({ status: 'completed', published: 5 });
+  });
+
+  it('gives up after the wait, counting LeaseBusy, when the holder neither releases nor expires', async () => {
+    const { deps, checkpoints, clock, metrics, feed } = setup(5);
+    await checkpoints.acquireLease({ owner: 'stuck', expiresAt: clock.now() + 600_000, now: clock.now() });
+    const start = clock.now();
+
+    const summary = await runPollCycle(deps, waiting);
+
+    expect(summary.status).toBe('lease-busy');
+    expect(clock.now() - start).toBe(20_000);
+    expect(metrics.sum('LeaseBusy')).toBe(1);
+    expect(feed.requests).toHaveLength(0);
+  });
+
+  it('never waits so long that no poll would fit before its own deadline', async () => {
+    const { deps, checkpoints, clock } = setup(5);
+    await checkpoints.acquireLease({ owner: 'stuck', expiresAt: clock.now() + 600_000, now: clock.now() });
+    const start = clock.now();
+
+    await runPollCycle(deps, { ...waiting, remainingMs: 10_000, leaseWaitMs: 60_000 });
+
+    // 10 s budget: deadline at 7.5 s, minus the 2 s minimum poll window.
+    expect(clock.now() - start).toBe(5_500);
+  });
+});
