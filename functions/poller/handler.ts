@@ -115,6 +115,8 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         remainingMs: context.getRemainingTimeInMillis(),
         safetyMarginMs: current.config.safetyMarginMs,
         minPollWindowMs: current.config.minPollWindowMs,
+        leaseWaitMs: current.config.leaseWaitMs,
+        leaseCheckIntervalMs: current.config.leaseCheckIntervalMs,
         publish: {
           maxAttempts: current.config.publishMaxAttempts,
           concurrency: current.config.publishConcurrency,

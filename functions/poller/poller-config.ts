@@ -26,6 +26,13 @@ export interface PollerConfig {
   readonly minPollWindowMs: number;
   /** `CREDENTIALS_TTL_SECONDS`. @default 300 */
   readonly credentialsTtlMs: number;
+  /**
+   * How long to wait for the run holding the lease to hand it over (`LEASE_WAIT_MS`); the
+   * construct sets it from the schedule. @default 0: give up at once
+   */
+  readonly leaseWaitMs: number;
+  /** How often the lease is looked at while waiting (`LEASE_CHECK_INTERVAL_MS`). @default 100 */
+  readonly leaseCheckIntervalMs: number;
   /** Attempts per rejected PutEvents entry (`PUBLISH_MAX_ATTEMPTS`). @default 5 */
   readonly publishMaxAttempts: number;
   /** PutEvents requests in flight at once (`PUBLISH_CONCURRENCY`). @default 8 */
@@ -139,6 +146,8 @@ export function loadPollerConfig(env: Env): PollerConfig {
     safetyMarginMs: integer(env, 'SAFETY_MARGIN_MS', 10_000, 0, 600_000),
     minPollWindowMs: integer(env, 'MIN_POLL_WINDOW_MS', 2_000, 100, 600_000),
     credentialsTtlMs: integer(env, 'CREDENTIALS_TTL_SECONDS', 300, 0, 86_400) * 1000,
+    leaseWaitMs: integer(env, 'LEASE_WAIT_MS', 0, 0, 900_000),
+    leaseCheckIntervalMs: integer(env, 'LEASE_CHECK_INTERVAL_MS', 100, 10, 10_000),
     publishMaxAttempts: integer(env, 'PUBLISH_MAX_ATTEMPTS', 5, 1, 20),
     publishConcurrency: integer(env, 'PUBLISH_CONCURRENCY', 8, 1, 50),
     publishMaxRequestsPerSecond: env.PUBLISH_MAX_REQUESTS_PER_SECOND?.trim()

@@ -13,7 +13,6 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { computeDeadline } from '../../functions/core/cycle-budget.ts';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
 import {
@@ -26,6 +25,7 @@ import { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import { type EventRouteOptions, EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
+import { leaseWait, overlappingTimeout, pollingStopsAfterMs } from './handover-timing.ts';
 import { PollerAlarms } from './poller-alarms.ts';
 import {
   POLLER_ARCHITECTURE,
@@ -79,22 +79,24 @@ export interface BankingEventsPollerProps {
    */
   readonly safetyMargin?: Duration;
   /**
-   * Function timeout. The default makes a run poll until `handoverGap` before the next tick, so
-   * the feed is polled almost continuously and the next tick finds the lease free. A timeout that
-   * would make the run poll later than that is refused.
+   * Function timeout. The default makes each run poll until `handoverOverlap` after the next tick,
+   * while the next run waits for the lease, so the feed is polled without a break. A timeout that
+   * would stop polling before the next tick (a gap every interval), or more than half an
+   * interval after it, is refused.
    *
-   * @default - the longest whole-second timeout that stops polling `handoverGap` before the next
-   * tick: scheduleInterval - handoverGap + min(safetyMargin, (scheduleInterval - handoverGap) / 3),
-   * since the handler keeps back at most a quarter of the timeout (65 s with the defaults)
+   * @default - the shortest whole-second timeout that polls until `handoverOverlap` after the next
+   * tick: scheduleInterval + handoverOverlap + safetyMargin while the margin is at most a quarter of
+   * it (75 s with the defaults)
    */
   readonly functionTimeout?: Duration;
   /**
-   * Time between the end of one run's polling and the next tick: room for scheduler jitter, the
-   * final commit and the lease release.
+   * How long each run keeps polling after the next tick has arrived. The next run waits for the
+   * lease meanwhile and takes it within a fraction of a second of its release, so tick jitter
+   * shorter than this never leaves the feed unpolled. Less than half the schedule interval.
    *
    * @default Duration.seconds(5)
    */
-  readonly handoverGap?: Duration;
+  readonly handoverOverlap?: Duration;
   /**
    * Function memory in MiB.
    *
@@ -295,12 +297,9 @@ export class BankingEventsPoller extends Construct {
     const eventSource = props.eventSource ?? 'banking.events';
     const scheduleInterval = props.scheduleInterval ?? Duration.minutes(1);
     const safetyMargin = props.safetyMargin ?? Duration.seconds(10);
-    const handoverGap = props.handoverGap ?? Duration.seconds(5);
+    const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
     const functionTimeout =
-      props.functionTimeout ??
-      Duration.seconds(
-        Math.max(1, longestHandoverTimeoutSeconds(scheduleInterval, safetyMargin, handoverGap)),
-      );
+      props.functionTimeout ?? overlappingTimeout(scheduleInterval, handoverOverlap, safetyMargin);
     const memorySize = props.memorySize ?? 256;
     const pollLimit = props.pollLimit ?? 100;
     // The handler's defaults, set explicitly so the function's configuration shows the names in use.
@@ -329,7 +328,7 @@ export class BankingEventsPoller extends Construct {
       programs,
       scheduleInterval,
       safetyMargin,
-      handoverGap,
+      handoverOverlap,
       functionTimeout,
       pollLimit,
       publishConcurrency,
@@ -411,6 +410,9 @@ export class BankingEventsPoller extends Construct {
         POLL_CURSOR_PARAM: pollCursorParam,
         POLL_LIMIT_PARAM: pollLimitParam,
         SAFETY_MARGIN_MS: String(safetyMargin.toMilliseconds()),
+        // The next tick arrives while this run still polls: it waits for the lease, at most until a
+        // crashed holder's lease would expire.
+        LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
         PUBLISH_CONCURRENCY: String(publishConcurrency),
         ...(props.maxPutEventsPerSecond === undefined
           ? {}
@@ -606,7 +608,7 @@ function validateProps(
     readonly programs: readonly PollerProgram[];
     readonly scheduleInterval: Duration;
     readonly safetyMargin: Duration;
-    readonly handoverGap: Duration;
+    readonly handoverOverlap: Duration;
     readonly functionTimeout: Duration;
     readonly pollLimit: number;
     readonly publishConcurrency: number;
@@ -653,9 +655,9 @@ function validateProps(
     fail('scheduleInterval must be whole minutes from 1 to 14', 'scheduleInterval');
   }
   const interval = resolved.scheduleInterval.toSeconds();
-  const gap = resolved.handoverGap.toSeconds({ integral: false });
-  if (gap <= 0 || gap >= interval) {
-    fail('handoverGap must be more than 0 and less than scheduleInterval', 'handoverGap');
+  const overlap = resolved.handoverOverlap.toSeconds({ integral: false });
+  if (overlap <= 0 || overlap >= interval / 2) {
+    fail('handoverOverlap must be more than 0 and less than half the scheduleInterval', 'handoverOverlap');
   }
   const timeout = resolved.functionTimeout.toSeconds({ integral: false });
   const margin = resolved.safetyMargin.toSeconds({ integral: false });
@@ -668,17 +670,24 @@ function validateProps(
     );
   }
   const stopsPolling = pollingStopsAfterMs(resolved.functionTimeout, resolved.safetyMargin) / 1000;
-  if (stopsPolling + gap > interval) {
-    const longest = longestHandoverTimeoutSeconds(
-      resolved.scheduleInterval,
-      resolved.safetyMargin,
-      resolved.handoverGap,
-    );
+  const shortest = overlappingTimeout(
+    resolved.scheduleInterval,
+    resolved.handoverOverlap,
+    resolved.safetyMargin,
+  ).toSeconds();
+  if (stopsPolling <= interval) {
     fail(
       `functionTimeout ${timeout} s with safetyMargin ${margin} s stops polling ${stopsPolling} s after it starts ` +
-        `(the handler keeps back the margin, but at most a quarter of the timeout), later than handoverGap ${gap} s ` +
-        `before the next tick at ${interval} s: the run would still hold the lease when the next tick arrives. ` +
-        `Use a functionTimeout of at most ${longest} s (leave it out to get that), or a longer scheduleInterval.`,
+        `(the handler keeps back the margin, but at most a quarter of the timeout), no later than the next tick at ` +
+        `${interval} s: runs would not overlap, and the feed would go unpolled between them. Use a functionTimeout ` +
+        `of at least ${shortest} s (leave it out to get that) so each run hands over to the next.`,
+      'functionTimeout',
+    );
+  }
+  if (stopsPolling >= interval * 1.5) {
+    fail(
+      `functionTimeout ${timeout} s keeps polling until ${stopsPolling} s, more than half an interval after the next ` +
+        `tick at ${interval} s: the next run would give up waiting for the lease. Use ${shortest} s (leave it out to get that).`,
       'functionTimeout',
     );
   }
@@ -732,32 +741,3 @@ function validateProps(
   }
 }
 
-/** When the handler stops polling, in ms after its start, given the whole timeout (the handler's own rule). */
-function pollingStopsAfterMs(timeout: Duration, safetyMargin: Duration): number {
-  return computeDeadline(
-    0,
-    timeout.toMilliseconds({ integral: false }),
-    safetyMargin.toMilliseconds({ integral: false }),
-  );
-}
-
-/**
- * The longest whole-second timeout whose polling stops `handoverGap` before the next tick. With
- * I = interval - handoverGap, solve T - min(safetyMargin, T / 4) = I: T = I + safetyMargin while the
- * margin is at most I / 3, else T = 4 I / 3 (the quarter cap; the handler then keeps back less than
- * the margin). 60 s, 10 s margin, 5 s gap: 65 s.
- */
-function longestHandoverTimeoutSeconds(
-  interval: Duration,
-  safetyMargin: Duration,
-  handoverGap: Duration,
-): number {
-  const pollingMs =
-    interval.toMilliseconds({ integral: false }) - handoverGap.toMilliseconds({ integral: false });
-  const marginMs = safetyMargin.toMilliseconds({ integral: false });
-  let seconds = Math.floor((pollingMs + Math.min(marginMs, pollingMs / 3)) / 1000);
-  // Whole seconds and the handler's whole-millisecond quarter can leave it a hair late: step back.
-  while (seconds > 1 && pollingStopsAfterMs(Duration.seconds(seconds), safetyMargin) > pollingMs)
-    seconds -= 1;
-  return seconds;
-}

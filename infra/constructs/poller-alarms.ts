@@ -67,6 +67,8 @@ export class PollerAlarms extends Construct {
   public readonly failedEntriesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** Per program: the feed skipped sequence numbers (`SequenceGaps`). */
   public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /** Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly. */
+  public readonly leaseBusyAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -96,6 +98,7 @@ export class PollerAlarms extends Construct {
     const stall = new Map<string, cloudwatch.Alarm>();
     const failedEntries = new Map<string, cloudwatch.Alarm>();
     const sequenceGaps = new Map<string, cloudwatch.Alarm>();
+    const leaseBusy = new Map<string, cloudwatch.Alarm>();
     const recurrence = `${FAILURE_DATAPOINTS} of the last ${FAILURE_WINDOW} ${periods}`;
     /** Failures counted once per run: one is not paged (the next tick retries), a pattern is. */
     const recurringFailure = (id: string, metric: cloudwatch.IMetric, alarmDescription: string) =>
@@ -169,8 +172,20 @@ export class PollerAlarms extends Construct {
             `banking service fills them in late. Runbook: ${runbook('sequence-gaps')}`,
         }),
       );
+      leaseBusy.set(
+        program,
+        // A tick waits for the run before it to hand the lease over; failing that once is covered
+        // by the next tick, failing it as a pattern means runs overrun or a lease is stuck.
+        recurringFailure(
+          `LeaseBusy${suffix}`,
+          props.metrics.metric('LeaseBusy', program, { statistic: 'Sum', period: tick }),
+          `Program ${program}: runs waited for the lease and could not take it over in ${recurrence}. ` +
+            `Runbook: ${runbook('lease-busy')}`,
+        ),
+      );
     }
     this.lagAlarms = lag;
+    this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;
     this.failedEntriesAlarms = failedEntries;
     this.sequenceGapsAlarms = sequenceGaps;

@@ -58,6 +58,7 @@ export class PollerDashboard extends Construct {
         ]),
         right: perProgram((p) => [
           metrics.metric('LeaseBusy', p, { statistic: 'Sum', label: `${p} lease busy` }),
+          metrics.metric('HandoverWaitMs', p, { statistic: 'Maximum', label: `${p} hand-over wait (ms)` }),
         ]),
         width: WIDTH,
         height: HEIGHT,

@@ -57,13 +57,13 @@ describe('schedule', () => {
 });
 
 describe('function', () => {
-  it('runs the handler on the latest Node.js runtime, arm64, 256 MiB, timeout = interval + 10 s margin - 5 s gap', () => {
+  it('runs the handler on the latest Node.js runtime, arm64, 256 MiB, timeout = interval + 5 s overlap + 10 s margin', () => {
     synth.template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
       MemorySize: 256,
-      Timeout: 65,
+      Timeout: 75,
       LoggingConfig: { LogGroup: ref(id(poller.logGroup)) },
       TracingConfig: Match.absent(),
     });
@@ -87,6 +87,8 @@ describe('function', () => {
           POLL_CURSOR_PARAM: 'last_sequence_number',
           POLL_LIMIT_PARAM: 'limit',
           SAFETY_MARGIN_MS: '10000',
+          LEASE_WAIT_MS: '20000',
+          PUBLISH_CONCURRENCY: '8',
           NODE_OPTIONS: '--enable-source-maps',
         },
       },
@@ -325,6 +327,20 @@ describe('alarms', () => {
     });
   });
 
+  it('raises lease busy when ticks keep failing to take the lease over, in 3 of 5 minutes', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'LeaseBusy',
+      Namespace: 'BankingEventsPoller',
+      Dimensions: Match.arrayWith([{ Name: 'Program', Value: 'default' }]),
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      Threshold: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it.each(['Errors', 'Throttles'])('raises %s of the function in 3 of 5 minutes', (metricName) => {
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/Lambda',
@@ -362,7 +378,7 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    expect(alarms).toHaveLength(11);
+    expect(alarms).toHaveLength(12);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -535,7 +551,7 @@ describe('schedule rates', () => {
       rated.template.hasResourceProperties('AWS::Scheduler::Schedule', {
         ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
       });
-      rated.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: minutes * 60 + 5 });
+      rated.template.hasResourceProperties('AWS::Lambda::Function', { Timeout: minutes * 60 + 15 });
       rated.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         MetricName: 'CycleDurationMs',
         Period: 60,

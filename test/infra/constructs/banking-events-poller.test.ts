@@ -92,7 +92,7 @@ describe('an embedding with two programs, existing resources and its own targets
     const cards = { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) };
 
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Timeout: 125,
+      Timeout: 135,
       MemorySize: 512,
       TracingConfig: { Mode: 'Active' },
       Environment: {
@@ -376,9 +376,9 @@ describe('query parameter names', () => {
 });
 
 describe('function timeout and the hand-over to the next tick', () => {
-  const GAP_MS = 5_000;
+  const OVERLAP_MS = 5_000;
 
-  /** The default timeout the construct picks, and whether the handler (computeDeadline) hands over in time. */
+  /** The default timeout the construct picks, and whether the handler (computeDeadline) overlaps the next tick. */
   function defaultTimeout(intervalMinutes: number, safetyMarginSeconds: number) {
     const poller = new BankingEventsPoller(newStack(), 'Poller', {
       scheduleInterval: Duration.minutes(intervalMinutes),
@@ -389,56 +389,65 @@ describe('function timeout and the hand-over to the next tick', () => {
     const nextTickMs = intervalMinutes * 60_000;
     return {
       seconds: timeoutMs / 1000,
-      handsOver: computeDeadline(0, timeoutMs, marginMs) + GAP_MS <= nextTickMs,
-      oneSecondMoreHandsOver: computeDeadline(0, timeoutMs + 1000, marginMs) + GAP_MS <= nextTickMs,
+      overlaps: computeDeadline(0, timeoutMs, marginMs) >= nextTickMs + OVERLAP_MS,
+      oneSecondLessOverlaps: computeDeadline(0, timeoutMs - 1000, marginMs) >= nextTickMs + OVERLAP_MS,
     };
   }
 
   it.each<[number, number, number]>([
-    [1, 10, 65],
-    [1, 18, 73],
-    [1, 30, 73],
-    [2, 10, 125],
-    [2, 60, 153],
-    [14, 10, 845],
+    [1, 10, 75],
+    [1, 18, 83],
+    [1, 30, 87],
+    [2, 10, 135],
+    [2, 60, 167],
+    [14, 10, 855],
   ])(
-    'every %i minute(s) with a %i s margin: %i s, the longest that stops polling 5 s before the next tick',
+    'every %i minute(s) with a %i s margin: %i s, the shortest that polls 5 s past the next tick',
     (intervalMinutes, marginSeconds, expected) => {
       const timeout = defaultTimeout(intervalMinutes, marginSeconds);
 
       expect(timeout.seconds).toBe(expected);
-      expect(timeout.handsOver).toBe(true);
-      expect(timeout.oneSecondMoreHandsOver).toBe(false);
+      expect(timeout.overlaps).toBe(true);
+      expect(timeout.oneSecondLessOverlaps).toBe(false);
     },
   );
 
+  it('tells the handler to wait for the lease until a crashed predecessor would have lost it', () => {
+    // Timeout 75 s + 5 s of lease skew, counted from the next tick 60 s after the predecessor's start.
+    expect(environmentOf({})).toMatchObject({ LEASE_WAIT_MS: '20000' });
+  });
+
   it.each<[string, BankingEventsPollerProps, RegExp]>([
     [
-      'a timeout whose capped margin runs into the next tick',
-      { safetyMargin: Duration.seconds(30), functionTimeout: Duration.seconds(85) },
-      /stops polling 63\.75 s after it starts .*next tick .*at most 73 s/,
+      'a timeout whose capped margin stops polling at the next tick',
+      { safetyMargin: Duration.seconds(30), functionTimeout: Duration.seconds(80) },
+      /stops polling 60 s after it starts .*no later than the next tick at 60 s: runs would not overlap.*at least 87 s/,
     ],
     [
-      'a timeout that stops polling exactly at the next tick',
-      { functionTimeout: Duration.seconds(70) },
-      /still hold the lease when the next tick arrives.*at most 65 s/,
+      'a timeout that stops polling before the next tick',
+      { functionTimeout: Duration.seconds(65) },
+      /stops polling 55 s .*feed would go unpolled between them.*at least 75 s/,
     ],
     [
-      'a hand-over gap as long as the interval',
-      { handoverGap: Duration.minutes(1) },
-      /handoverGap must be more than 0 and less than scheduleInterval/,
+      'a timeout that polls more than half an interval past the next tick',
+      { functionTimeout: Duration.seconds(120) },
+      /keeps polling until 110 s, more than half an interval after the next tick.*Use 75 s/,
+    ],
+    [
+      'an overlap of half the interval',
+      { handoverOverlap: Duration.seconds(30) },
+      /handoverOverlap must be more than 0 and less than half the scheduleInterval/,
     ],
   ])('refuses %s', (_name, props, message) => {
     expect(() => new BankingEventsPoller(newStack(), 'Poller', props)).toThrow(message);
   });
 
-  it('accepts a timeout that stops polling the hand-over gap before the next tick', () => {
-    const poller = new BankingEventsPoller(newStack(), 'Poller', {
-      safetyMargin: Duration.seconds(30),
-      functionTimeout: Duration.seconds(73),
-    });
+  it('accepts a longer overlap and derives the timeout and the lease wait from it', () => {
+    const environment = environmentOf({ handoverOverlap: Duration.seconds(10) });
 
-    expect(poller.pollerFunction.timeout?.toSeconds()).toBe(73);
+    expect(environment.LEASE_WAIT_MS).toBe('25000');
+    const poller = new BankingEventsPoller(newStack(), 'Poller', { handoverOverlap: Duration.seconds(10) });
+    expect(poller.pollerFunction.timeout?.toSeconds()).toBe(80);
   });
 });
 

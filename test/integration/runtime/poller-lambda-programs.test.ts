@@ -6,7 +6,13 @@
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { startSimulator } from '../../../functions/simulator/banking-simulator.ts';
-import { pollerLambda, simulatorSecret, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
+import {
+  emfDocuments,
+  pollerLambda,
+  simulatorSecret,
+  summaryOf,
+  usePollerScenarios,
+} from '../../support/poller-lambda.ts';
 
 const scenarios = usePollerScenarios(200);
 const scenario = scenarios.start;
@@ -84,7 +90,7 @@ describe('programs and their secrets, as deployed', () => {
     expect((await s.deliveredIds()).sort()).toEqual(published.map((e) => e.id).sort());
   });
 
-  it('lets one invocation poll a program at a time: a second one at the same moment finds the lease busy', async () => {
+  it('lets one invocation poll a program at a time: one that may not wait finds the lease busy', async () => {
     const s = await scenario({ simulator: { maxPollHoldMs: 60_000 } });
     const rival = pollerLambda({
       artifact: inject('pollerArtifact'),
@@ -92,7 +98,7 @@ describe('programs and their secrets, as deployed', () => {
       secretId: s.secretId,
       checkpointTable: scenarios.checkpointTable,
       eventBusName: s.busName,
-      environment: { DEFAULT_PROGRAM: s.program },
+      environment: { DEFAULT_PROGRAM: s.program, LEASE_WAIT_MS: '0' },
     });
     try {
       const first = s.invoke();
@@ -104,9 +110,50 @@ describe('programs and their secrets, as deployed', () => {
       const second = await rival.invoke({});
 
       expect(summaryOf(second)).toMatchObject({ status: 'lease-busy', published: 0 });
+      expect(emfDocuments(second.stdout)).toContainEqual(expect.objectContaining({ LeaseBusy: 1 }));
       expect(summaryOf(await first)).toMatchObject({ status: 'completed' });
     } finally {
       await rival.close();
+    }
+  });
+
+  it('hands the lease over: the next tick waits for the run before it and polls on from its checkpoint', async () => {
+    const s = await scenario({ simulator: { maxPollHoldMs: 60_000 }, timeoutMs: 6_000 });
+    const next = pollerLambda({
+      artifact: inject('pollerArtifact'),
+      motoEndpoint: inject('motoEndpoint'),
+      secretId: s.secretId,
+      checkpointTable: scenarios.checkpointTable,
+      eventBusName: s.busName,
+      timeoutMs: 8_000,
+      // As deployed: wait until the predecessor's lease would expire (its timeout + 5 s).
+      environment: { DEFAULT_PROGRAM: s.program, LEASE_WAIT_MS: '11000' },
+    });
+    try {
+      const before = s.simulator.generate(3);
+      const current = s.invoke();
+      await vi.waitFor(async () => expect((await s.item())?.lease_owner?.S).toBeDefined(), {
+        timeout: 4_000,
+        interval: 50,
+      });
+      const successor = next.invoke({});
+      expect(summaryOf(await current)).toMatchObject({ status: 'completed', published: 3 });
+      const after = s.simulator.generate(4);
+
+      const handedOver = await successor;
+
+      expect(summaryOf(handedOver)).toMatchObject({
+        status: 'completed',
+        published: 4,
+        startCheckpoint: before.at(-1)!.sequence_number,
+        checkpoint: after.at(-1)!.sequence_number,
+      });
+      const [metrics] = emfDocuments(handedOver.stdout);
+      expect(metrics).toMatchObject({ HandoverWaitMs: expect.any(Number) });
+      expect(metrics).not.toHaveProperty('LeaseBusy');
+      expect((await s.deliveredIds()).sort()).toEqual([...before, ...after].map((e) => e.id).sort());
+    } finally {
+      await next.close();
     }
   });
 
