@@ -22,7 +22,10 @@ export interface FeedReaderOptions {
   readonly minPollWindowMs: number;
   /** Waits after a failed poll that gave no `Retry-After`. */
   readonly pollBackoff: BackoffOptions;
-  /** An answer without events faster than this is followed by a pause, capping the request rate. */
+  /**
+   * Two answers in a row without events, each faster than this, make the next poll wait until
+   * this long after the last was sent, capping the request rate.
+   */
   readonly minEmptyPollIntervalMs: number;
 }
 
@@ -84,8 +87,10 @@ export class FeedReader {
   #stalePolls = 0;
   #consecutiveErrors = 0;
   #lastError: unknown;
-  /** Epoch ms before which no poll starts: pacing after an answer without events. */
+  /** Epoch ms before which no poll starts: pacing after answers without events. */
   #notBefore = Number.NEGATIVE_INFINITY;
+  /** Whether the last answer came back without events faster than the pacing interval. */
+  #lastAnswerQuickAndEmpty = false;
 
   constructor(deps: FeedReaderDeps, options: FeedReaderOptions, window: ReadWindow) {
     this.#deps = deps;
@@ -145,7 +150,7 @@ export class FeedReader {
         // The first one of a cycle is worth a warning; in an outage the rest would only repeat it.
         if (this.#pollTimeouts === 1) logger.warn(message, attributes);
         else logger.debug(message, attributes);
-        this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
+        this.#paceAnswerWithoutEvents(startedAt);
         continue;
       }
 
@@ -163,10 +168,10 @@ export class FeedReader {
       }
       this.#consecutiveErrors = 0;
       if (fresh.length === 0 && late.length === 0) {
-        // An empty answer that did not hold must not become a hot loop.
-        this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
+        this.#paceAnswerWithoutEvents(startedAt);
         return { kind: 'caught-up' };
       }
+      this.#lastAnswerQuickAndEmpty = false;
       return { kind: 'events', events: fresh, late };
     }
   }
@@ -198,6 +203,20 @@ export class FeedReader {
       });
     }
     return wanted;
+  }
+
+  /**
+   * An answer without events that did not hold must not become a hot loop: the second such answer
+   * in a row makes the next poll wait until the pacing interval has passed since it was sent. The
+   * first goes unpaced, since a long poll that happens to time out early (the service's hold is
+   * random) is normal, and a pause then would only delay the next events.
+   */
+  #paceAnswerWithoutEvents(startedAt: number): void {
+    const quick = this.#deps.clock.now() - startedAt < this.#options.minEmptyPollIntervalMs;
+    if (quick && this.#lastAnswerQuickAndEmpty) {
+      this.#notBefore = startedAt + this.#options.minEmptyPollIntervalMs;
+    }
+    this.#lastAnswerQuickAndEmpty = quick;
   }
 
   /** Waits out the pacing, if any; false when the window closes first or no poll window is left. */

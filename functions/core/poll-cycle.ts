@@ -58,7 +58,7 @@ export interface PollCycleOptions {
   readonly leaseCheckIntervalMs?: number;
   /** Waits after a failed poll that gave no `Retry-After`. @default { baseMs: 200, capMs: 20_000 } */
   readonly pollBackoff?: BackoffOptions;
-  /** An answer without events faster than this is followed by a pause, capping the request rate. @default 1_000 */
+  /** Two quick answers without events in a row: the next poll waits until this long after the last. @default 1_000 */
   readonly minEmptyPollIntervalMs?: number;
   readonly publish?: PublishPipelineOptions;
   /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
@@ -123,6 +123,8 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
   try {
     const leaseSkewMs = Math.min(options.leaseSkewMs ?? DEFAULTS.leaseSkewMs, 5_000);
     const minPollWindowMs = options.minPollWindowMs ?? DEFAULTS.minPollWindowMs;
+    // Credentials and token are fetched while the lease is awaited, not after the hand-over.
+    const prepared = deps.feed.prepare?.(budget.deadlineSignal).catch(() => undefined);
     // The lease lasts until Lambda would end this invocation, plus skew: a crashed run frees it soon.
     const lease = await takeLease(deps, {
       owner: options.owner,
@@ -132,7 +134,10 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       checkIntervalMs: options.leaseCheckIntervalMs ?? DEFAULTS.leaseCheckIntervalMs,
       signal: budget.deadlineSignal,
     });
-    if (!lease.acquired) return leaseBusy(deps, options, budget, lease);
+    if (!lease.acquired) {
+      await prepared;
+      return leaseBusy(deps, options, budget, lease);
+    }
     return await new PollCycle(deps, options, budget, lease).run();
   } finally {
     budget.dispose();

@@ -50,6 +50,12 @@ export interface PollRequest {
  */
 export interface EventFeed {
   poll(request: PollRequest): Promise<FeedPage>;
+  /**
+   * Gets ready to poll (credentials, access token) so the first poll does not wait for them: run
+   * while the lease is awaited, it keeps a hand-over between runs short. Failures are left for the
+   * first poll to report.
+   */
+  prepare?(signal: AbortSignal): Promise<void>;
 }
 
 /** Result of one PutEvents-style attempt for one entry, in the order the batch was given. */

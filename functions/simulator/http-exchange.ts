@@ -15,6 +15,8 @@ export interface RecordedRequest {
   readonly hadBearer: boolean;
   /** Epoch ms of arrival (the simulator's clock). */
   readonly at: number;
+  /** Epoch ms when the exchange ended: answered, or the client went away. Absent while it is open. */
+  readonly endedAt?: number;
 }
 
 /** Query parameters that would be secrets if a client misplaced them; their values are never stored. */

@@ -92,6 +92,10 @@ export function createRequestHandler(
     }
     const exchange: Exchange = { req, res, url, record: recordRequest(req, url, context.now()) };
     context.requests.push(exchange.record);
+    // For measuring when the feed was being polled at all (hand-overs between runs).
+    res.once('close', () => {
+      exchange.record.endedAt = context.now();
+    });
     // Keep the log bounded for long local runs; tests look at recent requests only.
     if (context.requests.length > MAX_RECORDED_REQUESTS)
       context.requests.splice(0, context.requests.length / 2);

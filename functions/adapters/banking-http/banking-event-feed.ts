@@ -176,6 +176,11 @@ export class BankingEventFeed implements EventFeed {
     );
   }
 
+  /** Fetches the credentials and a token ahead of the first poll (cached afterwards). */
+  async prepare(signal: AbortSignal): Promise<void> {
+    await this.#tokens.getAccessToken(signal);
+  }
+
   /**
    * `GET /event/sequence/:n`, for gap repair: the event, or `null` on 404.
    * @throws PayloadValidationError when the upstream answers with another sequence number.

@@ -737,3 +737,24 @@ describe('runPollCycle handing the lease over', () => {
     expect(clock.now() - start).toBe(5_500);
   });
 });
+
+describe('runPollCycle after a long poll that ends early', () => {
+  it('polls again at once after one quick empty answer, and waits only after a second in a row', async () => {
+    const { deps, feed, clock } = setup(0);
+    const empty = { page: { events: [], lastSequenceNumber: null } } as const;
+    feed.script(empty).script({ page: { events: [makeEvent(1)], lastSequenceNumber: 1 } });
+    feed.script(empty).script(empty);
+    const sent: number[] = [];
+    const poll = feed.poll.bind(feed);
+    feed.poll = async (request) => {
+      sent.push(clock.now());
+      return poll(request);
+    };
+
+    await runPollCycle(deps, invocation);
+
+    const gaps = sent.slice(1, 5).map((at, i) => at - sent[i]!);
+    // empty → at once; events → at once; empty → at once; empty again → 1 s after the last was sent.
+    expect(gaps).toEqual([0, 0, 0, 1_000]);
+  });
+});
