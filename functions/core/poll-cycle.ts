@@ -1,12 +1,14 @@
 import type { BackoffOptions } from './backoff.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { CycleBudget } from './cycle-budget.ts';
+import { recordingOutcome } from './cycle-record.ts';
 import {
   DeadlineExceededError,
   EventTooLargeError,
   FeedCursorError,
   FeedProgramMismatchError,
   PublishError,
+  StartPositionIncompleteError,
 } from './errors.ts';
 import { type BankingEvent, findSequenceGaps } from './event-model.ts';
 import { FeedReader } from './feed-reader.ts';
@@ -20,6 +22,7 @@ import type {
   MetricsSink,
 } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions, type PublishReport } from './publish-pipeline.ts';
+import { fastForward, initialCursor, type StartPositionOptions } from './start-position.ts';
 
 export interface PollCycleDeps {
   readonly feed: EventFeed;
@@ -52,6 +55,8 @@ export interface PollCycleOptions {
   readonly publish?: PublishPipelineOptions;
   /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
   readonly stopSignal?: AbortSignal;
+  /** Where a program without a checkpoint starts. @default the beginning of the feed */
+  readonly startPosition?: StartPositionOptions;
 }
 
 export type StopReason = 'deadline' | 'stopped' | 'upstream-unavailable' | 'lease-busy';
@@ -109,7 +114,12 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       now: budget.startedAt,
     });
     if (!lease.acquired) return leaseBusy(deps, options, budget, lease);
-    return await new PollCycle(deps, options, budget, lease).run();
+    const cycle = new PollCycle(deps, options, budget, lease);
+    return await recordingOutcome(
+      deps,
+      () => budget.signalBeforeEnd(RELEASE_RESERVE_MS),
+      () => cycle.run(),
+    );
   } finally {
     budget.dispose();
   }
@@ -208,6 +218,8 @@ class PollCycle {
     });
     let stopReason: StopReason = 'deadline';
     try {
+      const { startPosition } = this.#options;
+      if (this.#committed === null && startPosition !== undefined) await this.#startAt(startPosition);
       for (;;) {
         const read = await this.#reader.next(this.#committed);
         if (read.kind === 'closed') {
@@ -254,7 +266,7 @@ class PollCycle {
     this.#published += report.accepted;
     metrics.add('EventsPublished', 'Count', report.accepted);
 
-    await this.#commit(tracker.safeCheckpoint);
+    await this.#commit(tracker.safeCheckpoint, newest?.created_dt);
     if (newest !== undefined) {
       this.#lagSeconds = Math.max(0, (this.#deps.clock.now() - Date.parse(newest.created_dt)) / 1000);
       metrics.add('LagSeconds', 'Seconds', this.#lagSeconds);
@@ -295,13 +307,45 @@ class PollCycle {
     });
   }
 
-  async #commit(safe: number | null): Promise<void> {
+  /**
+   * A program without a checkpoint starts at its start position: a number sets the cursor; `latest`
+   * walks past the existing events without publishing and commits where it landed.
+   */
+  async #startAt({ position, pageLimit }: StartPositionOptions): Promise<void> {
+    if (position.kind !== 'latest') {
+      this.#committed = initialCursor(position);
+      return;
+    }
+    const landing = await fastForward(this.#reader, {
+      from: null,
+      startedAt: this.#budget.startedAt,
+      pageLimit,
+    });
+    if (landing.kind === 'interrupted') {
+      if (this.#options.stopSignal?.aborted) return;
+      throw new StartPositionIncompleteError(this.#options.program, landing.reached, landing.pages);
+    }
+    this.#deps.logger.info(
+      'Start position "latest": passed over the existing events without publishing them',
+      {
+        checkpoint: landing.reached,
+        skipped: landing.skipped,
+        pages: landing.pages,
+      },
+    );
+    if (landing.reached === null) return;
+    this.#feedProgramId = landing.feedProgramId;
+    await this.#commit(landing.reached);
+  }
+
+  async #commit(safe: number | null, newestCreatedDt?: string): Promise<void> {
     if (safe === null || (this.#committed !== null && safe <= this.#committed)) return;
     await this.#deps.checkpoints.commit({
       owner: this.#options.owner,
       sequenceNumber: safe,
       // Set by #checkFeedIdentity before anything was published.
       feedProgramId: this.#feedProgramId!,
+      newestCreatedDt,
       signal: this.#budget.workSignal,
     });
     this.#committed = safe;

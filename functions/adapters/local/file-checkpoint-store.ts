@@ -34,6 +34,9 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         updatedAt: parsed.updatedAt ?? null,
         lease: parsed.lease ?? null,
         feedProgramId: parsed.feedProgramId ?? null,
+        ...(parsed.newestCreatedDt == null ? {} : { newestCreatedDt: parsed.newestCreatedDt }),
+        ...(parsed.lastCycle == null ? {} : { lastCycle: parsed.lastCycle }),
+        ...(parsed.lastError == null ? {} : { lastError: parsed.lastError }),
       };
     } catch (cause) {
       throw new ConfigurationError(
