@@ -5,6 +5,7 @@ import {
   QUERY_PARAMETER_EXPECTED,
   QUERY_PARAMETER_PATTERN,
 } from '../functions/core/name-rules.ts';
+import { parseStartPosition, START_POSITION_EXPECTED } from '../functions/core/start-position.ts';
 
 /** A program as configured: a name and, optionally, the secret it already has. */
 export interface ProgramConfig {
@@ -41,6 +42,8 @@ export interface AppConfig {
   /** Query parameter names of `GET /events`: the cursor (`POLL_CURSOR_PARAM`) and the page size (`POLL_LIMIT_PARAM`). */
   readonly pollCursorParam: string;
   readonly pollLimitParam: string;
+  /** Where a program without a checkpoint starts: `beginning`, `latest` or a sequence number. */
+  readonly startPosition: 'beginning' | 'latest' | number;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -60,6 +63,7 @@ export const DEFAULT_CONTEXT = Object.freeze({
   tracing: false,
   pollCursorParam: 'last_sequence_number',
   pollLimitParam: 'limit',
+  startPosition: 'beginning',
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -149,6 +153,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     );
   }
 
+  const startPosition = reader.startPosition();
+
   reader.throwIfInvalid();
   return deepFreeze({
     stackName,
@@ -166,6 +172,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     tracing,
     pollCursorParam,
     pollLimitParam,
+    startPosition,
   });
 }
 
@@ -234,6 +241,18 @@ class ContextReader {
     } catch {
       this.fail(key, `is not valid JSON: ${show(value)}`);
       return undefined;
+    }
+  }
+
+  /** `beginning`, `latest` or a sequence number (a number in cdk.json, a digit string from `-c`). */
+  startPosition(): 'beginning' | 'latest' | number {
+    const value = this.raw('startPosition');
+    try {
+      const position = parseStartPosition(value, 'context "startPosition"');
+      return position.kind === 'sequence' ? position.sequenceNumber : position.kind;
+    } catch {
+      this.fail('startPosition', `must be ${START_POSITION_EXPECTED}, got ${show(value)}`);
+      return 'beginning';
     }
   }
 

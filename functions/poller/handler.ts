@@ -116,6 +116,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         safetyMarginMs: current.config.safetyMarginMs,
         minPollWindowMs: current.config.minPollWindowMs,
         publish: { maxAttempts: current.config.publishMaxAttempts },
+        startPosition: { position: current.config.startPosition, pageLimit: current.config.pollLimit },
       },
     );
   } catch (error) {

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
+import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
 
 /** The poller's configuration, read once from the environment at cold start and frozen. */
 export interface PollerConfig {
@@ -28,6 +29,8 @@ export interface PollerConfig {
   readonly credentialsTtlMs: number;
   /** Attempts per rejected PutEvents entry (`PUBLISH_MAX_ATTEMPTS`). @default 5 */
   readonly publishMaxAttempts: number;
+  /** Where a program without a checkpoint starts (`START_POSITION`). @default beginning */
+  readonly startPosition: StartPosition;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -133,6 +136,10 @@ export function loadPollerConfig(env: Env): PollerConfig {
     minPollWindowMs: integer(env, 'MIN_POLL_WINDOW_MS', 2_000, 100, 600_000),
     credentialsTtlMs: integer(env, 'CREDENTIALS_TTL_SECONDS', 300, 0, 86_400) * 1000,
     publishMaxAttempts: integer(env, 'PUBLISH_MAX_ATTEMPTS', 5, 1, 20),
+    startPosition: parseStartPosition(
+      optional(env, 'START_POSITION', 'beginning'),
+      'Environment variable START_POSITION',
+    ),
   });
 }
 

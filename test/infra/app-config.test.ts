@@ -34,6 +34,7 @@ describe('parseAppConfig', () => {
       tracing: false,
       pollCursorParam: 'last_sequence_number',
       pollLimitParam: 'limit',
+      startPosition: 'beginning',
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
@@ -56,6 +57,7 @@ describe('parseAppConfig', () => {
       routes: '{"transaction":{"retryAttempts":10,"maxEventAgeSeconds":3600}}',
       pollCursorParam: 'after',
       pollLimitParam: 'page.size',
+      startPosition: '1200',
     });
 
     expect(config).toMatchObject({
@@ -68,7 +70,9 @@ describe('parseAppConfig', () => {
       routes: { transaction: { retryAttempts: 10, maxEventAgeSeconds: 3600 } },
       pollCursorParam: 'after',
       pollLimitParam: 'page.size',
+      startPosition: 1200,
     });
+    expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
   });
 
   it('uses an existing bus instead of creating one when its ARN is given and the name is cleared', () => {
@@ -94,6 +98,12 @@ describe('parseAppConfig', () => {
       /"eventSource" must be an EventBridge source .* \(not starting with "aws."\)/,
     ],
     ['tracing', 'yes', /"tracing" must be true or false, got "yes"/],
+    [
+      'startPosition',
+      'earliest',
+      /"startPosition" must be "beginning", "latest", or a sequence number .*, got "earliest"/,
+    ],
+    ['startPosition', 0, /"startPosition" must be/],
     ['programs', [], /"programs" must be a non-empty array/],
     ['programs', '[{"name":', /"programs" is not valid JSON/],
     ['programs', [{ name: 'has space' }], /"programs\[0\]\.name" must be letters, digits/],
