@@ -111,6 +111,11 @@ export class Deployment {
     return this.#require(this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
   }
 
+  /** `--event-source`, else the stack's, else the construct's default. */
+  eventSource(flag: string | undefined): string {
+    return flag ?? this.output(STACK_OUTPUTS.eventSource) ?? 'banking.events';
+  }
+
   /** The program's schedule, known only from the stack. */
   scheduleName(program: string): string | undefined {
     return this.output(STACK_OUTPUTS.scheduleName(program));

@@ -33,7 +33,7 @@ interface ReplayFlags extends FeedFlags {
   readonly stateFile?: string;
   readonly restart?: boolean;
   readonly eventBus?: string;
-  readonly eventSource: string;
+  readonly eventSource?: string;
   readonly secretId?: string;
   readonly holdSeconds: number;
 }
@@ -54,7 +54,10 @@ export function registerReplayCommand(program: Command): void {
     .option('--state-file <path>', 'progress file (default: .local/replays/<program>-<from>-<to>.json)')
     .option('--restart', 'ignore the progress file and start the range over')
     .option('--event-bus <name>', 'bus to publish to (default: from --stack)')
-    .option('--event-source <source>', 'source of the published events', 'banking.events')
+    .option(
+      '--event-source <source>',
+      "source of the published events (default: the stack's, or banking.events)",
+    )
     .option('--secret-id <id>', "the program's secret (default: from --stack)")
     .option('--hold-seconds <s>', 'a poll answering nothing for this long ends the feed', positiveNumber, 10)
     .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
@@ -77,6 +80,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   checkRange(flags.from, flags.to);
   const deployment = await context.deployment({ eventBus: flags.eventBus, secretId: flags.secretId });
   const program = deployment.program(flags.program);
+  const source = deployment.eventSource(flags.eventSource);
   const eventBusName = flags.dryRun ? undefined : deployment.eventBus;
   const feed = feedFromSecret(context.aws, deployment.secretId(program), flags);
   const stateFile = flags.stateFile ?? defaultStateFile(program, flags.from, flags.to);
@@ -98,7 +102,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
       : new EventBridgePublisher({
           client: context.aws.eventBridge,
           eventBusName,
-          source: flags.eventSource,
+          source,
         });
   const pipeline =
     publisher === undefined
@@ -137,8 +141,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
       }
       missing.push(...chunk.missing);
       if (pipeline === undefined) {
-        for (const event of chunk.events)
-          terminal.out(`${JSON.stringify(asBusEvent(event, flags.eventSource))}\n`);
+        for (const event of chunk.events) terminal.out(`${JSON.stringify(asBusEvent(event, source))}\n`);
         published += chunk.events.length;
       } else {
         published += await publishChunk(pipeline, chunk.events, through);

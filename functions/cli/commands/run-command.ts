@@ -19,7 +19,7 @@ import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
-import type { CheckpointStore, CredentialsProvider, EventPublisher } from '../../core/ports.ts';
+import type { CheckpointStore, CredentialsProvider, EventFeed, EventPublisher } from '../../core/ports.ts';
 import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
 import { systemClock } from '../../core/system-clock.ts';
 import { UsageError } from '../cli-errors.ts';
@@ -36,9 +36,10 @@ interface RunFlags {
   readonly checkpointTable?: string | true;
   readonly checkpointFile?: string;
   readonly eventBus?: string | true;
-  readonly eventSource: string;
+  readonly eventSource?: string;
   readonly startPosition: StartPosition;
   readonly duration?: number;
+  readonly untilCaughtUp?: boolean;
   readonly rate: number;
   readonly reportEvery: number;
   readonly logLevel: string;
@@ -65,7 +66,7 @@ export function registerRunCommand(program: Command): void {
     .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
     .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')
     .option('--event-bus [name]', 'publish to this EventBridge bus (default: NDJSON on stdout)')
-    .option('--event-source <source>', 'source of published events', 'banking.events')
+    .option('--event-source <source>', "source of published events (default: the stack's, or banking.events)")
     .option(
       '--start-position <where>',
       'where a program without a checkpoint starts: beginning, latest or N',
@@ -75,6 +76,10 @@ export function registerRunCommand(program: Command): void {
       } as StartPosition,
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
+    .option(
+      '--until-caught-up',
+      'stop once the feed answers that nothing is new (drain a backlog, then exit)',
+    )
     .option('--rate <events-per-second>', 'simulator: events generated per second', positiveNumber, 5)
     .option(
       '--report-every <seconds>',
@@ -133,13 +138,15 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const upstream = await startUpstream(context, deployment, flags, program, resumeFrom);
   const publisher = eventPublisher(context, deployment, flags);
   const progress = new ProgressReporter();
-  const feed = new BankingEventFeed({
+  const caughtUp = new AbortController();
+  const bankingFeed = new BankingEventFeed({
     credentials: upstream.credentials,
     tokens: new ClientCredentialsTokenProvider({ credentials: upstream.credentials }),
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
   });
+  const feed: EventFeed = flags.untilCaughtUp ? stopWhenCaughtUp(bankingFeed, caughtUp) : bankingFeed;
 
   const interrupt = onInterrupt(
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
@@ -147,6 +154,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   );
   const stop = AbortSignal.any([
     interrupt.signal,
+    caughtUp.signal,
     ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
   ]);
   terminal.err(
@@ -192,6 +200,17 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
 }
 
+/** The feed, watched for an answer that says nothing is new (not a gateway timeout). */
+function stopWhenCaughtUp(feed: EventFeed, caughtUp: AbortController): EventFeed {
+  return {
+    poll: async (request) => {
+      const page = await feed.poll(request);
+      if (page.events.length === 0 && !page.timedOut) caughtUp.abort();
+      return page;
+    },
+  };
+}
+
 function flagValue(flag: string | true | undefined): string | undefined {
   return typeof flag === 'string' ? flag : undefined;
 }
@@ -234,17 +253,17 @@ interface PublisherChoice {
 }
 
 function eventPublisher(context: CommandContext, deployment: Deployment, flags: RunFlags): PublisherChoice {
+  const source = deployment.eventSource(flags.eventSource);
   if (flags.eventBus === undefined) {
     return {
       description: 'events on stdout',
-      build: (stdout) => new StdoutPublisher({ out: stdout as never, source: flags.eventSource }),
+      build: (stdout) => new StdoutPublisher({ out: stdout as never, source }),
     };
   }
   const eventBusName = deployment.eventBus;
   return {
     description: `events to bus ${eventBusName}`,
-    build: () =>
-      new EventBridgePublisher({ client: context.aws.eventBridge, eventBusName, source: flags.eventSource }),
+    build: () => new EventBridgePublisher({ client: context.aws.eventBridge, eventBusName, source }),
   };
 }
 

@@ -30,7 +30,7 @@ import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
 interface TailFlags {
   readonly type?: readonly string[];
   readonly eventBus?: string;
-  readonly eventSource: string;
+  readonly eventSource?: string;
   readonly maxEvents?: number;
   readonly duration?: number;
 }
@@ -49,7 +49,7 @@ export function registerTailCommand(program: Command): void {
     )
     .option('--type <detail-type>', 'only this event type (repeatable)', collect)
     .option('--event-bus <name>', 'the bus (default: from --stack)')
-    .option('--event-source <source>', 'source to match', 'banking.events')
+    .option('--event-source <source>', "source to match (default: the stack's, or banking.events)")
     .option('--max-events <n>', 'stop after this many events', positiveInteger)
     .option('--duration <seconds>', 'stop after this long', positiveNumber)
     .addHelpText(
@@ -68,6 +68,7 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
   const { terminal } = context;
   const deployment = await context.deployment({ eventBus: flags.eventBus });
   const busName = deployment.eventBus;
+  const source = deployment.eventSource(flags.eventSource);
   await context.aws.eventBridge
     .send(new DescribeEventBusCommand({ Name: busName }))
     .catch((error: unknown) => {
@@ -88,11 +89,11 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
   const listener = new TemporaryListener(context, busName, name);
   try {
     await listener.create({
-      source: [flags.eventSource],
+      source: [source],
       ...(flags.type === undefined ? {} : { 'detail-type': flags.type }),
     });
     terminal.err(
-      `Listening on bus ${busName} for ${flags.type?.join(', ') ?? 'every type'} of ${flags.eventSource} ` +
+      `Listening on bus ${busName} for ${flags.type?.join(', ') ?? 'every type'} of ${source} ` +
         `(rule and queue ${name}); Ctrl-C to stop.\n`,
     );
     let received = 0;
