@@ -8,6 +8,10 @@ import { describeFailure } from './cli-errors.ts';
 import { createCli } from './cli-program.ts';
 import { EXIT_CODES } from './exit-codes.ts';
 
+// The SDK warns on every command under Node 20 about its own future releases; an operator cannot act
+// on that mid-incident, and it would break the one-line errors. package.json "engines" says what we need.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** package.json is two levels up from both the source (functions/cli/) and the bundle (dist/cli/). */
 async function version(): Promise<string> {
   const { readFile } = await import('node:fs/promises');
