@@ -16,6 +16,8 @@ export interface LiveStatusLine {
    * write first lifts the status line and puts it back after, so lines never interleave.
    */
   readonly events: Writable;
+  /** Prints a message line above the status line (a plain line when not on a terminal). */
+  note(text: string): void;
   /** Stops redrawing and prints the final line. */
   stop(): void;
 }
@@ -33,6 +35,7 @@ export function startLiveStatusLine(
     timer.unref();
     return {
       events: process.stdout,
+      note: (text) => terminal.err(text),
       stop: () => {
         clearInterval(timer);
         terminal.err(`${ProgressReporter.format(progress.snapshot())}\n`);
@@ -60,6 +63,11 @@ export function startLiveStatusLine(
     : process.stdout;
   return {
     events,
+    note: (text) => {
+      line.clear();
+      terminal.err(text);
+      line(current);
+    },
     stop: () => {
       clearInterval(timer);
       redraw();

@@ -148,20 +148,20 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   });
   const feed: EventFeed = flags.untilCaughtUp ? stopWhenCaughtUp(bankingFeed, caughtUp) : bankingFeed;
 
+  terminal.err(
+    `[poller] ${upstream.description} · ${describeStore(flags, deployment, program)} · ` +
+      `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${formatStartPosition(flags.startPosition)})`}\n`,
+  );
+  const live = startLiveStatusLine(terminal, progress, flags.reportEvery * 1000);
   const interrupt = onInterrupt(
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
-    terminal.err,
+    live.note,
   );
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
     ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
   ]);
-  terminal.err(
-    `[poller] ${upstream.description} · ${describeStore(flags, deployment, program)} · ` +
-      `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${formatStartPosition(flags.startPosition)})`}\n`,
-  );
-  const live = startLiveStatusLine(terminal, progress, flags.reportEvery * 1000);
   const events = publisher.build(live.events);
   const owner = `cli-${hostname()}-${process.pid}`;
   let failures = 0;
