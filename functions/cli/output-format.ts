@@ -31,6 +31,9 @@ export function formatLag(seconds: number | null | undefined): string {
   return seconds < 60 ? `${Number(seconds.toFixed(1))} s` : formatDuration(seconds * 1000);
 }
 
+/** Rows without a rule between each: a status table reads top to bottom. */
+const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } as const;
+
 /** A two-column table of labelled values, under a title row. */
 export function keyValueTable(
   title: string,
@@ -42,6 +45,7 @@ export function keyValueTable(
     style: color ? { head: ['cyan'] } : { head: [], border: [] },
     wordWrap: true,
     colWidths: [18, 72],
+    chars: COMPACT,
   });
   for (const [key, value] of rows) table.push([key, value]);
   return table.toString();
@@ -53,7 +57,11 @@ export function gridTable(
   rows: ReadonlyArray<readonly string[]>,
   color: boolean,
 ): string {
-  const table = new Table({ head: [...head], style: color ? { head: ['cyan'] } : { head: [], border: [] } });
+  const table = new Table({
+    head: [...head],
+    style: color ? { head: ['cyan'] } : { head: [], border: [] },
+    chars: COMPACT,
+  });
   for (const row of rows) table.push([...row]);
   return table.toString();
 }

@@ -71,7 +71,8 @@ export function startProgress(terminal: Terminal, options: ProgressOptions): Pro
   return {
     update: (value, note = '') => {
       last = value;
-      if (now() - lastLineAt < every) return;
+      // The last value is left to stop(), which prints it with its closing note.
+      if (now() - lastLineAt < every || (options.total !== undefined && value >= options.total)) return;
       lastLineAt = now();
       terminal.err(line(value, note));
     },
