@@ -12,6 +12,8 @@ export interface ProgressOptions {
   readonly unit: string;
   /** `undefined` when the end is not known (a fast-forward): then only the count and rate show. */
   readonly total?: number;
+  /** Show the rate per second (not for a percentage). @default true */
+  readonly showRate?: boolean;
   /** Plain mode: at most one line per this many ms. @default 2_000 */
   readonly plainEveryMs?: number;
   readonly now?: () => number;
@@ -27,15 +29,16 @@ export function startProgress(terminal: Terminal, options: ProgressOptions): Pro
   const now = options.now ?? Date.now;
   const startedAt = now();
   const rate = (value: number): string =>
-    `${(value / Math.max(0.001, (now() - startedAt) / 1000)).toFixed(1)}/s`;
+    options.showRate === false ? '' : `${(value / Math.max(0.001, (now() - startedAt) / 1000)).toFixed(1)}/s`;
   if (terminal.interactive) {
+    const rateSegment = options.showRate === false ? '' : ' | {rate}';
     const bar = new cliProgress.SingleBar(
       {
         stream: process.stderr,
         format:
           options.total === undefined
-            ? `${options.label} {value} ${options.unit} | {rate} | {note}`
-            : `${options.label} [{bar}] {percentage}% | {value}/{total} ${options.unit} | {rate} | ETA {eta_formatted} | {note}`,
+            ? `${options.label} {value} ${options.unit}${rateSegment} | {note}`
+            : `${options.label} [{bar}] {percentage}% | {value}/{total} ${options.unit}${rateSegment} | ETA {eta_formatted} | {note}`,
         hideCursor: true,
         etaBuffer: 50,
         noTTYOutput: false,
@@ -66,7 +69,8 @@ export function startProgress(terminal: Terminal, options: ProgressOptions): Pro
       total !== undefined && value > 0 && value < total
         ? ` · ETA ${formatDuration(((total - value) * elapsed * 1000) / value)}`
         : '';
-    return `${options.label} ${value}${of} ${options.unit} · ${rate(value)}${eta}${note ? ` · ${note}` : ''}\n`;
+    const speed = options.showRate === false ? '' : ` · ${rate(value)}`;
+    return `${options.label} ${value}${of} ${options.unit}${speed}${eta}${note ? ` · ${note}` : ''}\n`;
   };
   return {
     update: (value, note = '') => {

@@ -121,7 +121,12 @@ async function archiveReplay(context: CommandContext, flags: ArchiveReplayFlags)
     terminal.err,
   );
   const span = window.until - window.since;
-  const progress = startProgress(terminal, { label: 'archive replay', unit: '% of the window', total: 100 });
+  const progress = startProgress(terminal, {
+    label: 'archive replay',
+    unit: '% of the window',
+    total: 100,
+    showRate: false,
+  });
   let state = 'STARTING';
   let reason: string | undefined;
   try {
