@@ -13,8 +13,8 @@ export interface ReceivedBusEvent {
   readonly detail?: unknown;
 }
 
-export function renderBusEvent(event: ReceivedBusEvent, terminal: Terminal): string {
-  if (!terminal.stdoutIsTerminal) return `${JSON.stringify(event)}\n`;
+export function renderBusEvent(event: ReceivedBusEvent, terminal: Terminal, json = false): string {
+  if (json || !terminal.stdoutIsTerminal) return `${JSON.stringify(event)}\n`;
   const colors = paint(terminal);
   const detail = (typeof event.detail === 'object' && event.detail !== null ? event.detail : {}) as Record<
     string,

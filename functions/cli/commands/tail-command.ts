@@ -101,7 +101,7 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
       const events = await listener.receive(stop);
       for (const event of events) {
         if (flags.maxEvents !== undefined && received >= flags.maxEvents) break;
-        terminal.out(renderBusEvent(event, terminal));
+        terminal.out(renderBusEvent(event, terminal, context.globals.json));
         received += 1;
       }
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
+import { json, startScriptedServer } from '../../support/scripted-http-server.ts';
 import { type CliScenario, cliScenario, lines, range } from './cli-scenario.ts';
 
 const RUN_ON_STACK = ['run', '--secret-id', '--checkpoint-table', '--event-bus', '--until-caught-up'];
@@ -161,6 +162,59 @@ describe('checkpoint commands of the CLI', () => {
     expect(replay.code, replay.stderr).toBe(0);
     expect(replay.stderr).toContain(`Resuming after 9 (${stateFile})`);
     expect(await delivered()).toEqual([10, 11, 12]);
+  });
+
+  it('rewind --wait moves the checkpoint as soon as the running run releases its lease', async () => {
+    const { start, store, simulator } = await newScenario(5);
+    await store.moveCheckpoint({ to: 5, expected: null, feedProgramId: simulator.programs[0]!.programId });
+    const now = Date.now();
+    await store.acquireLease({ owner: 'run-ending-soon', now, expiresAt: now + 60_000 });
+    const waiting = start(['rewind', '--to', '3', '--yes', '--wait']);
+    await waiting.waitFor('stderr', /Waiting for run-ending-soon to release the lease of default/);
+
+    await store.releaseLease('run-ending-soon');
+    const result = await waiting.result;
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Checkpoint of default: 5 → 3');
+    expect((await store.read()).checkpoint).toBe(3);
+  });
+
+  it('rewind refuses a checkpoint below the oldest event the banking service still has', async () => {
+    const { cli, store, simulator } = await newScenario(0);
+    // A feed that no longer has its first 99 events: every poll answers from 100 on.
+    const oldest = simulator.programs[0]!;
+    const retained = await startScriptedServer(
+      json(200, {
+        data: [100, 101].map((sequence) => ({
+          id: `evt-${sequence}`,
+          program_id: oldest.programId,
+          sequence_number: sequence,
+          created_dt: '2026-01-01T00:00:00.000Z',
+          type: 'TRANSACTION',
+          data: {},
+        })),
+        last_sequence_number: 101,
+        limit: 100,
+      }),
+      { routes: { '/oauth2/token': json(200, { access_token: 'retained-token', expires_in: 3600 }) } },
+    );
+    try {
+      const secretId = await aws.createSecret(
+        JSON.stringify({ base_url: retained.baseUrl, client_id: 'c', client_secret: 'retained-s3cret' }),
+      );
+      await store.moveCheckpoint({ to: 150, expected: null, feedProgramId: oldest.programId });
+
+      const result = await cli(['rewind', '--to', '50', '--yes', '--secret-id', secretId]);
+
+      expect(result.code).toBe(2);
+      expect(lines(result.stderr)).toEqual([
+        'banking-events-poller: --to 50 is past the oldest event the banking service still has (100): events 51..99 cannot be published again: pass --to 99 or more (or --to beginning for everything it has)',
+      ]);
+      expect((await store.read()).checkpoint).toBe(150);
+    } finally {
+      await retained.close();
+    }
   });
 
   describe('bad input: one line naming the problem and the fix, a non-zero exit, nothing changed', () => {
