@@ -11,14 +11,21 @@ import type { CheckpointState } from '../../core/ports.ts';
 import { fastForward } from '../../core/start-position.ts';
 import { systemClock } from '../../core/system-clock.ts';
 import { boundedReader, type FeedFlags, feedFromSecret } from '../banking-access.ts';
-import { CliError, InterruptedError, RefusedError } from '../cli-errors.ts';
+import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { positiveInteger } from '../option-parsers.ts';
 import { formatInstant, toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
 import { confirmChange } from '../prompts.ts';
-import { checkDirection, checkRetention, describeMove, parseRewindTarget } from '../rewind-plan.ts';
+import {
+  checkDirection,
+  checkRetention,
+  describeMove,
+  parseRewindTarget,
+  type RewindTarget,
+} from '../rewind-plan.ts';
 
 interface RewindFlags extends FeedFlags {
   readonly program?: string;
@@ -84,7 +91,9 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
     program,
   });
   const needsFeed = target.kind === 'latest' || flags.feedCheck;
-  const feed = needsFeed ? feedFromSecret(context.aws, deployment.secretId(program), flags) : undefined;
+  const feed = needsFeed
+    ? feedFromSecret(context.aws, secretFor(deployment, program, target), flags)
+    : undefined;
 
   let state = await store.read();
   refuseWhileLeased(program, state, flags, Date.now());
@@ -148,6 +157,19 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
   } else {
     terminal.out(
       `Checkpoint of ${program}: ${state.checkpoint ?? 'none'} → ${after.checkpoint} (written ${after.updatedAt}).\n`,
+    );
+  }
+}
+
+/** The secret, needed to read the feed: for `latest`, and for the retention check unless skipped. */
+function secretFor(deployment: Deployment, program: string, target: RewindTarget): string {
+  try {
+    return deployment.secretId(program);
+  } catch (error) {
+    if (!(error instanceof UsageError) || target.kind === 'latest') throw error;
+    throw new UsageError(
+      `${error.message}: rewind asks the banking service for its oldest event first`,
+      `${error.fix}, or pass --no-feed-check to skip that check`,
     );
   }
 }

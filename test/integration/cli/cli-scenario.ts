@@ -2,6 +2,9 @@
  * One CLI test's world: its own simulator (a seeded feed), a deployment of its own in moto named
  * by a stack's outputs, and the CLI spawned against both.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import type { MotoEnvironment } from '../../support/aws-test-env.ts';
@@ -45,7 +48,9 @@ export async function cliScenario(
     }),
   );
   const env = motoCliEnvironment(motoEndpoint);
-  const withEnv = (given: CliOptions = {}): CliOptions => ({ ...given, env: { ...env, ...given.env } });
+  // A directory of its own, as a user's: replay state files (.local/) never outlive the test.
+  const cwd = await mkdtemp(join(tmpdir(), 'cli-scenario-'));
+  const withEnv = (given: CliOptions = {}): CliOptions => ({ cwd, ...given, env: { ...env, ...given.env } });
   return {
     simulator,
     deployment,
@@ -60,7 +65,10 @@ export async function cliScenario(
       (await aws.drainQueue(deployment.queueUrl))
         .map((event) => (event.detail as { sequence_number: number }).sequence_number)
         .sort((a, b) => a - b),
-    close: () => simulator.close(),
+    close: async () => {
+      await simulator.close();
+      await rm(cwd, { recursive: true, force: true });
+    },
   };
 }
 
