@@ -7,37 +7,39 @@
 import { PollerError } from '../core/errors.ts';
 import { EXIT_CODES, type ExitCode } from './exit-codes.ts';
 
-/** A problem the CLI detected itself, with the fix to print after it. */
-export class CliError extends Error {
+/**
+ * A problem the CLI detected itself, with the fix to print after it; one of the poller's errors
+ * (a stable `code`), with the exit code it ends the command with.
+ */
+export class CliError extends PollerError {
   readonly exitCode: ExitCode;
   readonly fix: string;
 
-  constructor(problem: string, fix: string, exitCode: ExitCode = EXIT_CODES.failed) {
-    super(problem);
-    this.name = new.target.name;
+  constructor(problem: string, fix: string, options: { code?: string; exitCode?: ExitCode } = {}) {
+    super(options.code ?? 'OPERATION_FAILED', problem, { context: { fix } });
     this.fix = fix;
-    this.exitCode = exitCode;
+    this.exitCode = options.exitCode ?? EXIT_CODES.failed;
   }
 }
 
 /** The command line is wrong; nothing was done. */
 export class UsageError extends CliError {
   constructor(problem: string, fix: string) {
-    super(problem, fix, EXIT_CODES.usage);
+    super(problem, fix, { code: 'USAGE_INVALID', exitCode: EXIT_CODES.usage });
   }
 }
 
 /** A safety check refused the change; nothing was changed. */
 export class RefusedError extends CliError {
   constructor(problem: string, fix: string) {
-    super(problem, fix, EXIT_CODES.refused);
+    super(problem, fix, { code: 'REFUSED', exitCode: EXIT_CODES.refused });
   }
 }
 
 /** The user stopped the command (a Ctrl-C during a prompt, or a second one). */
 export class InterruptedError extends CliError {
   constructor(what = 'Interrupted') {
-    super(what, 'nothing more was done', EXIT_CODES.interrupted);
+    super(what, 'nothing more was done', { code: 'INTERRUPTED', exitCode: EXIT_CODES.interrupted });
   }
 }
 

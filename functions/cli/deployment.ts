@@ -97,6 +97,7 @@ export class Deployment {
 
   get checkpointTable(): string {
     return this.#require(
+      'checkpoint table',
       this.#flags.checkpointTable,
       STACK_OUTPUTS.checkpointTable,
       '--checkpoint-table NAME',
@@ -104,11 +105,11 @@ export class Deployment {
   }
 
   get eventBus(): string {
-    return this.#require(this.#flags.eventBus, STACK_OUTPUTS.eventBusName, '--event-bus NAME');
+    return this.#require('event bus', this.#flags.eventBus, STACK_OUTPUTS.eventBusName, '--event-bus NAME');
   }
 
   secretId(program: string): string {
-    return this.#require(this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
+    return this.#require('secret', this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
   }
 
   /** `--event-source`, else the stack's, else the construct's default. */
@@ -121,14 +122,10 @@ export class Deployment {
     return this.output(STACK_OUTPUTS.scheduleName(program));
   }
 
-  #require(flag: string | undefined, outputKey: string, flagUsage: string): string {
+  #require(what: string, flag: string | undefined, outputKey: string, flagUsage: string): string {
     if (flag !== undefined) return flag;
-    if (this.stackName === undefined) {
-      throw new UsageError(
-        `No ${flagUsage.split(' ')[0]!.slice(2).replace(/-/g, ' ')} given`,
-        `pass ${flagUsage} or --stack NAME`,
-      );
-    }
+    if (this.stackName === undefined)
+      throw new UsageError(`No ${what} given`, `pass ${flagUsage} or --stack NAME`);
     const value = this.output(outputKey);
     if (value === undefined) {
       throw new UsageError(

@@ -316,6 +316,9 @@ class PollCycle {
       this.#committed = initialCursor(position);
       return;
     }
+    // An earlier run already passed over the feed and found nothing to record (it was empty): every
+    // event since is new. Without this, events created between two runs would be passed over too.
+    if ((await this.#deps.checkpoints.read()).lastCycle?.outcome === 'completed') return;
     const landing = await fastForward(this.#reader, {
       from: null,
       startedAt: this.#budget.startedAt,

@@ -7,6 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
@@ -249,7 +250,7 @@ function describeStore(flags: RunFlags, deployment: Deployment, program: string)
 
 interface PublisherChoice {
   readonly description: string;
-  build(stdout: NodeJS.WritableStream): EventPublisher;
+  build(stdout: Writable): EventPublisher;
 }
 
 function eventPublisher(context: CommandContext, deployment: Deployment, flags: RunFlags): PublisherChoice {
@@ -257,7 +258,7 @@ function eventPublisher(context: CommandContext, deployment: Deployment, flags: 
   if (flags.eventBus === undefined) {
     return {
       description: 'events on stdout',
-      build: (stdout) => new StdoutPublisher({ out: stdout as never, source }),
+      build: (stdout) => new StdoutPublisher({ out: stdout, source }),
     };
   }
   const eventBusName = deployment.eventBus;

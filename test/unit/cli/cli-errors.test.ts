@@ -15,6 +15,11 @@ describe('describeFailure', () => {
     expect(describeFailure(new RefusedError('Not confirmed', 'nothing was changed')).exitCode).toBe(
       EXIT_CODES.refused,
     );
+    expect(new UsageError('a', 'b')).toMatchObject({
+      name: 'UsageError',
+      code: 'USAGE_INVALID',
+      context: { fix: 'b' },
+    });
   });
 
   it('adds the fix to the core errors by code, on one line', () => {

@@ -83,6 +83,16 @@ describe('start position of a program without a checkpoint', () => {
     });
   });
 
+  it('latest on an empty feed: records nothing, and a later run publishes what was created in between', async () => {
+    const { deps, publisher, feed } = setup([]);
+    await runPollCycle(deps, invocation({ kind: 'latest' }));
+    feed.append(makeEvent(1), makeEvent(2));
+
+    await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect(published(publisher)).toEqual([1, 2]);
+  });
+
   it('a sequence number: publishes from that event on', async () => {
     const { deps, publisher } = setup(olderEvents(30));
 
