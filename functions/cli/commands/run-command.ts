@@ -133,7 +133,6 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   });
   const embedded = flags.secretId === undefined && !process.env.BANKING_BASE_URL;
   const program = deployment.program(flags.program, embedded ? 'local' : 'default');
-  const logger = stderrLogger(flags.logLevel);
   const checkpoints = checkpointStore(context, deployment, flags, program);
   const resumeFrom = (await checkpoints.read()).checkpoint;
   const upstream = await startUpstream(context, deployment, flags, program, resumeFrom);
@@ -154,6 +153,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
       `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${formatStartPosition(flags.startPosition)})`}\n`,
   );
   const live = startLiveStatusLine(terminal, progress, flags.reportEvery * 1000);
+  // Log lines (JSON, on stderr) go above the live line, never through it.
+  const logger = stderrLogger(flags.logLevel, live.note);
   const interrupt = onInterrupt(
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
     live.note,
