@@ -217,6 +217,39 @@ describe('checkpoint commands of the CLI', () => {
     }
   });
 
+  it('takes credentials from --profile and the region from --region, as the AWS CLI does', async () => {
+    const { deployment } = await newScenario(0);
+    const directory = await mkdtemp(join(tmpdir(), 'aws-config-'));
+    await writeFile(
+      join(directory, 'credentials'),
+      '[ops]\naws_access_key_id = testing\naws_secret_access_key = testing\n',
+    );
+    await writeFile(join(directory, 'config'), '[profile ops]\noutput = json\n');
+    const env = {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_REGION: undefined,
+      AWS_DEFAULT_REGION: undefined,
+      AWS_SHARED_CREDENTIALS_FILE: join(directory, 'credentials'),
+      AWS_CONFIG_FILE: join(directory, 'config'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+
+    const withProfile = await runCliAt(
+      ['--profile', 'ops', '--region', 'us-east-1', '--stack', deployment.stackName, 'status', '--json'],
+      env,
+    );
+    const withoutRegion = await runCliAt(
+      ['--profile', 'ops', '--stack', deployment.stackName, 'status'],
+      env,
+    );
+
+    expect(withProfile.code, withProfile.stderr).toBe(0);
+    expect(JSON.parse(withProfile.stdout)).toMatchObject({ checkpointTable: deployment.tableName });
+    expect(withoutRegion.code).toBe(1);
+    expect(withoutRegion.stderr).toMatch(/^banking-events-poller: No AWS region: pass --region/);
+  });
+
   describe('bad input: one line naming the problem and the fix, a non-zero exit, nothing changed', () => {
     it.each<
       [string, (stack: string) => readonly string[], Record<string, string | undefined>, number, RegExp]

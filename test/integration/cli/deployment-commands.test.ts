@@ -2,6 +2,7 @@
  * `doctor`, `secret set` and `simulate`: checking a deployment, storing its credentials without
  * ever showing them, and the simulator for trying things by hand.
  */
+import { GetScheduleCommand, SchedulerClient, UpdateScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
@@ -80,6 +81,34 @@ describe('deployment commands of the CLI', () => {
     const report = JSON.parse(json.stdout) as DoctorReport;
     expect(report.ok).toBe(false);
     expect(report.checks.find((check) => check.check === 'secret (default)')?.verdict).toBe('failed');
+  });
+
+  it('doctor says when a schedule is disabled: the program is not polled', async () => {
+    const { cli, deployment } = await newScenario();
+    const scheduler = new SchedulerClient({});
+    const schedule = await scheduler.send(new GetScheduleCommand({ Name: deployment.scheduleName }));
+    await scheduler.send(
+      new UpdateScheduleCommand({
+        Name: deployment.scheduleName,
+        ScheduleExpression: schedule.ScheduleExpression,
+        FlexibleTimeWindow: schedule.FlexibleTimeWindow,
+        Target: schedule.Target,
+        State: 'DISABLED',
+      }),
+    );
+    scheduler.destroy();
+
+    const doctor = await cli(['doctor', '--json']);
+
+    expect(doctor.code).toBe(1);
+    expect(
+      (JSON.parse(doctor.stdout) as DoctorReport).checks.find(
+        (check) => check.check === 'schedule (default)',
+      ),
+    ).toMatchObject({
+      verdict: 'failed',
+      detail: `${deployment.scheduleName} is DISABLED: the program is not polled`,
+    });
   });
 
   it('secret set stores the JSON read from stdin, after getting a token with it, and never prints the secret', async () => {
