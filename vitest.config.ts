@@ -16,7 +16,11 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/moto-global-setup.ts', 'test/support/poller-artifact-global-setup.ts'],
+          globalSetup: [
+            'test/support/moto-global-setup.ts',
+            'test/support/poller-artifact-global-setup.ts',
+            'test/support/cli-build-global-setup.ts',
+          ],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

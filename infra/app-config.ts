@@ -5,6 +5,7 @@ import {
   QUERY_PARAMETER_EXPECTED,
   QUERY_PARAMETER_PATTERN,
 } from '../functions/core/name-rules.ts';
+import { parseStartPosition, START_POSITION_EXPECTED } from '../functions/core/start-position.ts';
 
 /** A program as configured: a name and, optionally, the secret it already has. */
 export interface ProgramConfig {
@@ -45,6 +46,8 @@ export interface AppConfig {
   readonly publishConcurrency: number;
   /** Cap on PutEvents requests per second per program; `undefined`: no cap. */
   readonly maxPutEventsPerSecond: number | undefined;
+  /** Where a program without a checkpoint starts: `beginning`, `latest` or a sequence number. */
+  readonly startPosition: 'beginning' | 'latest' | number;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -66,6 +69,7 @@ export const DEFAULT_CONTEXT = Object.freeze({
   pollLimitParam: 'limit',
   publishConcurrency: 8,
   maxPutEventsPerSecond: 0,
+  startPosition: 'beginning',
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -157,6 +161,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
 
   const publishConcurrency = reader.integer('publishConcurrency', 1, 50);
   const maxPutEventsPerSecond = reader.integer('maxPutEventsPerSecond', 0, 10_000);
+  const startPosition = reader.startPosition();
 
   reader.throwIfInvalid();
   return deepFreeze({
@@ -177,6 +182,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     pollLimitParam,
     publishConcurrency,
     maxPutEventsPerSecond: maxPutEventsPerSecond === 0 ? undefined : maxPutEventsPerSecond,
+    startPosition,
   });
 }
 
@@ -245,6 +251,18 @@ class ContextReader {
     } catch {
       this.fail(key, `is not valid JSON: ${show(value)}`);
       return undefined;
+    }
+  }
+
+  /** `beginning`, `latest` or a sequence number (a number in cdk.json, a digit string from `-c`). */
+  startPosition(): 'beginning' | 'latest' | number {
+    const value = this.raw('startPosition');
+    try {
+      const position = parseStartPosition(value, 'context "startPosition"');
+      return position.kind === 'sequence' ? position.sequenceNumber : position.kind;
+    } catch {
+      this.fail('startPosition', `must be ${START_POSITION_EXPECTED}, got ${show(value)}`);
+      return 'beginning';
     }
   }
 

@@ -48,8 +48,9 @@ export class PollerStack extends Stack {
       pollLimitParam: config.pollLimitParam,
       publishConcurrency: config.publishConcurrency,
       maxPutEventsPerSecond: config.maxPutEventsPerSecond,
+      startPosition: config.startPosition,
     });
-    this.addOutputs();
+    this.addOutputs(config);
   }
 
   private program(program: ProgramConfig): PollerProgram {
@@ -69,8 +70,21 @@ export class PollerStack extends Stack {
     return { name: program.name };
   }
 
-  private addOutputs(): void {
+  private addOutputs(config: AppConfig): void {
     const { poller } = this;
+    // What the operator CLI reads with --stack (functions/cli/deployment.ts).
+    new CfnOutput(this, 'Programs', {
+      value: config.programs.map((program) => program.name).join(','),
+      description: "Programs polled, the default one first (the CLI's --program)",
+    });
+    new CfnOutput(this, 'EventSource', {
+      value: config.eventSource,
+      description: "Source of every published event (the CLI's --event-source)",
+    });
+    new CfnOutput(this, 'ArchiveName', {
+      value: poller.archive.archiveName,
+      description: 'Archive of the bus (banking-events-poller archive-replay)',
+    });
     new CfnOutput(this, 'EventBusName', {
       value: poller.eventBus.eventBusName,
       description: 'Subscribe here',

@@ -20,7 +20,7 @@ const WIDTH = 640;
 const HEIGHT = 400;
 const MARGIN = { left: 70, right: 150, top: 40, bottom: 50 };
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -38,11 +38,11 @@ export function lineChart(options: ChartOptions): string {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
-    `<text x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="15">${escape(options.title)}</text>`,
+    `<text x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top + plotHeight}" x2="${MARGIN.left + plotWidth}" y2="${MARGIN.top + plotHeight}" stroke="black"/>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top}" x2="${MARGIN.left}" y2="${MARGIN.top + plotHeight}" stroke="black"/>`,
-    `<text x="${MARGIN.left + plotWidth / 2}" y="${HEIGHT - 12}" text-anchor="middle">${escape(options.xLabel)}</text>`,
-    `<text x="18" y="${MARGIN.top + plotHeight / 2}" text-anchor="middle" transform="rotate(-90 18 ${MARGIN.top + plotHeight / 2})">${escape(options.yLabel)}</text>`,
+    `<text x="${MARGIN.left + plotWidth / 2}" y="${HEIGHT - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`,
+    `<text x="18" y="${MARGIN.top + plotHeight / 2}" text-anchor="middle" transform="rotate(-90 18 ${MARGIN.top + plotHeight / 2})">${escapeXml(options.yLabel)}</text>`,
   ];
   for (const value of [...new Set(xs)].sort((a, b) => a - b)) {
     parts.push(
@@ -70,7 +70,7 @@ export function lineChart(options: ChartOptions): string {
     const legendY = MARGIN.top + 10 + index * 20;
     parts.push(
       `<line x1="${WIDTH - MARGIN.right + 15}" y1="${legendY}" x2="${WIDTH - MARGIN.right + 40}" y2="${legendY}" stroke="${series.color}" stroke-width="2"${dash}/>`,
-      `<text x="${WIDTH - MARGIN.right + 46}" y="${legendY + 4}">${escape(series.name)}</text>`,
+      `<text x="${WIDTH - MARGIN.right + 46}" y="${legendY + 4}">${escapeXml(series.name)}</text>`,
     );
   });
   parts.push('</svg>');

@@ -5,12 +5,13 @@ export interface ProgressSnapshot {
   readonly eventsPerSecond: number;
   readonly checkpoint: number | null;
   readonly lagSeconds: number | null;
-  readonly pollErrors: number;
+  /** Polls that failed and were tried again, plus PutEvents entries sent again. */
+  readonly retries: number;
 }
 
 /**
- * Local mode's metrics: keeps the few numbers a person watching wants and renders them as one
- * short line (events/s since the last line, checkpoint, lag).
+ * The local run's metrics: keeps the few numbers a person watching wants and renders them as one
+ * short line (events/s since the last line, checkpoint, lag, retries).
  */
 export class ProgressReporter implements MetricsSink {
   #published = 0;
@@ -18,7 +19,7 @@ export class ProgressReporter implements MetricsSink {
   #lastReportAt: number;
   #checkpoint: number | null = null;
   #lag: number | null = null;
-  #pollErrors = 0;
+  #retries = 0;
 
   constructor(private readonly now: () => number = Date.now) {
     this.#lastReportAt = now();
@@ -28,7 +29,7 @@ export class ProgressReporter implements MetricsSink {
     if (name === 'EventsPublished') this.#published += value;
     else if (name === 'CheckpointSequence') this.#checkpoint = value;
     else if (name === 'LagSeconds') this.#lag = value;
-    else if (name === 'PollErrors') this.#pollErrors += value;
+    else if (name === 'PollErrors' || name === 'PublishRetries') this.#retries += value;
   }
 
   /** Numbers since the previous snapshot (rate) and overall (totals). */
@@ -43,12 +44,12 @@ export class ProgressReporter implements MetricsSink {
       eventsPerSecond: rate,
       checkpoint: this.#checkpoint,
       lagSeconds: this.#lag,
-      pollErrors: this.#pollErrors,
+      retries: this.#retries,
     };
   }
 
   static format(snapshot: ProgressSnapshot): string {
     const lag = snapshot.lagSeconds === null ? 'n/a' : `${snapshot.lagSeconds.toFixed(1)} s`;
-    return `[poller] ${snapshot.eventsPerSecond.toFixed(1)} events/s · published ${snapshot.published} · checkpoint ${snapshot.checkpoint ?? 'none'} · lag ${lag} · poll errors ${snapshot.pollErrors}`;
+    return `[poller] ${snapshot.eventsPerSecond.toFixed(1)} events/s · published ${snapshot.published} · checkpoint ${snapshot.checkpoint ?? 'none'} · lag ${lag} · retries ${snapshot.retries}`;
   }
 }

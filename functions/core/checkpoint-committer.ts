@@ -43,6 +43,8 @@ export class CheckpointCommitter {
   #committed: number | null;
   #wanted: number | null;
   #feedProgramId: string | null = null;
+  /** `created_dt` of the newest event accepted, recorded with the checkpoint for `status`. */
+  #newestCreatedDt: string | undefined;
   #writing: Promise<void> | undefined;
   #failure: { readonly error: unknown } | undefined;
   #lastWriteAt = Number.NEGATIVE_INFINITY;
@@ -69,10 +71,11 @@ export class CheckpointCommitter {
   /**
    * Asks for `safe` (and the gap ledger, if it changed) to be written. Returns at once; the
    * write starts when the one in flight is done. `feedProgramId` is the row's feed, known
-   * before anything was published.
+   * before anything was published; `newestCreatedDt` the newest event accepted so far.
    */
-  offer(safe: number | null, feedProgramId: string): void {
+  offer(safe: number | null, feedProgramId: string, newestCreatedDt?: string): void {
     this.#feedProgramId = feedProgramId;
+    this.#newestCreatedDt = newestCreatedDt ?? this.#newestCreatedDt;
     if (safe !== null && (this.#wanted === null || safe > this.#wanted)) this.#wanted = safe;
     this.#writing ??= this.#drain();
   }
@@ -123,6 +126,7 @@ export class CheckpointCommitter {
         sequenceNumber,
         feedProgramId: this.#feedProgramId!,
         openGaps,
+        newestCreatedDt: this.#newestCreatedDt,
         signal: this.#options.signal,
       });
     } catch (error) {

@@ -1,5 +1,5 @@
 import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
-import type { CheckpointState, CommitRequest, LeaseGrant, LeaseRequest } from './ports.ts';
+import type { CheckpointState, CommitRequest, CycleRecord, LeaseGrant, LeaseRequest } from './ports.ts';
 
 /**
  * The lease and checkpoint rules as pure functions over a state, for stores that cannot express
@@ -38,7 +38,7 @@ export function decideCommit(
   program: string,
   nowIso: string,
 ): CheckpointState {
-  const { owner, sequenceNumber, feedProgramId, openGaps } = request;
+  const { owner, sequenceNumber, feedProgramId, openGaps, newestCreatedDt } = request;
   if (state.lease?.owner !== owner) {
     throw new LeaseLostError(
       `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber} not written`,
@@ -60,6 +60,17 @@ export function decideCommit(
     updatedAt: nowIso,
     feedProgramId,
     openGaps: openGaps ?? state.openGaps,
+    ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
+  };
+}
+
+/** Keeps the newer of two cycle records; a failed one also becomes the last error. */
+export function decideCycleRecord(state: CheckpointState, record: CycleRecord): CheckpointState {
+  if (state.lastCycle != null && state.lastCycle.endedAt > record.endedAt) return state;
+  return {
+    ...state,
+    lastCycle: record,
+    ...(record.error === undefined ? {} : { lastError: { ...record.error, at: record.endedAt } }),
   };
 }
 

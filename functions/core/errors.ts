@@ -137,3 +137,19 @@ export class FeedProgramMismatchError extends PollerError {
     );
   }
 }
+
+/**
+ * A program without a checkpoint starts at `latest`, but the run ended before the fast-forward
+ * through the existing events reached the end of the feed. Nothing was published or recorded.
+ */
+export class StartPositionIncompleteError extends PollerError {
+  constructor(program: string, reached: number | null, pages: number) {
+    super(
+      'START_POSITION_INCOMPLETE',
+      `Program ${program} starts at "latest", but this run ended after fast-forwarding ${pages} page(s) ` +
+        `(to sequence ${reached ?? 'none'}) before reaching the end of the feed; nothing was published or recorded. ` +
+        `Run \`banking-events-poller rewind --program ${program} --to latest\`, which has no time limit.`,
+      { context: { program, reached, pages } },
+    );
+  }
+}

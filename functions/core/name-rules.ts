@@ -45,3 +45,16 @@ export function parseQueryParameterName(value: unknown, where: string): string {
   }
   return value;
 }
+
+/**
+ * `account_status` → `AccountStatus`: readable construct ids and stack output names derived from
+ * event types and program names (`SecretArn<Program>`); the CLI finds those outputs by the same rule.
+ * Anything but letters and digits separates words.
+ */
+export function pascalCase(value: string): string {
+  return value
+    .split(/[^A-Za-z0-9]+/)
+    .filter((word) => word.length > 0)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('');
+}

@@ -2,12 +2,14 @@ import type { BackoffOptions } from './backoff.ts';
 import { CheckpointCommitter } from './checkpoint-committer.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { CycleBudget } from './cycle-budget.ts';
+import { recordingOutcome } from './cycle-record.ts';
 import {
   DeadlineExceededError,
   EventTooLargeError,
   FeedCursorError,
   FeedProgramMismatchError,
   PublishError,
+  StartPositionIncompleteError,
 } from './errors.ts';
 import { type BankingEvent, findSequenceGaps } from './event-model.ts';
 import { FeedReader } from './feed-reader.ts';
@@ -23,6 +25,7 @@ import type {
   MetricsSink,
 } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions, type PublishReport } from './publish-pipeline.ts';
+import { fastForward, initialCursor, type StartPositionOptions } from './start-position.ts';
 
 export interface PollCycleDeps {
   readonly feed: EventFeed;
@@ -63,6 +66,8 @@ export interface PollCycleOptions {
   readonly publish?: PublishPipelineOptions;
   /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
   readonly stopSignal?: AbortSignal;
+  /** Where a program without a checkpoint starts. @default the beginning of the feed */
+  readonly startPosition?: StartPositionOptions;
 }
 
 export type StopReason = 'deadline' | 'stopped' | 'upstream-unavailable' | 'lease-busy';
@@ -138,7 +143,12 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       await prepared;
       return leaseBusy(deps, options, budget, lease);
     }
-    return await new PollCycle(deps, options, budget, lease).run();
+    const cycle = new PollCycle(deps, options, budget, lease);
+    return await recordingOutcome(
+      deps,
+      () => budget.signalBeforeEnd(RELEASE_RESERVE_MS),
+      () => cycle.run(),
+    );
   } finally {
     budget.dispose();
   }
@@ -178,9 +188,9 @@ class PollCycle {
   readonly #budget: CycleBudget;
   readonly #reader: FeedReader;
   readonly #pipeline: PublishPipeline;
-  readonly #committer: CheckpointCommitter;
+  #committer: CheckpointCommitter;
   /** The contiguous prefix of accepted events, over every page of the run. */
-  readonly #tracker: CheckpointTracker;
+  #tracker: CheckpointTracker;
   readonly #startCheckpoint: number | null;
   /** The `program_id` this row's feed serves, once known. */
   #feedProgramId: string | null;
@@ -192,6 +202,11 @@ class PollCycle {
   #published = 0;
   #lagSeconds: number | null = null;
   #newest: BankingEvent | undefined;
+  /**
+   * The highest sequence number seen when the feed last said nothing was new (`null` inside: it
+   * had nothing at all): once everything up to it is accepted, the run is caught up.
+   */
+  #caughtUpThrough: { readonly sequence: number | null } | undefined;
 
   constructor(
     deps: PollCycleDeps,
@@ -238,10 +253,7 @@ class PollCycle {
       },
       options.publish,
     );
-    this.#committer = new CheckpointCommitter(
-      { checkpoints: deps.checkpoints, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
-      { owner: options.owner, committed: lease.checkpoint, gaps: this.#gaps, signal: budget.workSignal },
-    );
+    this.#committer = this.#newCommitter(lease.checkpoint);
   }
 
   async run(): Promise<CycleSummary> {
@@ -258,6 +270,7 @@ class PollCycle {
     }
     let stopReason: StopReason = 'deadline';
     try {
+      await this.#startAtStartPosition();
       stopReason = await this.#pump();
       await this.#committer.flush().catch((error: unknown) => this.#fail(error));
       if (this.#failure !== undefined) throw this.#failure.error;
@@ -317,9 +330,27 @@ class PollCycle {
   }
 
   #caughtUp(): void {
-    // Emitted once per change, not once per empty long-poll.
-    if (this.#lagSeconds !== 0) this.#deps.metrics.add('LagSeconds', 'Seconds', 0);
-    this.#lagSeconds = 0;
+    this.#caughtUpThrough = { sequence: this.#tracker.highestTracked };
+    this.#updateLag();
+  }
+
+  /**
+   * Lag: 0 once every event the feed had when it last said "nothing new" is accepted (pages still
+   * being published when that answer came count too); otherwise the age of the newest accepted
+   * event. A 0 is emitted once per change, not once per empty long poll.
+   */
+  #updateLag(): void {
+    const through = this.#caughtUpThrough;
+    const safe = this.#tracker.safeCheckpoint;
+    const caughtUp =
+      through !== undefined && (through.sequence === null || (safe !== null && safe >= through.sequence));
+    if (caughtUp) {
+      if (this.#lagSeconds !== 0) this.#deps.metrics.add('LagSeconds', 'Seconds', 0);
+      this.#lagSeconds = 0;
+    } else if (this.#newest !== undefined) {
+      this.#lagSeconds = Math.max(0, (this.#deps.clock.now() - Date.parse(this.#newest.created_dt)) / 1000);
+      this.#deps.metrics.add('LagSeconds', 'Seconds', this.#lagSeconds);
+    }
   }
 
   /** Checks a page and registers its new events before anything of it is published. */
@@ -348,15 +379,12 @@ class PollCycle {
             this.#newest = event;
           }
         }
-        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId!);
+        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId!, this.#newest?.created_dt);
       },
     });
     this.#published += report.accepted;
     metrics.add('EventsPublished', 'Count', report.accepted);
-    if (this.#newest !== undefined) {
-      this.#lagSeconds = Math.max(0, (this.#deps.clock.now() - Date.parse(this.#newest.created_dt)) / 1000);
-      metrics.add('LagSeconds', 'Seconds', this.#lagSeconds);
-    }
+    this.#updateLag();
     const failure = this.#committer.failure;
     if (failure !== undefined) throw failure.error;
     this.#throwIfIncomplete(report);
@@ -395,6 +423,64 @@ class PollCycle {
       gaps: gaps.slice(0, 10),
       checkpoint: this.#committer.committed,
     });
+  }
+
+  /**
+   * A program without a checkpoint starts at its start position: a number sets the cursor just
+   * below it; `latest` walks past the existing events without publishing and commits where it
+   * landed.
+   */
+  async #startAtStartPosition(): Promise<void> {
+    const { startPosition } = this.#options;
+    if (this.#startCheckpoint !== null || startPosition === undefined) return;
+    const { position, pageLimit } = startPosition;
+    if (position.kind !== 'latest') {
+      this.#startFrom(initialCursor(position), null);
+      return;
+    }
+    // An earlier run already passed over the feed and found nothing to record (it was empty): every
+    // event since is new. Without this, events created between two runs would be passed over too.
+    if ((await this.#deps.checkpoints.read()).lastCycle?.outcome === 'completed') return;
+    const landing = await fastForward(this.#reader, {
+      from: null,
+      startedAt: this.#budget.startedAt,
+      pageLimit,
+    });
+    if (landing.kind === 'interrupted') {
+      if (this.#options.stopSignal?.aborted) return;
+      throw new StartPositionIncompleteError(this.#options.program, landing.reached, landing.pages);
+    }
+    this.#deps.logger.info(
+      'Start position "latest": passed over the existing events without publishing them',
+      {
+        checkpoint: landing.reached,
+        skipped: landing.skipped,
+        pages: landing.pages,
+      },
+    );
+    if (landing.reached === null) return;
+    this.#feedProgramId = landing.feedProgramId;
+    await this.#deps.checkpoints.commit({
+      owner: this.#options.owner,
+      sequenceNumber: landing.reached,
+      feedProgramId: landing.feedProgramId!,
+      signal: this.#budget.workSignal,
+    });
+    this.#startFrom(landing.reached, landing.reached);
+  }
+
+  #newCommitter(committed: number | null): CheckpointCommitter {
+    const deps = this.#deps;
+    return new CheckpointCommitter(
+      { checkpoints: deps.checkpoints, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
+      { owner: this.#options.owner, committed, gaps: this.#gaps, signal: this.#budget.workSignal },
+    );
+  }
+
+  /** Polls on from `cursor`, with `committed` the checkpoint as stored. */
+  #startFrom(cursor: number | null, committed: number | null): void {
+    this.#tracker = new CheckpointTracker(cursor);
+    this.#committer = this.#newCommitter(committed);
   }
 
   #throwIfIncomplete(report: PublishReport): void {

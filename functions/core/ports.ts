@@ -116,6 +116,33 @@ export interface CheckpointState {
   /** The `program_id` of the events behind the checkpoint; `null` until the first commit. */
   readonly feedProgramId: string | null;
   readonly openGaps: readonly OpenGap[];
+  /** `created_dt` of the newest event published, as of the last commit that named one (`status` shows its lag). */
+  readonly newestCreatedDt?: string | null;
+  /** How the last cycle that held the lease ended; `null` before the first one recorded. */
+  readonly lastCycle?: CycleRecord | null;
+  /** The last failed cycle's error, kept after later cycles succeed; `null` if none was recorded. */
+  readonly lastError?: RecordedError | null;
+}
+
+/** The outcome of one cycle that held the lease, for operators (`status`). */
+export interface CycleRecord {
+  /** ISO time the cycle ended. */
+  readonly endedAt: string;
+  readonly outcome: 'completed' | 'failed';
+  /** Events the cycle published. */
+  readonly published: number;
+  /** Lag of the newest event it published (0 once caught up; `null` when unknown). */
+  readonly lagSeconds: number | null;
+  /** The error's stable code and message, when `outcome` is `failed`; never a secret (see errors.ts). */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** A failed cycle's error as the store keeps it. */
+export interface RecordedError {
+  readonly code: string;
+  readonly message: string;
+  /** ISO time of the failed cycle's end. */
+  readonly at: string;
 }
 
 export interface CommitRequest {
@@ -130,6 +157,8 @@ export interface CommitRequest {
   readonly feedProgramId: string;
   /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
   readonly openGaps?: readonly OpenGap[];
+  /** `created_dt` of the newest event published so far in the cycle, recorded for `status`. */
+  readonly newestCreatedDt?: string;
   /** Bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
   readonly signal?: AbortSignal;
 }
@@ -148,6 +177,11 @@ export interface CheckpointStore {
   releaseLease(owner: string, signal?: AbortSignal): Promise<void>;
   /** Read-only view for operators (`status`) and tests. */
   read(): Promise<CheckpointState>;
+  /**
+   * Records how a cycle ended, for operators (`status`); an older record never replaces a newer
+   * one. Optional: a store without it simply keeps no history.
+   */
+  recordCycle?(record: CycleRecord, signal?: AbortSignal): Promise<void>;
 }
 
 /** Names of the metrics the cycle emits; the CDK alarms and dashboard refer to the same names. */

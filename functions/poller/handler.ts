@@ -122,6 +122,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
           concurrency: current.config.publishConcurrency,
           maxRequestsPerSecond: current.config.publishMaxRequestsPerSecond,
         },
+        startPosition: { position: current.config.startPosition, pageLimit: current.config.pollLimit },
       },
     );
   } catch (error) {

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
+import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
 
 /** The poller's configuration, read once from the environment at cold start and frozen. */
 export interface PollerConfig {
@@ -42,6 +43,8 @@ export interface PollerConfig {
    * account and region, shared with other producers. @default no cap
    */
   readonly publishMaxRequestsPerSecond: number | undefined;
+  /** Where a program without a checkpoint starts (`START_POSITION`). @default beginning */
+  readonly startPosition: StartPosition;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -153,6 +156,10 @@ export function loadPollerConfig(env: Env): PollerConfig {
     publishMaxRequestsPerSecond: env.PUBLISH_MAX_REQUESTS_PER_SECOND?.trim()
       ? integer(env, 'PUBLISH_MAX_REQUESTS_PER_SECOND', 0, 1, 10_000)
       : undefined,
+    startPosition: parseStartPosition(
+      optional(env, 'START_POSITION', 'beginning'),
+      'Environment variable START_POSITION',
+    ),
   });
 }
 

@@ -21,6 +21,7 @@ import {
   PROGRAM_NAME_EXPECTED,
   QUERY_PARAMETER_EXPECTED,
 } from '../../functions/core/name-rules.ts';
+import { formatStartPosition, parseStartPosition } from '../../functions/core/start-position.ts';
 import { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import { type EventRouteOptions, EventRouting } from './event-routing.ts';
@@ -140,6 +141,15 @@ export interface BankingEventsPollerProps {
    * @default - no cap
    */
   readonly maxPutEventsPerSecond?: number;
+  /**
+   * Where a program without a checkpoint starts (`START_POSITION`): `'beginning'` (every event the
+   * feed still has), `'latest'` (only events created from the first run on: the run passes over the
+   * existing ones without publishing them) or a sequence number (the first event to publish). Used
+   * only while a program has no checkpoint; `banking-events-poller rewind` moves one that has.
+   *
+   * @default 'beginning'
+   */
+  readonly startPosition?: 'beginning' | 'latest' | number;
   /**
    * Active X-Ray tracing on the function.
    *
@@ -306,6 +316,7 @@ export class BankingEventsPoller extends Construct {
     const pollCursorParam = props.pollCursorParam ?? 'last_sequence_number';
     const pollLimitParam = props.pollLimitParam ?? 'limit';
     const publishConcurrency = props.publishConcurrency ?? 8;
+    const startPosition = props.startPosition ?? 'beginning';
     const tracing = props.tracing ?? false;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const metricsNamespace = props.metricsNamespace ?? 'BankingEventsPoller';
@@ -334,6 +345,7 @@ export class BankingEventsPoller extends Construct {
       publishConcurrency,
       pollCursorParam,
       pollLimitParam,
+      startPosition,
       lagThreshold,
       stallAfter,
     });
@@ -409,6 +421,7 @@ export class BankingEventsPoller extends Construct {
         POLL_LIMIT: String(pollLimit),
         POLL_CURSOR_PARAM: pollCursorParam,
         POLL_LIMIT_PARAM: pollLimitParam,
+        START_POSITION: formatStartPosition(parseStartPosition(startPosition, 'startPosition')),
         SAFETY_MARGIN_MS: String(safetyMargin.toMilliseconds()),
         // The next tick arrives while this run still polls: it waits for the lease, at most until a
         // crashed holder's lease would expire.
@@ -614,6 +627,7 @@ function validateProps(
     readonly publishConcurrency: number;
     readonly pollCursorParam: string;
     readonly pollLimitParam: string;
+    readonly startPosition: 'beginning' | 'latest' | number;
     readonly lagThreshold: Duration;
     readonly stallAfter: Duration;
   },
@@ -723,6 +737,14 @@ function validateProps(
     fail(
       `pollLimitParam "${resolved.pollLimitParam}" is also the cursor parameter (pollCursorParam); the two must differ`,
       'pollLimitParam',
+    );
+  }
+  try {
+    parseStartPosition(resolved.startPosition, 'startPosition');
+  } catch {
+    fail(
+      `startPosition must be 'beginning', 'latest' or a sequence number of 1 or more; got ${JSON.stringify(resolved.startPosition)}`,
+      'startPosition',
     );
   }
   if (resolved.lagThreshold.toSeconds() < 60) fail('lagThreshold must be at least 1 minute', 'lagThreshold');

@@ -1,11 +1,2 @@
-/**
- * `account_status` → `AccountStatus`: readable construct ids and output names derived from event
- * types and program names. Anything but letters and digits separates words.
- */
-export function pascalCase(value: string): string {
-  return value
-    .split(/[^A-Za-z0-9]+/)
-    .filter((word) => word.length > 0)
-    .map((word) => word[0]!.toUpperCase() + word.slice(1))
-    .join('');
-}
+/** One rule for output names, shared with the CLI that reads them: see `functions/core/name-rules.ts`. */
+export { pascalCase } from '../../functions/core/name-rules.ts';

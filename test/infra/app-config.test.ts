@@ -36,6 +36,7 @@ describe('parseAppConfig', () => {
       pollLimitParam: 'limit',
       publishConcurrency: 8,
       maxPutEventsPerSecond: undefined,
+      startPosition: 'beginning',
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
@@ -60,6 +61,7 @@ describe('parseAppConfig', () => {
       pollLimitParam: 'page.size',
       publishConcurrency: '4',
       maxPutEventsPerSecond: '200',
+      startPosition: '1200',
     });
 
     expect(config).toMatchObject({
@@ -74,7 +76,9 @@ describe('parseAppConfig', () => {
       routes: { transaction: { retryAttempts: 10, maxEventAgeSeconds: 3600 } },
       pollCursorParam: 'after',
       pollLimitParam: 'page.size',
+      startPosition: 1200,
     });
+    expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
   });
 
   it('uses an existing bus instead of creating one when its ARN is given and the name is cleared', () => {
@@ -100,6 +104,12 @@ describe('parseAppConfig', () => {
       /"eventSource" must be an EventBridge source .* \(not starting with "aws."\)/,
     ],
     ['tracing', 'yes', /"tracing" must be true or false, got "yes"/],
+    [
+      'startPosition',
+      'earliest',
+      /"startPosition" must be "beginning", "latest", or a sequence number .*, got "earliest"/,
+    ],
+    ['startPosition', 0, /"startPosition" must be/],
     ['programs', [], /"programs" must be a non-empty array/],
     ['programs', '[{"name":', /"programs" is not valid JSON/],
     ['programs', [{ name: 'has space' }], /"programs\[0\]\.name" must be letters, digits/],

@@ -497,6 +497,7 @@ describe('outputs', () => {
     expect(Object.keys(outputs).sort()).toEqual(
       [
         'AlarmTopicArn',
+        'ArchiveName',
         'CheckpointTableName',
         'DashboardUrl',
         'DeadLetterQueueUrlAccountStatus',
@@ -504,6 +505,8 @@ describe('outputs', () => {
         'DeadLetterQueueUrlUnrouted',
         'EventBusArn',
         'EventBusName',
+        'EventSource',
+        'Programs',
         'QueueUrlAccountStatus',
         'QueueUrlTransaction',
         'QueueUrlUnrouted',
@@ -516,6 +519,10 @@ describe('outputs', () => {
     expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
     // Ref of a schedule is its name: what `aws scheduler get-schedule --name` takes (runbook).
     expect(outputs.ScheduleNameDefault?.Value).toEqual(ref(id(poller.schedules.get('default')!)));
+    // What the CLI reads with --stack: the programs, default first, the source and the archive.
+    expect(outputs.Programs?.Value).toBe('default');
+    expect(outputs.EventSource?.Value).toBe('banking.events');
+    expect(outputs.ArchiveName?.Value).toEqual(ref(id(poller.archive)));
   });
 });
 

@@ -478,88 +478,28 @@ describe('runbook: an event too large for the bus', () => {
 });
 
 describe('runbook: sequence gaps and rewinding', () => {
-  let tableName: string;
-  let rewind: string;
-  let calls: AwsCall[];
-
-  beforeAll(async () => {
-    tableName = await aws.createCheckpointTable();
-    const rewindBlocks = shellBlocks(section('rewind-the-checkpoint'));
-    expect(rewindBlocks).toHaveLength(1);
-    rewind = rewindBlocks[0]!;
-    // As the section says: disable the schedule (step 2 above), rewind, enable it (step 4 above).
-    const [disable, , enable] = shellBlocks(section('event-too-large'));
-    calls = runWithRecordingAws(
-      [disable, rewind, enable].join('\n'),
-      deployedStack(
-        synth,
-        { [scheduleLogicalId]: FAKE_SCHEDULE, [tableLogicalId]: tableName },
-        { logicalId: scheduleLogicalId },
-      ),
-    );
-  });
-
-  it('sends the person on call from a sequence gap to the rewind procedure', () => {
+  it('sends the person on call from a sequence gap to replay and to the rewind command', () => {
     const gaps = section('alarm-sequence-gaps');
 
     expect(gaps).toContain('GET /event/sequence/:n');
+    expect(gaps).toContain('banking-events-poller replay');
     expect(gaps).toContain('(#rewind-the-checkpoint)');
-    expect(section('rewind-the-checkpoint')).toContain('(#event-too-large)');
   });
 
-  it('has its own wording: nothing about SEQ, the number of the too-large event', () => {
-    expect(section('rewind-the-checkpoint')).not.toMatch(/\bSEQ\b/);
-  });
+  // The shell procedure became `banking-events-poller rewind`; its safety rules (refused under a
+  // live lease or when the checkpoint changed, forward only when asked) are exercised on the CLI
+  // itself in test/integration/cli/checkpoint-commands.test.ts.
+  it('moves the checkpoint with the CLI, not by hand, and says what guards the write', () => {
+    const rewind = section('rewind-the-checkpoint');
 
-  it('disables the schedule, writes the checkpoint, then enables the schedule again', () => {
-    const steps = calls
-      .filter(
-        (call) => isCall(call, 'scheduler', 'update-schedule') || isCall(call, 'dynamodb', 'update-item'),
-      )
-      .map((call) => (call.args[0] === 'dynamodb' ? 'update-item' : option(call, '--state')));
-
-    expect(steps).toEqual(['DISABLED', 'update-item', 'ENABLED']);
-  });
-
-  describe('moving the checkpoint back', () => {
-    let update: AwsCall;
-    let target: number;
-    let nowMs: number;
-
-    beforeAll(() => {
-      update = theCall(calls, 'dynamodb', 'update-item');
-      const values = fileOption<UpdateValues>(update, '--expression-attribute-values');
-      target = Number(values[':seq'].N);
-      nowMs = Number(values[':nowMs'].N);
-    });
-
-    it('sets the checkpoint just below FROM, the first number to publish again', () => {
-      expect(option(update, '--table-name')).toBe(tableName);
-      expect(target).toBe(assigned(rewind, 'FROM') - 1);
-    });
-
-    it.each<[string, number]>([
-      ['from further on', 25],
-      ['from where it is (a no-op)', 0],
-    ])('rewinds %s once no live lease is held', async (_name, offset) => {
-      const store = await prepareItem(tableName, { checkpoint: target + offset, lease: 'expired' }, nowMs);
-
-      await replayUpdate(update);
-
-      expect((await store.read()).checkpoint).toBe(target);
-    });
-
-    it.each<[string, { checkpoint?: number; lease: LeaseState }]>([
-      ['moving the checkpoint forward, which would skip events', { checkpoint: -3, lease: 'none' }],
-      ['while a run holds a live lease', { checkpoint: 25, lease: 'live' }],
-      ['when there is no checkpoint', { lease: 'none' }],
-    ])('is refused %s, and changes nothing', async (_name, { checkpoint, lease }) => {
-      const stored = checkpoint === undefined ? undefined : target + checkpoint;
-      const store = await prepareItem(tableName, { checkpoint: stored, lease }, nowMs);
-
-      await expect(replayUpdate(update)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
-      expect((await store.read()).checkpoint).toBe(stored ?? null);
-    });
+    expect(shellBlocks(rewind).map((block) => block.trim())).toEqual([
+      'npx banking-events-poller rewind --stack BankingEventsPoller --program default --to 1230',
+    ]);
+    expect(rewind).not.toContain('update-item');
+    expect(rewind).toMatch(/--wait/);
+    expect(rewind).toMatch(/--force/);
+    expect(rewind).toMatch(/--allow-forward/);
+    expect(rewind).not.toMatch(/\bSEQ\b/);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * `npm start` as a user runs it: the local runner in a child process, embedded simulator, a
- * checkpoint file. Ctrl-C (SIGINT) stops it cleanly and a restart resumes after the checkpoint.
+ * `npm start` as a user runs it (`tsx functions/cli/main.ts run`): the CLI's `run` in a child
+ * process, embedded simulator, a checkpoint file. Ctrl-C (SIGINT) stops it cleanly and a restart
+ * resumes after the checkpoint.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -20,7 +21,7 @@ function runLocal(
   options: { interruptAfterMs?: number; env?: Record<string, string> } = {},
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/cli/local-run.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/cli/main.ts', 'run', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, BANKING_BASE_URL: '', ...options.env },
     });

@@ -10,6 +10,10 @@
  * | `open_gaps`        | S    | JSON `[{from, to, seenAt}]`: skipped numbers never published  |
  * | `lease_owner`      | S    | invocation holding the lease (absent: free)                   |
  * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over      |
+ * | `newest_created_dt`| S    | `created_dt` of the newest event published (for `status`)     |
+ * | `last_cycle_*`     |      | how the last cycle ended: `ended_at` S, `outcome` S,          |
+ * |                    |      | `published` N, `lag_seconds` N (absent: unknown)              |
+ * | `last_error_*`     | S    | the last failed cycle's `code`, `message` and `at`            |
  *
  * Every write is one conditional `UpdateItem`, so checkpoint and lease change together atomically.
  */
@@ -31,6 +35,7 @@ import type {
   CheckpointState,
   CheckpointStore,
   CommitRequest,
+  CycleRecord,
   LeaseGrant,
   LeaseRequest,
   OpenGap,
@@ -56,13 +61,33 @@ export interface DynamoDbCheckpointStoreOptions {
   readonly clock?: () => number;
 }
 
-export interface SetCheckpointOptions {
+/** An operator's move of the checkpoint (`rewind`), made without holding the lease. */
+export interface CheckpointMove {
+  /** The new checkpoint: the last sequence number taken as published. */
+  readonly to: number;
   /**
-   * Allow moving the checkpoint backwards (events after it will be published again).
+   * The checkpoint the operator saw and confirmed (`null`: none). The move is refused if it changed
+   * meanwhile, so the before/after shown is what happened.
+   */
+  readonly expected: number | null;
+  /**
+   * Take the lease away from a running invocation: its next commit fails with `LEASE_LOST`, so it
+   * cannot write over the move. Without it, a live lease refuses the move.
    * @default false
    */
-  readonly force?: boolean;
+  readonly breakLease?: boolean;
+  /** Recorded as the row's feed when it has none yet (a fast-forward on a program's first move). */
+  readonly feedProgramId?: string;
 }
+
+/** The move happened, or why not; `state` is the row after the write, or as it was. */
+export type CheckpointMoveOutcome =
+  | { readonly moved: true; readonly state: CheckpointState }
+  | {
+      readonly moved: false;
+      readonly reason: 'lease-held' | 'checkpoint-changed';
+      readonly state: CheckpointState;
+    };
 
 type Item = Record<string, AttributeValue>;
 
@@ -164,11 +189,22 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    *   although `owner` holds the lease: someone wrote it without the lease.
    * @throws DeadlineExceededError when `signal` aborted the write.
    */
-  async commit({ owner, sequenceNumber, feedProgramId, openGaps, signal }: CommitRequest): Promise<void> {
+  async commit({
+    owner,
+    sequenceNumber,
+    feedProgramId,
+    openGaps,
+    newestCreatedDt,
+    signal,
+  }: CommitRequest): Promise<void> {
     assertSequenceNumber(sequenceNumber);
+    const newest: Item = newestCreatedDt === undefined ? {} : { ':newest': { S: newestCreatedDt } };
     const outcome = await this.#conditionalUpdate({
       operation: 'commit',
-      update: `SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed${openGaps === undefined ? '' : ', open_gaps = :gaps'}`,
+      update:
+        'SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed' +
+        (openGaps === undefined ? '' : ', open_gaps = :gaps') +
+        (newestCreatedDt === undefined ? '' : ', newest_created_dt = :newest'),
       condition:
         'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq) ' +
         'AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)',
@@ -178,6 +214,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         ':feed': { S: feedProgramId },
         ':updatedAt': { S: new Date(this.#clock()).toISOString() },
         ...(openGaps === undefined ? {} : { ':gaps': { S: JSON.stringify(openGaps) } }),
+        ...newest,
       },
       signal,
     });
@@ -217,59 +254,83 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
   }
 
   async read(): Promise<CheckpointState> {
-    const item = await this.#getItem();
-    return {
-      checkpoint: numberAttribute(item, 'checkpoint') ?? null,
-      updatedAt: stringAttribute(item, 'updated_at') ?? null,
-      lease: leaseOf(item),
-      feedProgramId: stringAttribute(item, 'feed_program_id') ?? null,
-      openGaps: openGapsOf(item),
-    };
+    return stateOf(await this.#getItem());
   }
 
   /**
-   * Operator command: sets the checkpoint without holding the lease, refusing while an unexpired
-   * lease is held (a running invocation would overwrite it). Forward only unless `force`.
-   *
-   * Timeline: the poller holds the lease until t=60; at t=30 the operator's write fails on
-   * `lease_expires_at < :now` and is refused; at t=61 it goes through.
-   * @throws LeaseLostError while another invocation holds a live lease.
-   * @throws CheckpointRegressionError when moving backwards without `force`.
+   * Records how a cycle ended, for `status`. An older record never replaces a newer one (ISO
+   * times compare as strings); a failed cycle's error also becomes `last_error_*`, which later
+   * successful cycles leave in place.
    */
-  async setCheckpoint(sequenceNumber: number, options: SetCheckpointOptions = {}): Promise<void> {
-    assertSequenceNumber(sequenceNumber);
-    const now = this.#clock();
-    const leaseFree = '(attribute_not_exists(lease_owner) OR lease_expires_at < :now)';
-    const outcome = await this.#conditionalUpdate({
-      operation: 'setCheckpoint',
-      update: 'SET checkpoint = :seq, updated_at = :updatedAt',
-      condition: options.force
-        ? leaseFree
-        : `${leaseFree} AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)`,
-      values: {
-        ':seq': { N: String(sequenceNumber) },
-        ':now': { N: String(now) },
-        ':updatedAt': { S: new Date(now).toISOString() },
-      },
-    });
-    if (outcome.applied) return;
-    const lease = leaseOf(outcome.item);
-    if (lease !== null && lease.expiresAt >= now) {
-      throw new LeaseLostError(
-        `Lease of program ${this.#program} is held by ${lease.owner} until ${new Date(lease.expiresAt).toISOString()}; try again after it expires`,
-        { program: this.#program, holder: lease.owner, expiresAt: lease.expiresAt, sequenceNumber },
-      );
+  async recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
+    const sets = [
+      'last_cycle_ended_at = :endedAt',
+      'last_cycle_outcome = :outcome',
+      'last_cycle_published = :published',
+    ];
+    const values: Item = {
+      ':endedAt': { S: record.endedAt },
+      ':outcome': { S: record.outcome },
+      ':published': { N: String(record.published) },
+    };
+    if (record.lagSeconds !== null) {
+      sets.push('last_cycle_lag_seconds = :lag');
+      values[':lag'] = { N: String(record.lagSeconds) };
     }
-    const stored = numberAttribute(outcome.item, 'checkpoint');
-    throw new CheckpointRegressionError(
-      `Checkpoint of program ${this.#program} is ${stored ?? 'unset'}; moving it back to ${sequenceNumber} needs force (rewind)`,
-      { program: this.#program, checkpoint: stored ?? null, sequenceNumber },
-    );
+    if (record.error !== undefined) {
+      sets.push('last_error_code = :code', 'last_error_message = :message', 'last_error_at = :endedAt');
+      values[':code'] = { S: record.error.code };
+      values[':message'] = { S: record.error.message };
+    }
+    await this.#conditionalUpdate({
+      operation: 'recordCycle',
+      update: `SET ${sets.join(', ')}${record.lagSeconds === null ? ' REMOVE last_cycle_lag_seconds' : ''}`,
+      condition: 'attribute_not_exists(last_cycle_ended_at) OR last_cycle_ended_at <= :endedAt',
+      values,
+      signal,
+    });
   }
 
-  /** Operator command: moves the checkpoint anywhere, backwards included (events after it are published again). */
-  rewind(sequenceNumber: number): Promise<void> {
-    return this.setCheckpoint(sequenceNumber, { force: true });
+  /**
+   * Operator command (`rewind`): sets the checkpoint without holding the lease, forwards or
+   * backwards, only if it is still `expected` and no invocation holds a live lease (unless
+   * `breakLease`). Nothing is written when it is refused.
+   *
+   * Timeline, the poller holding the lease until t=60:
+   * ```
+   * t=30  operator reads checkpoint 500, moves to 400 → lease_expires_at 60 not < 30: refused (lease-held)
+   * t=30  same with breakLease → checkpoint 400, lease removed; the run's next commit (lease_owner
+   *       = itself) fails with LEASE_LOST, so it cannot write 510 over the move
+   * t=61  operator moves 500 → 400, lease expired      → written
+   * ```
+   */
+  async moveCheckpoint(move: CheckpointMove): Promise<CheckpointMoveOutcome> {
+    assertSequenceNumber(move.to);
+    const now = this.#clock();
+    const conditions = [
+      move.expected === null ? 'attribute_not_exists(checkpoint)' : 'checkpoint = :expected',
+    ];
+    if (!move.breakLease) conditions.push('(attribute_not_exists(lease_owner) OR lease_expires_at < :now)');
+    const sets = ['checkpoint = :to', 'updated_at = :updatedAt'];
+    if (move.feedProgramId !== undefined)
+      sets.push('feed_program_id = if_not_exists(feed_program_id, :feed)');
+    const outcome = await this.#conditionalUpdate({
+      operation: 'moveCheckpoint',
+      update: `SET ${sets.join(', ')}${move.breakLease ? ' REMOVE lease_owner, lease_expires_at' : ''}`,
+      condition: conditions.join(' AND '),
+      values: {
+        ':to': { N: String(move.to) },
+        ':updatedAt': { S: new Date(now).toISOString() },
+        ...(move.expected === null ? {} : { ':expected': { N: String(move.expected) } }),
+        ...(move.breakLease ? {} : { ':now': { N: String(now) } }),
+        ...(move.feedProgramId === undefined ? {} : { ':feed': { S: move.feedProgramId } }),
+      },
+      returnNew: true,
+    });
+    const state = stateOf(outcome.item);
+    if (outcome.applied) return { moved: true, state };
+    const changed = state.checkpoint !== move.expected;
+    return { moved: false, reason: changed ? 'checkpoint-changed' : 'lease-held', state };
   }
 
   /**
@@ -375,6 +436,43 @@ function openGapsOf(item: Item | undefined): OpenGap[] {
   } catch {
     return [];
   }
+}
+
+/** The item as the port's state; the optional `status` fields appear only once written. */
+function stateOf(item: Item | undefined): CheckpointState {
+  const newestCreatedDt = stringAttribute(item, 'newest_created_dt');
+  const endedAt = stringAttribute(item, 'last_cycle_ended_at');
+  const errorCode = stringAttribute(item, 'last_error_code');
+  const errorMessage = stringAttribute(item, 'last_error_message') ?? '';
+  const failed = stringAttribute(item, 'last_cycle_outcome') === 'failed';
+  const lastCycle: CycleRecord | undefined =
+    endedAt === undefined
+      ? undefined
+      : {
+          endedAt,
+          outcome: failed ? 'failed' : 'completed',
+          published: numberAttribute(item, 'last_cycle_published') ?? 0,
+          lagSeconds: numberAttribute(item, 'last_cycle_lag_seconds') ?? null,
+          ...(failed && errorCode !== undefined ? { error: { code: errorCode, message: errorMessage } } : {}),
+        };
+  return {
+    checkpoint: numberAttribute(item, 'checkpoint') ?? null,
+    updatedAt: stringAttribute(item, 'updated_at') ?? null,
+    lease: leaseOf(item),
+    feedProgramId: stringAttribute(item, 'feed_program_id') ?? null,
+    openGaps: openGapsOf(item),
+    ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
+    ...(lastCycle === undefined ? {} : { lastCycle }),
+    ...(errorCode === undefined
+      ? {}
+      : {
+          lastError: {
+            code: errorCode,
+            message: errorMessage,
+            at: stringAttribute(item, 'last_error_at') ?? '',
+          },
+        }),
+  };
 }
 
 function leaseOf(item: Item | undefined): { owner: string; expiresAt: number } | null {

@@ -35,6 +35,9 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         lease: parsed.lease ?? null,
         feedProgramId: parsed.feedProgramId ?? null,
         openGaps: parsed.openGaps ?? [],
+        ...(parsed.newestCreatedDt == null ? {} : { newestCreatedDt: parsed.newestCreatedDt }),
+        ...(parsed.lastCycle == null ? {} : { lastCycle: parsed.lastCycle }),
+        ...(parsed.lastError == null ? {} : { lastError: parsed.lastError }),
       };
     } catch (cause) {
       throw new ConfigurationError(

@@ -1,5 +1,6 @@
 import {
   decideCommit,
+  decideCycleRecord,
   decideLease,
   decideRelease,
   EMPTY_CHECKPOINT_STATE,
@@ -8,6 +9,7 @@ import type {
   CheckpointState,
   CheckpointStore,
   CommitRequest,
+  CycleRecord,
   LeaseGrant,
   LeaseRequest,
 } from '../../core/ports.ts';
@@ -55,6 +57,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
 
   async read(): Promise<CheckpointState> {
     return this.load();
+  }
+
+  async recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    await this.save(decideCycleRecord(await this.load(), record));
   }
 
   protected async load(): Promise<CheckpointState> {

@@ -325,8 +325,25 @@ describe('query parameter names', () => {
     expect(environmentOf({})).toMatchObject({
       POLL_CURSOR_PARAM: 'last_sequence_number',
       POLL_LIMIT_PARAM: 'limit',
+      START_POSITION: 'beginning',
     });
   });
+
+  it.each([
+    ['latest', 'latest'],
+    [1200, '1200'],
+  ] as const)(
+    'passes the start position %j to the handler, which reads it back',
+    (startPosition, variable) => {
+      const env = environmentOf({ startPosition });
+
+      expect(env.START_POSITION).toBe(variable);
+      expect(
+        loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' })
+          .startPosition,
+      ).toEqual(startPosition === 'latest' ? { kind: 'latest' } : { kind: 'sequence', sequenceNumber: 1200 });
+    },
+  );
 
   // The construct repeats the handler's rule (functions/poller/poller-config.ts) rather than
   // importing it; both must accept exactly the same names.
@@ -578,6 +595,11 @@ describe('invalid props', () => {
       /pollLimitParam "last_sequence_number" is also the cursor parameter \(pollCursorParam\); the two must differ/,
     ],
     ['a page of 5000 events', () => ({ pollLimit: 5000 }), /pollLimit must be an integer from 1 to 1000/],
+    [
+      'a start position of 0',
+      () => ({ startPosition: 0 }),
+      /startPosition must be 'beginning', 'latest' or a sequence number of 1 or more; got 0/,
+    ],
     [
       'a lag threshold under a minute',
       () => ({ lagThreshold: Duration.seconds(30) }),

@@ -225,6 +225,22 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
     },
   ],
   [
+    'start position "latest" cut short by the deadline',
+    async () => {
+      const { deps, feed } = cycleSetup();
+      feed.script({ page: { events: [makeEvent(1), makeEvent(2)], lastSequenceNumber: 2 } });
+      for (let i = 0; i < 50; i += 1) {
+        feed.script({
+          error: new errors.UpstreamHttpError('busy', { status: 503, retryable: true, retryAfterMs: 5_000 }),
+        });
+      }
+      await runPollCycle(deps, {
+        ...invocation,
+        startPosition: { position: { kind: 'latest' }, pageLimit: 2 },
+      });
+    },
+  ],
+  [
     'lease lost',
     async () => {
       const { checkpoints } = cycleSetup();

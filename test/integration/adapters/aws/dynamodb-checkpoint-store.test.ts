@@ -251,37 +251,123 @@ describe('DynamoDbCheckpointStore against moto', () => {
     });
   });
 
-  describe('setCheckpoint and rewind (operator commands)', () => {
-    it('refuses while another invocation holds a live lease', async () => {
+  describe("moveCheckpoint (the operator's rewind)", () => {
+    it('refuses while another invocation holds a live lease, and writes nothing', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
+      await commit(store, 'A', 100);
       now = 30_000;
 
-      const error = await store.rewind(0).catch((caught: unknown) => caught);
+      const outcome = await store.moveCheckpoint({ to: 50, expected: 100 });
 
-      expect(error).toBeInstanceOf(LeaseLostError);
-      expect((error as LeaseLostError).context).toMatchObject({ holder: 'A', expiresAt: LEASE_MS });
+      expect(outcome).toMatchObject({ moved: false, reason: 'lease-held' });
+      expect((await store.read()).checkpoint).toBe(100);
     });
 
-    it('refuses to move backwards without force, and rewinds with it once the lease expired', async () => {
+    it('moves back once the lease expired, and forward too', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
       await commit(store, 'A', 100);
       now = LEASE_MS + 1;
 
-      const refused = await store.setCheckpoint(50).catch((caught: unknown) => caught);
-      await store.rewind(50);
+      const back = await store.moveCheckpoint({ to: 50, expected: 100 });
+      const forward = await store.moveCheckpoint({ to: 70, expected: 50 });
 
-      expect(refused).toBeInstanceOf(CheckpointRegressionError);
+      expect(back).toMatchObject({ moved: true, state: { checkpoint: 50 } });
+      expect(forward).toMatchObject({ moved: true, state: { checkpoint: 70, feedProgramId: FEED } });
+    });
+
+    it('refuses when the checkpoint is no longer the one the operator saw', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await commit(store, 'A', 100);
+      now = LEASE_MS + 1;
+
+      const outcome = await store.moveCheckpoint({ to: 50, expected: 90 });
+
+      expect(outcome).toMatchObject({
+        moved: false,
+        reason: 'checkpoint-changed',
+        state: { checkpoint: 100 },
+      });
+    });
+
+    it('takes a live lease away with breakLease, so the running invocation cannot write over the move', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await commit(store, 'A', 100);
+      now = 30_000;
+
+      const outcome = await store.moveCheckpoint({ to: 50, expected: 100, breakLease: true });
+      const late = await commit(store, 'A', 110).catch((caught: unknown) => caught);
+
+      expect(outcome).toMatchObject({ moved: true, state: { checkpoint: 50, lease: null } });
+      expect(late).toBeInstanceOf(LeaseLostError);
       expect((await store.read()).checkpoint).toBe(50);
     });
 
-    it('sets a checkpoint on a program that has none', async () => {
+    it('sets a first checkpoint, with its feed, on a program that has none', async () => {
       const store = newStore();
 
-      await store.setCheckpoint(12);
+      const outcome = await store.moveCheckpoint({ to: 12, expected: null, feedProgramId: FEED });
 
-      expect((await store.read()).checkpoint).toBe(12);
+      expect(outcome).toMatchObject({ moved: true, state: { checkpoint: 12, feedProgramId: FEED } });
+    });
+  });
+
+  describe('what status reads', () => {
+    it('keeps the newest created_dt of each commit that names one', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.commit({
+        owner: 'A',
+        sequenceNumber: 5,
+        feedProgramId: FEED,
+        newestCreatedDt: '2026-01-01T00:00:05Z',
+      });
+      await commit(store, 'A', 6);
+
+      expect(await store.read()).toMatchObject({ checkpoint: 6, newestCreatedDt: '2026-01-01T00:00:05Z' });
+    });
+
+    it('records the last cycle, keeps the last error after a success, and never lets an older record win', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordCycle({
+        endedAt: '2026-01-01T00:01:00.000Z',
+        outcome: 'failed',
+        published: 0,
+        lagSeconds: null,
+        error: { code: 'AUTHENTICATION_FAILED', message: 'token refused' },
+      });
+      await store.recordCycle({
+        endedAt: '2026-01-01T00:02:00.000Z',
+        outcome: 'completed',
+        published: 7,
+        lagSeconds: 1.5,
+      });
+      await store.recordCycle({
+        endedAt: '2026-01-01T00:00:30.000Z',
+        outcome: 'completed',
+        published: 1,
+        lagSeconds: 0,
+      });
+
+      expect(await store.read()).toMatchObject({
+        lastCycle: {
+          endedAt: '2026-01-01T00:02:00.000Z',
+          outcome: 'completed',
+          published: 7,
+          lagSeconds: 1.5,
+        },
+        lastError: {
+          code: 'AUTHENTICATION_FAILED',
+          message: 'token refused',
+          at: '2026-01-01T00:01:00.000Z',
+        },
+      });
     });
   });
 

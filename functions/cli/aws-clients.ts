@@ -1,0 +1,81 @@
+/**
+ * The operator's AWS clients, built once per command from the SDK's standard configuration
+ * (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL`, SSO, …) plus `--profile` and `--region`, as
+ * the AWS CLI reads them. Calls are bounded, so an unreachable endpoint fails in seconds, not minutes.
+ */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SQSClient } from '@aws-sdk/client-sqs';
+
+export interface AwsOptions {
+  /** A profile of ~/.aws/config; the SDK's default chain when absent. */
+  readonly profile?: string;
+  /** The SDK's region chain when absent. */
+  readonly region?: string;
+}
+
+/** Long enough for SQS long polls (20 s), short enough that a dead endpoint is reported promptly. */
+const REQUEST_HANDLER = {
+  connectionTimeout: 3_000,
+  requestTimeout: 25_000,
+  throwOnRequestTimeout: true,
+} as const;
+
+interface Destroyable {
+  destroy(): void;
+}
+
+/** Lazily built clients; `destroy()` closes the ones that were used. */
+export class AwsClients {
+  readonly #config: Record<string, unknown>;
+  readonly #built = new Map<string, Destroyable>();
+
+  constructor(options: AwsOptions) {
+    this.#config = {
+      maxAttempts: 3,
+      requestHandler: REQUEST_HANDLER,
+      ...(options.profile === undefined ? {} : { profile: options.profile }),
+      ...(options.region === undefined ? {} : { region: options.region }),
+    };
+  }
+
+  get cloudFormation(): CloudFormationClient {
+    return this.#client('cloudformation', () => new CloudFormationClient(this.#config));
+  }
+  get cloudWatch(): CloudWatchClient {
+    return this.#client('cloudwatch', () => new CloudWatchClient(this.#config));
+  }
+  get dynamodb(): DynamoDBClient {
+    return this.#client('dynamodb', () => new DynamoDBClient(this.#config));
+  }
+  get eventBridge(): EventBridgeClient {
+    return this.#client('eventbridge', () => new EventBridgeClient(this.#config));
+  }
+  get scheduler(): SchedulerClient {
+    return this.#client('scheduler', () => new SchedulerClient(this.#config));
+  }
+  get secretsManager(): SecretsManagerClient {
+    return this.#client('secretsmanager', () => new SecretsManagerClient(this.#config));
+  }
+  get sqs(): SQSClient {
+    return this.#client('sqs', () => new SQSClient(this.#config));
+  }
+
+  destroy(): void {
+    for (const client of this.#built.values()) client.destroy();
+    this.#built.clear();
+  }
+
+  #client<T extends Destroyable>(key: string, build: () => T): T {
+    let client = this.#built.get(key) as T | undefined;
+    if (client === undefined) {
+      client = build();
+      this.#built.set(key, client);
+    }
+    return client;
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * `doctor`: checks a deployment end to end as the caller and says what is wrong in plain words:
+ * each program's secret (readable, well formed, an https base URL), a token, `GET /events`; the
+ * checkpoint table and the bus (exist, and writable by the caller: probes that change nothing
+ * the poller reads); each schedule enabled; the stack's alarms in OK. Exit code 1 if any failed.
+ */
+import { type CloudWatchClient, DescribeAlarmsCommand, type MetricAlarm } from '@aws-sdk/client-cloudwatch';
+import { DescribeTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeEventBusCommand, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
+import type { Command } from 'commander';
+import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
+import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
+import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
+import { DeadlineExceededError } from '../../core/errors.ts';
+import type { BankingCredentials } from '../../core/ports.ts';
+import { CliError, UsageError } from '../cli-errors.ts';
+import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
+import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
+import { positiveNumber } from '../option-parsers.ts';
+import { toJson } from '../output-format.ts';
+
+interface DoctorFlags {
+  readonly program?: string;
+  readonly checkpointTable?: string;
+  readonly eventBus?: string;
+  readonly secretId?: string;
+  readonly writeProbes: boolean;
+  readonly timeout: number;
+  readonly cursorParam: string;
+  readonly limitParam: string;
+}
+
+/** The probe event's source: no rule of the stack (nor its archive) matches it. */
+export const PROBE_SOURCE = 'banking-events-poller.doctor';
+
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .summary('check a deployment end to end and say what is wrong')
+    .description(
+      "Checks, as the caller: each program's secret is readable and well formed (https base_url), a token can be " +
+        'obtained, GET /events answers; the checkpoint table and the bus exist and the caller may write to them (a ' +
+        `conditional write that cannot succeed, and one probe event with source ${PROBE_SOURCE}, which no rule of ` +
+        "the stack matches); each program's schedule is enabled; the stack's alarms are OK. Exit code 1 if a check failed.",
+    )
+    .option('--program <name>', 'one program (default: all of the stack)')
+    .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
+    .option('--event-bus <name>', 'the bus (default: from --stack)')
+    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--no-write-probes', 'skip the write probes of the table and the bus')
+    .option('--timeout <seconds>', 'how long to wait for the banking service', positiveNumber, 15)
+    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
+    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ banking-events-poller doctor --stack BankingEventsPoller
+  $ banking-events-poller doctor --secret-id my-secret --checkpoint-table T --event-bus B --json`,
+    )
+    .action(async (flags: DoctorFlags, command: Command) => {
+      await withContext(command, (context) => doctor(context, flags));
+    });
+}
+
+async function doctor(context: CommandContext, flags: DoctorFlags): Promise<void> {
+  const deployment = await context.deployment({
+    checkpointTable: flags.checkpointTable,
+    eventBus: flags.eventBus,
+    secretId: flags.secretId,
+  });
+  if (
+    deployment.stackName === undefined &&
+    flags.secretId === undefined &&
+    flags.checkpointTable === undefined &&
+    flags.eventBus === undefined
+  ) {
+    throw new UsageError(
+      'Nothing to check',
+      'pass --stack NAME, or --secret-id, --checkpoint-table and --event-bus',
+    );
+  }
+  const programs =
+    flags.program === undefined
+      ? (deployment.programs ?? [deployment.program(undefined)])
+      : [deployment.program(flags.program)];
+  const results: CheckResult[] = [];
+  for (const program of programs) results.push(...(await checkProgram(context, deployment, program, flags)));
+  results.push(await checkTable(context, deployment, flags));
+  results.push(await checkBus(context, deployment, flags));
+  for (const program of programs) results.push(await checkSchedule(context, deployment, program));
+  results.push(await checkAlarms(context.aws.cloudWatch, deployment));
+
+  const { terminal, globals } = context;
+  const failed = failedChecks(results);
+  if (globals.json) terminal.out(toJson({ ok: failed === 0, checks: results }));
+  else terminal.out(renderReport(results, terminal));
+  if (failed > 0) throw new CliError(`${failed} check(s) failed`, 'see the fixes above');
+}
+
+const ok = (check: string, detail: string): CheckResult => ({ check, verdict: 'ok', detail });
+const failed = (check: string, detail: string, fix: string): CheckResult => ({
+  check,
+  verdict: 'failed',
+  detail,
+  fix,
+});
+const skipped = (check: string, detail: string): CheckResult => ({ check, verdict: 'skipped', detail });
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Secret, token and feed of one program, each only if the one before passed. */
+async function checkProgram(
+  context: CommandContext,
+  deployment: Deployment,
+  program: string,
+  flags: DoctorFlags,
+): Promise<CheckResult[]> {
+  const secretCheck = `secret (${program})`;
+  const tokenCheck = `token (${program})`;
+  const feedCheck = `GET /events (${program})`;
+  let secretId: string;
+  try {
+    secretId = deployment.secretId(program);
+  } catch (error) {
+    return [
+      skipped(secretCheck, message(error)),
+      skipped(tokenCheck, 'needs the secret'),
+      skipped(feedCheck, 'needs the secret'),
+    ];
+  }
+  const credentials = new SecretsManagerCredentialsProvider({
+    client: context.aws.secretsManager,
+    secretId,
+    cache: new Map(),
+  });
+  let value: BankingCredentials;
+  try {
+    value = await credentials.get();
+  } catch (error) {
+    return [
+      failed(
+        secretCheck,
+        message(error),
+        `store the credentials: banking-events-poller secret set --secret-id ${secretId}`,
+      ),
+      skipped(tokenCheck, 'needs a valid secret'),
+      skipped(feedCheck, 'needs a valid secret'),
+    ];
+  }
+  const results = [
+    ok(secretCheck, `readable and well formed; base_url ${value.baseUrl}, client_id ${value.clientId}`),
+  ];
+  const tokens = new ClientCredentialsTokenProvider({ credentials });
+  try {
+    await tokens.getAccessToken(AbortSignal.timeout(flags.timeout * 1000));
+    results.push(ok(tokenCheck, `POST ${new URL(value.baseUrl).host}/oauth2/token issued a token`));
+  } catch (error) {
+    results.push(
+      failed(
+        tokenCheck,
+        message(error),
+        'check base_url, client_id and client_secret (banking-events-poller secret set --verify)',
+      ),
+      skipped(feedCheck, 'needs a token'),
+    );
+    return results;
+  }
+  const feed = new BankingEventFeed({
+    credentials,
+    tokens,
+    cursorParam: flags.cursorParam,
+    limitParam: flags.limitParam,
+    limit: 1,
+  });
+  try {
+    const page = await feed.poll({ after: null, signal: AbortSignal.timeout(flags.timeout * 1000) });
+    const first = page.events[0];
+    results.push(
+      ok(
+        feedCheck,
+        first === undefined
+          ? 'answered: no events yet'
+          : `answered: the oldest event is ${first.sequence_number}`,
+      ),
+    );
+  } catch (error) {
+    if (error instanceof DeadlineExceededError) {
+      results.push({
+        check: feedCheck,
+        verdict: 'warning',
+        detail: `no answer within ${flags.timeout} s`,
+        fix: 'a long poll holds while there is nothing new: an empty feed looks like this; otherwise check the service',
+      });
+    } else
+      results.push(failed(feedCheck, message(error), 'check base_url and that the client may read events'));
+  }
+  return results;
+}
+
+async function checkTable(
+  context: CommandContext,
+  deployment: Deployment,
+  flags: DoctorFlags,
+): Promise<CheckResult> {
+  const check = 'checkpoint table';
+  let tableName: string;
+  try {
+    tableName = deployment.checkpointTable;
+  } catch (error) {
+    return skipped(check, message(error));
+  }
+  const { dynamodb } = context.aws;
+  try {
+    await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+      return failed(
+        check,
+        `${tableName} does not exist`,
+        'check --checkpoint-table or --stack, and the region',
+      );
+    }
+    return failed(check, message(error), 'use credentials that may describe the table');
+  }
+  if (!flags.writeProbes) return ok(check, `${tableName} exists (write probe skipped)`);
+  try {
+    // A condition that can never hold: the answer proves the right to write, and nothing is written.
+    await dynamodb.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: 'doctor#probe' } },
+        UpdateExpression: 'SET probe = :probe',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(pk)',
+        ExpressionAttributeValues: { ':probe': { S: 'never written' } },
+      }),
+    );
+    return failed(
+      check,
+      `${tableName}: the impossible condition was met`,
+      'report this; the probe item doctor#probe can be deleted',
+    );
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException')
+      return ok(check, `${tableName} exists and you may write to it`);
+    return failed(
+      check,
+      `${tableName}: ${message(error)}`,
+      'operators need dynamodb:UpdateItem on the table (rewind)',
+    );
+  }
+}
+
+async function checkBus(
+  context: CommandContext,
+  deployment: Deployment,
+  flags: DoctorFlags,
+): Promise<CheckResult> {
+  const check = 'event bus';
+  let busName: string;
+  try {
+    busName = deployment.eventBus;
+  } catch (error) {
+    return skipped(check, message(error));
+  }
+  const { eventBridge } = context.aws;
+  try {
+    await eventBridge.send(new DescribeEventBusCommand({ Name: busName }));
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+      return failed(check, `${busName} does not exist`, 'check --event-bus or --stack, and the region');
+    }
+    return failed(check, message(error), 'use credentials that may describe the bus');
+  }
+  if (!flags.writeProbes) return ok(check, `${busName} exists (write probe skipped)`);
+  try {
+    const answer = await eventBridge.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            EventBusName: busName,
+            Source: PROBE_SOURCE,
+            DetailType: 'doctor.probe',
+            Detail: JSON.stringify({ probe: true }),
+          },
+        ],
+      }),
+    );
+    const entry = answer.Entries?.[0];
+    if ((answer.FailedEntryCount ?? 0) > 0 || entry?.ErrorCode) {
+      return failed(
+        check,
+        `${busName} refused a probe event: ${entry?.ErrorCode}: ${entry?.ErrorMessage}`,
+        'check the bus policy and its KMS key',
+      );
+    }
+    return ok(check, `${busName} exists and accepted a probe event (source ${PROBE_SOURCE})`);
+  } catch (error) {
+    return failed(
+      check,
+      `${busName}: ${message(error)}`,
+      'operators need events:PutEvents on the bus (replay)',
+    );
+  }
+}
+
+async function checkSchedule(
+  context: CommandContext,
+  deployment: Deployment,
+  program: string,
+): Promise<CheckResult> {
+  const check = `schedule (${program})`;
+  const name = deployment.scheduleName(program);
+  if (name === undefined) return skipped(check, 'needs --stack (the schedule is named in its outputs)');
+  try {
+    const schedule = await context.aws.scheduler.send(new GetScheduleCommand({ Name: name }));
+    if (schedule.State === 'ENABLED') return ok(check, `${name} is enabled (${schedule.ScheduleExpression})`);
+    return failed(
+      check,
+      `${name} is ${schedule.State}: the program is not polled`,
+      `enable it: aws scheduler update-schedule (see docs/deploy.md), or cdk deploy`,
+    );
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+      return failed(check, `${name} does not exist`, 'deploy the stack again (cdk deploy)');
+    }
+    return failed(check, message(error), 'use credentials that may read schedules (scheduler:GetSchedule)');
+  }
+}
+
+/** The stack's alarms: CloudFormation names them `<stack>-<logical id>-<suffix>`. */
+async function checkAlarms(cloudWatch: CloudWatchClient, deployment: Deployment): Promise<CheckResult> {
+  const check = 'alarms';
+  if (deployment.stackName === undefined) return skipped(check, 'needs --stack');
+  const alarms: MetricAlarm[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await cloudWatch.send(
+      new DescribeAlarmsCommand({ AlarmNamePrefix: `${deployment.stackName}-`, NextToken: nextToken }),
+    );
+    alarms.push(...(page.MetricAlarms ?? []));
+    nextToken = page.NextToken;
+  } while (nextToken !== undefined);
+  if (alarms.length === 0)
+    return {
+      check,
+      verdict: 'warning',
+      detail: `no alarm named ${deployment.stackName}-…`,
+      fix: 'check --stack',
+    };
+  const firing = alarms.filter((alarm) => alarm.StateValue === 'ALARM');
+  if (firing.length > 0) {
+    return failed(
+      check,
+      `${firing.length} of ${alarms.length} in ALARM: ${firing.map((alarm) => alarm.AlarmName).join(', ')}`,
+      'see what each means and what to do in docs/deploy.md ("Alarms: what they mean and what to do")',
+    );
+  }
+  const unknown = alarms.filter((alarm) => alarm.StateValue !== 'OK').length;
+  return unknown === 0
+    ? ok(check, `all ${alarms.length} OK`)
+    : { check, verdict: 'ok', detail: `${alarms.length - unknown} OK, ${unknown} without enough data yet` };
+}

@@ -1,0 +1,272 @@
+/**
+ * `rewind`: moves a program's checkpoint, the one sanctioned way to break its monotonicity. It
+ * shows before → after, asks (or needs `--yes`), refuses while a run holds the lease (`--wait`
+ * for it, or `--force` to take it), and writes conditionally on the checkpoint it showed, so what
+ * it printed is what happened. `--to latest` fast-forwards through the feed without publishing.
+ */
+import type { Command } from 'commander';
+import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import type { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
+import type { CheckpointState } from '../../core/ports.ts';
+import { fastForward } from '../../core/start-position.ts';
+import { systemClock } from '../../core/system-clock.ts';
+import { boundedReader, type FeedFlags, feedFromSecret } from '../banking-access.ts';
+import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-errors.ts';
+import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
+import { onInterrupt } from '../interrupt.ts';
+import { positiveInteger } from '../option-parsers.ts';
+import { formatInstant, toJson } from '../output-format.ts';
+import { startProgress } from '../progress-bar.ts';
+import { confirmChange } from '../prompts.ts';
+import {
+  checkDirection,
+  checkRetention,
+  describeMove,
+  parseRewindTarget,
+  type RewindTarget,
+} from '../rewind-plan.ts';
+
+interface RewindFlags extends FeedFlags {
+  readonly program?: string;
+  readonly to: string;
+  readonly yes?: boolean;
+  readonly force?: boolean;
+  readonly wait?: boolean;
+  readonly allowForward?: boolean;
+  readonly feedCheck: boolean;
+  readonly checkpointTable?: string;
+  readonly secretId?: string;
+}
+
+/** How long `--wait` waits for a lease beyond its expiry before giving up. */
+const WAIT_GRACE_MS = 10_000;
+
+export function registerRewindCommand(program: Command): void {
+  program
+    .command('rewind')
+    .summary("move a program's checkpoint back (or to the newest event)")
+    .description(
+      'Sets the checkpoint of a program: the last sequence number taken as published. Events after it are published ' +
+        'again by the next run (consumers see duplicates; they de-duplicate on detail.id). Refuses while a run holds ' +
+        'the lease, unless --wait (for it to end) or --force (take the lease: that run stops at its next commit). ' +
+        '--to latest passes over the existing events without publishing them and lands after the newest one.',
+    )
+    .requiredOption('--to <checkpoint>', 'a sequence number, "beginning" (0) or "latest"')
+    .option('--program <name>', "the program (default: the stack's first program)")
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--wait', 'wait for a running run to release the lease (at most its expiry + 10 s)')
+    .option('--force', 'take the lease from a running run')
+    .option('--allow-forward', 'allow a number beyond the checkpoint (skips the events in between)')
+    .option('--no-feed-check', 'do not ask the banking service for its oldest event first')
+    .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
+    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
+    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
+    .option('--limit <events>', 'events per page while fast-forwarding', positiveInteger, 100)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ banking-events-poller rewind --stack BankingEventsPoller --program default --to 1230
+  $ banking-events-poller rewind --stack BankingEventsPoller --program cards --to latest --yes
+  $ banking-events-poller rewind --checkpoint-table T --secret-id S --program default --to beginning --wait`,
+    )
+    .action(async (flags: RewindFlags, command: Command) => {
+      await withContext(command, (context) => rewind(context, flags));
+    });
+}
+
+async function rewind(context: CommandContext, flags: RewindFlags): Promise<void> {
+  const { terminal, globals } = context;
+  const target = parseRewindTarget(flags.to);
+  const deployment = await context.deployment({
+    checkpointTable: flags.checkpointTable,
+    secretId: flags.secretId,
+  });
+  const program = deployment.program(flags.program);
+  const store = new DynamoDbCheckpointStore({
+    client: context.aws.dynamodb,
+    tableName: deployment.checkpointTable,
+    program,
+  });
+  const needsFeed = target.kind === 'latest' || flags.feedCheck;
+  const feed = needsFeed
+    ? feedFromSecret(context.aws, secretFor(deployment, program, target), flags)
+    : undefined;
+
+  let state = await store.read();
+  refuseWhileLeased(program, state, flags, Date.now());
+
+  let to: number;
+  let feedProgramId: string | undefined;
+  if (target.kind === 'latest') {
+    const landing = await fastForwardFrom(context, feed!, state.checkpoint, flags.limit);
+    if (landing.reached === null || (state.checkpoint !== null && landing.reached <= state.checkpoint)) {
+      terminal.err(
+        `Program ${program} is already at the newest event (checkpoint ${state.checkpoint ?? 'none'}); nothing to do.\n`,
+      );
+      if (globals.json)
+        terminal.out(toJson({ program, before: state.checkpoint, after: state.checkpoint, moved: false }));
+      return;
+    }
+    to = landing.reached;
+    feedProgramId = landing.feedProgramId ?? undefined;
+  } else {
+    to = target.checkpoint;
+    checkDirection(state.checkpoint, to, flags.allowForward === true);
+    if (feed !== undefined) checkRetention(to, await oldestRetained(feed));
+  }
+
+  terminal.err(`${describeMove(program, state.checkpoint, to)}\n`);
+  if (state.checkpoint === to) {
+    if (globals.json) terminal.out(toJson({ program, before: state.checkpoint, after: to, moved: false }));
+    return;
+  }
+  await confirmChange(terminal, `Move the checkpoint of ${program} to ${to}?`, flags.yes === true);
+  if (flags.wait) state = await waitForLease(context, store, program, state);
+
+  const outcome = await store.moveCheckpoint({
+    to,
+    expected: state.checkpoint,
+    breakLease: flags.force === true,
+    feedProgramId,
+  });
+  if (!outcome.moved) {
+    if (outcome.reason === 'checkpoint-changed') {
+      throw new RefusedError(
+        `The checkpoint of ${program} moved from ${state.checkpoint ?? 'none'} to ${outcome.state.checkpoint ?? 'none'} meanwhile`,
+        'nothing was changed; run the command again to decide on the new value',
+      );
+    }
+    refuseWhileLeased(program, outcome.state, { ...flags, force: false }, Date.now());
+    throw new RefusedError(`Program ${program} is being polled`, 'nothing was changed; try again');
+  }
+  const after = outcome.state;
+  if (globals.json) {
+    terminal.out(
+      toJson({
+        program,
+        before: state.checkpoint,
+        after: after.checkpoint,
+        moved: true,
+        leaseTaken: flags.force === true && state.lease !== null,
+        updatedAt: after.updatedAt,
+      }),
+    );
+  } else {
+    terminal.out(
+      `Checkpoint of ${program}: ${state.checkpoint ?? 'none'} → ${after.checkpoint} (written ${after.updatedAt}).\n`,
+    );
+  }
+}
+
+/** The secret, needed to read the feed: for `latest`, and for the retention check unless skipped. */
+function secretFor(deployment: Deployment, program: string, target: RewindTarget): string {
+  try {
+    return deployment.secretId(program);
+  } catch (error) {
+    if (!(error instanceof UsageError) || target.kind === 'latest') throw error;
+    throw new UsageError(
+      `${error.message}: rewind asks the banking service for its oldest event first`,
+      `${error.fix}, or pass --no-feed-check to skip that check`,
+    );
+  }
+}
+
+/** A live lease means a run is polling: it would overwrite the move. */
+function refuseWhileLeased(program: string, state: CheckpointState, flags: RewindFlags, now: number): void {
+  const { lease } = state;
+  if (lease === null || lease.expiresAt < now || flags.force || flags.wait) return;
+  throw new RefusedError(
+    `Program ${program} is being polled by ${lease.owner} (lease until ${formatInstant(lease.expiresAt, now)})`,
+    'pass --wait to move it as soon as that run ends, or --force to take the lease (that run stops at its next commit)',
+  );
+}
+
+/** Waits until no live lease is held, re-reading the row; the checkpoint it returns is the one to expect. */
+async function waitForLease(
+  context: CommandContext,
+  store: DynamoDbCheckpointStore,
+  program: string,
+  initial: CheckpointState,
+): Promise<CheckpointState> {
+  let state = initial;
+  const interrupt = onInterrupt('Stopped waiting; nothing was changed', context.terminal.err);
+  try {
+    const giveUpAt = (state.lease?.expiresAt ?? 0) + WAIT_GRACE_MS;
+    let announced = false;
+    while (state.lease !== null && state.lease.expiresAt >= Date.now()) {
+      if (!announced) {
+        context.terminal.err(`Waiting for ${state.lease.owner} to release the lease of ${program}…\n`);
+        announced = true;
+      }
+      if (Date.now() > giveUpAt) {
+        throw new RefusedError(
+          `The lease of ${program} is still held by ${state.lease.owner}`,
+          'try again later, or pass --force',
+        );
+      }
+      await systemClock.sleep(500, interrupt.signal).catch(() => {
+        throw new InterruptedError('Stopped waiting for the lease');
+      });
+      const next = await store.read();
+      if (next.checkpoint !== initial.checkpoint) {
+        throw new RefusedError(
+          `The checkpoint of ${program} moved from ${initial.checkpoint ?? 'none'} to ${next.checkpoint ?? 'none'} while waiting`,
+          'nothing was changed; run the command again to decide on the new value',
+        );
+      }
+      state = next;
+    }
+    return state;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/** The first event a poll from the beginning answers with: the oldest the service still has. */
+async function oldestRetained(feed: BankingEventFeed): Promise<number | null> {
+  try {
+    const page = await feed.poll({ after: null, signal: AbortSignal.timeout(15_000) });
+    return page.events[0]?.sequence_number ?? null;
+  } catch (error) {
+    throw new CliError(
+      `Could not ask the banking service for its oldest event (${error instanceof Error ? error.message : String(error)})`,
+      'fix access to it (`banking-events-poller doctor`), or pass --no-feed-check to skip this check',
+    );
+  }
+}
+
+async function fastForwardFrom(
+  context: CommandContext,
+  feed: BankingEventFeed,
+  from: number | null,
+  pageLimit: number,
+) {
+  const { terminal } = context;
+  terminal.err(
+    `Fast-forwarding: reading the feed from ${from === null ? 'the beginning' : `after ${from}`} without publishing, to find the newest event…\n`,
+  );
+  const interrupt = onInterrupt('Stopping the fast-forward; nothing will be changed', terminal.err);
+  const { reader, failure } = boundedReader(feed, interrupt.signal, terminal);
+  const progress = startProgress(terminal, { label: 'fast-forward', unit: 'events passed over' });
+  try {
+    const landing = await fastForward(reader, {
+      from,
+      startedAt: Date.now(),
+      pageLimit,
+      onPage: ({ skipped, reached }) => progress.update(skipped, `at ${reached ?? 'the beginning'}`),
+    });
+    if (landing.kind === 'interrupted') {
+      progress.stop('interrupted');
+      throw (
+        failure() ?? new InterruptedError('Fast-forward stopped before the newest event; nothing was changed')
+      );
+    }
+    progress.stop(`landed at ${landing.reached ?? 'the beginning'}`);
+    return landing;
+  } finally {
+    interrupt.dispose();
+  }
+}

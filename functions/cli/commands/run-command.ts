@@ -1,0 +1,335 @@
+/**
+ * `run` (and `npm start`): the poll cycle, run continuously. With no flags it needs nothing:
+ * the banking-service simulator in-process, the checkpoint in a local file, every event as one
+ * NDJSON line on stdout. Each flag switches one part to the real thing: `--secret-id` (a banking
+ * environment's credentials in Secrets Manager), `--checkpoint-table` (DynamoDB), `--event-bus`
+ * (EventBridge). Ctrl-C finishes the batch in hand, commits, and exits 0.
+ */
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
+import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
+import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
+import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
+import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.ts';
+import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
+import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
+import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
+import { runPollCycle } from '../../core/poll-cycle.ts';
+import type { CheckpointStore, CredentialsProvider, EventFeed, EventPublisher } from '../../core/ports.ts';
+import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
+import { systemClock } from '../../core/system-clock.ts';
+import { UsageError } from '../cli-errors.ts';
+import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
+import { onInterrupt } from '../interrupt.ts';
+import { startLiveStatusLine } from '../live-status-line.ts';
+import { positiveInteger, positiveNumber, startPosition } from '../option-parsers.ts';
+import { ProgressReporter } from '../progress-reporter.ts';
+
+interface RunFlags {
+  readonly program?: string;
+  readonly secretId?: string | true;
+  readonly checkpointTable?: string | true;
+  readonly checkpointFile?: string;
+  readonly eventBus?: string | true;
+  readonly eventSource?: string;
+  readonly startPosition: StartPosition;
+  readonly duration?: number;
+  readonly untilCaughtUp?: boolean;
+  readonly rate: number;
+  readonly reportEvery: number;
+  readonly logLevel: string;
+  readonly cursorParam: string;
+  readonly limitParam: string;
+  readonly limit: number;
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .summary('poll continuously from this machine (npm start)')
+    .description(
+      'Runs the poll cycle continuously. With no flags: the banking-service simulator in-process, the checkpoint in ' +
+        '.local/checkpoint-<program>.json, every event as one NDJSON line on stdout. Each flag switches one part to the ' +
+        'real thing; with --stack, a flag given without a value takes the name from the stack. A live line on stderr ' +
+        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0.',
+    )
+    .option('--program <name>', 'checkpoint row (default: "local", or the stack\'s first program)')
+    .option(
+      '--secret-id [id]',
+      'poll the banking service whose credentials this secret holds (default: the simulator)',
+    )
+    .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
+    .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')
+    .option('--event-bus [name]', 'publish to this EventBridge bus (default: NDJSON on stdout)')
+    .option('--event-source <source>', "source of published events (default: the stack's, or banking.events)")
+    .option(
+      '--start-position <where>',
+      'where a program without a checkpoint starts: beginning, latest or N',
+      startPosition,
+      {
+        kind: 'beginning',
+      } as StartPosition,
+    )
+    .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
+    .option(
+      '--until-caught-up',
+      'stop once the feed answers that nothing is new (drain a backlog, then exit)',
+    )
+    .option('--rate <events-per-second>', 'simulator: events generated per second', positiveNumber, 5)
+    .option(
+      '--report-every <seconds>',
+      'status line interval when stderr is not a terminal',
+      positiveNumber,
+      5,
+    )
+    .option(
+      '--log-level <level>',
+      'debug | info | warn | error (JSON lines on stderr)',
+      process.env.LOG_LEVEL ?? 'warn',
+    )
+    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
+    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
+    .option('--limit <events>', 'events asked for per poll', positiveInteger, 100)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ npm start                                         # simulator, local file, NDJSON on stdout
+  $ banking-events-poller run --duration 10 | jq .detail.sequence_number
+  $ banking-events-poller run --start-position latest
+  $ banking-events-poller run --stack BankingEventsPoller --secret-id --event-bus --program default
+  $ BANKING_BASE_URL=https://bank.example.com BANKING_CLIENT_ID=… BANKING_CLIENT_SECRET=… banking-events-poller run`,
+    )
+    .action(async (flags: RunFlags, command: Command) => {
+      await withContext(command, (context) => run(context, flags));
+    });
+}
+
+interface Upstream {
+  readonly credentials: CredentialsProvider;
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+async function run(context: CommandContext, flags: RunFlags): Promise<void> {
+  const { terminal } = context;
+  const needsStack = flags.secretId === true || flags.checkpointTable === true || flags.eventBus === true;
+  if (needsStack && context.globals.stack === undefined) {
+    throw new UsageError(
+      'A flag was given without its value',
+      'give the name (e.g. --event-bus NAME), or pass --stack NAME',
+    );
+  }
+  const deployment = await context.deployment({
+    secretId: flagValue(flags.secretId),
+    checkpointTable: flagValue(flags.checkpointTable),
+    eventBus: flagValue(flags.eventBus),
+  });
+  const embedded = flags.secretId === undefined && !process.env.BANKING_BASE_URL;
+  const program = deployment.program(flags.program, embedded ? 'local' : 'default');
+  const checkpoints = checkpointStore(context, deployment, flags, program);
+  const resumeFrom = (await checkpoints.read()).checkpoint;
+  const upstream = await startUpstream(context, deployment, flags, program, resumeFrom);
+  const publisher = eventPublisher(context, deployment, flags);
+  const progress = new ProgressReporter();
+  const caughtUp = new AbortController();
+  const bankingFeed = new BankingEventFeed({
+    credentials: upstream.credentials,
+    tokens: new ClientCredentialsTokenProvider({ credentials: upstream.credentials }),
+    cursorParam: flags.cursorParam,
+    limitParam: flags.limitParam,
+    limit: flags.limit,
+  });
+  const feed: EventFeed = flags.untilCaughtUp ? stopWhenCaughtUp(bankingFeed, caughtUp) : bankingFeed;
+
+  terminal.err(
+    `[poller] ${upstream.description} · ${describeStore(flags, deployment, program)} · ` +
+      `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${formatStartPosition(flags.startPosition)})`}\n`,
+  );
+  const live = startLiveStatusLine(terminal, progress, flags.reportEvery * 1000);
+  // Log lines (JSON, on stderr) go above the live line, never through it.
+  const logger = stderrLogger(flags.logLevel, live.note);
+  const interrupt = onInterrupt(
+    '[poller] stopping after the current page (Ctrl-C again to quit at once)',
+    live.note,
+  );
+  const stop = AbortSignal.any([
+    interrupt.signal,
+    caughtUp.signal,
+    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+  ]);
+  const events = publisher.build(live.events);
+  const owner = `cli-${hostname()}-${process.pid}`;
+  let failures = 0;
+  try {
+    while (!stop.aborted) {
+      try {
+        const summary = await runPollCycle(
+          { feed, publisher: events, checkpoints, clock: systemClock, metrics: progress, logger },
+          {
+            program,
+            owner,
+            remainingMs: 60_000,
+            safetyMarginMs: 0,
+            stopSignal: stop,
+            startPosition: { position: flags.startPosition, pageLimit: flags.limit },
+          },
+        );
+        failures = 0;
+        if (summary.status === 'lease-busy') {
+          logger.warn('Another poller holds this checkpoint; waiting', { program });
+          await systemClock.sleep(5_000, stop).catch(() => {});
+        }
+      } catch (error) {
+        if (error instanceof ConfigurationError || error instanceof AuthenticationError) throw error;
+        failures += 1;
+        logger.error('Cycle failed; retrying', { error });
+        await systemClock.sleep(Math.min(30_000, 1_000 * 2 ** failures), stop).catch(() => {});
+      }
+    }
+  } finally {
+    live.stop();
+    interrupt.dispose();
+    await upstream.close();
+  }
+  const state = await checkpoints.read();
+  terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/** The feed, watched for an answer that says nothing is new (not a gateway timeout). */
+function stopWhenCaughtUp(feed: EventFeed, caughtUp: AbortController): EventFeed {
+  return {
+    poll: async (request) => {
+      const page = await feed.poll(request);
+      if (page.events.length === 0 && !page.timedOut) caughtUp.abort();
+      return page;
+    },
+  };
+}
+
+function flagValue(flag: string | true | undefined): string | undefined {
+  return typeof flag === 'string' ? flag : undefined;
+}
+
+function checkpointStore(
+  context: CommandContext,
+  deployment: Deployment,
+  flags: RunFlags,
+  program: string,
+): CheckpointStore {
+  if (flags.checkpointTable !== undefined) {
+    if (flags.checkpointFile !== undefined) {
+      throw new UsageError(
+        '--checkpoint-table and --checkpoint-file both name a checkpoint',
+        'keep one of them',
+      );
+    }
+    return new DynamoDbCheckpointStore({
+      client: context.aws.dynamodb,
+      tableName: deployment.checkpointTable,
+      program,
+    });
+  }
+  return new FileCheckpointStore(checkpointFile(flags, program), { program });
+}
+
+function checkpointFile(flags: RunFlags, program: string): string {
+  return flags.checkpointFile ?? join('.local', `checkpoint-${program}.json`);
+}
+
+function describeStore(flags: RunFlags, deployment: Deployment, program: string): string {
+  return flags.checkpointTable === undefined
+    ? `checkpoint file ${checkpointFile(flags, program)}`
+    : `checkpoint table ${deployment.checkpointTable} (program ${program})`;
+}
+
+interface PublisherChoice {
+  readonly description: string;
+  build(stdout: Writable): EventPublisher;
+}
+
+function eventPublisher(context: CommandContext, deployment: Deployment, flags: RunFlags): PublisherChoice {
+  const source = deployment.eventSource(flags.eventSource);
+  if (flags.eventBus === undefined) {
+    return {
+      description: 'events on stdout',
+      build: (stdout) => new StdoutPublisher({ out: stdout, source }),
+    };
+  }
+  const eventBusName = deployment.eventBus;
+  return {
+    description: `events to bus ${eventBusName}`,
+    build: () => new EventBridgePublisher({ client: context.aws.eventBridge, eventBusName, source }),
+  };
+}
+
+/** A real banking service (a secret, or BANKING_* variables), else the simulator continuing after `checkpoint`. */
+async function startUpstream(
+  context: CommandContext,
+  deployment: Deployment,
+  flags: RunFlags,
+  program: string,
+  checkpoint: number | null,
+): Promise<Upstream> {
+  if (flags.secretId !== undefined) {
+    const secretId = deployment.secretId(program);
+    const credentials = new SecretsManagerCredentialsProvider({
+      client: context.aws.secretsManager,
+      secretId,
+    });
+    const { baseUrl } = await credentials.get();
+    return {
+      credentials,
+      description: `banking service at ${new URL(baseUrl).host} (secret ${secretId})`,
+      close: async () => {},
+    };
+  }
+  const baseUrl = process.env.BANKING_BASE_URL;
+  if (baseUrl) {
+    const clientId = process.env.BANKING_CLIENT_ID;
+    const clientSecret = process.env.BANKING_CLIENT_SECRET;
+    if (!clientId || !clientSecret) {
+      throw new ConfigurationError(
+        'BANKING_BASE_URL is set, so BANKING_CLIENT_ID and BANKING_CLIENT_SECRET are required',
+        { variable: 'BANKING_CLIENT_ID' },
+      );
+    }
+    const credentials = new StaticCredentialsProvider(
+      { baseUrl, clientId, clientSecret },
+      'BANKING_BASE_URL',
+    );
+    return {
+      credentials,
+      description: `banking service at ${new URL(baseUrl).host}`,
+      close: async () => {},
+    };
+  }
+  // Imported lazily: only the embedded mode needs the simulator.
+  const { startSimulator } = await import('../../simulator/banking-simulator.ts');
+  const intervalMs = Math.max(10, Math.round(1000 / Math.min(flags.rate, 100)));
+  const eventsPerTick = Math.max(1, Math.round((flags.rate * intervalMs) / 1000));
+  const simulator = await startSimulator({
+    seed: 42,
+    maxPollHoldMs: 20_000,
+    trickle: { intervalMs, eventsPerTick },
+  });
+  // A fresh simulator starts its sequence at 1: replay up to the checkpoint, plus a small backlog,
+  // so a restart resumes where the last run stopped.
+  simulator.generate((checkpoint ?? 0) + 20);
+  const simulated = simulator.programs[0]!;
+  return {
+    credentials: new StaticCredentialsProvider({
+      baseUrl: simulator.url,
+      clientId: simulated.clientId,
+      clientSecret: simulated.clientSecret,
+    }),
+    description: `embedded simulator at ${simulator.url} (program ${program})`,
+    close: () => simulator.close(),
+  };
+}

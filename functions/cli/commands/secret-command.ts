@@ -1,0 +1,160 @@
+/**
+ * `secret set`: stores a program's banking credentials. The value comes from stdin (the JSON, or
+ * just the client secret with --base-url and --client-id) or from prompts, the secret one hidden;
+ * never from a flag, so it stays out of shell history and process lists. It is validated (an
+ * https base URL, no placeholder), optionally tried against the token endpoint, and never printed.
+ */
+import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import type { Command } from 'commander';
+import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
+import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
+import { parseBankingCredentials } from '../../core/banking-credentials.ts';
+import { isJsonObject } from '../../core/json-object.ts';
+import type { BankingCredentials } from '../../core/ports.ts';
+import { CliError, UsageError } from '../cli-errors.ts';
+import { type CommandContext, withContext } from '../command-context.ts';
+import { toJson } from '../output-format.ts';
+import { askHidden, askVisible } from '../prompts.ts';
+
+interface SecretSetFlags {
+  readonly secretId?: string;
+  readonly program?: string;
+  readonly baseUrl?: string;
+  readonly clientId?: string;
+  readonly verify?: boolean;
+}
+
+export function registerSecretCommand(program: Command): void {
+  const secret = program.command('secret').summary("manage a program's banking credentials secret");
+  secret
+    .command('set')
+    .summary('store banking credentials in the secret, read from stdin or a hidden prompt')
+    .description(
+      'Writes {"base_url", "client_id", "client_secret"} to the secret. Reads the JSON from stdin, or only the client ' +
+        'secret from stdin with --base-url and --client-id, or asks on the terminal (the client secret hidden). ' +
+        'Validates it (base_url must be https://) and, with --verify, gets a token with it before writing. The ' +
+        'secret is never printed.',
+    )
+    .option('--secret-id <id>', "the secret (default: the program's, from --stack)")
+    .option('--program <name>', "whose secret, with --stack (default: the stack's first program)")
+    .option('--base-url <url>', 'base_url (not secret)')
+    .option('--client-id <id>', 'client_id (not secret)')
+    .option('--verify', 'get a token with the new credentials before writing them')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ banking-events-poller secret set --stack BankingEventsPoller --program default --verify < creds.json
+  $ pass show bank/client-secret | banking-events-poller secret set --secret-id my-secret \\
+      --base-url https://bank.example.com --client-id my-client
+  $ banking-events-poller secret set --stack BankingEventsPoller        # asks, the secret hidden`,
+    )
+    .action(async (flags: SecretSetFlags, command: Command) => {
+      await withContext(command, (context) => setSecret(context, flags));
+    });
+}
+
+async function setSecret(context: CommandContext, flags: SecretSetFlags): Promise<void> {
+  const { terminal, globals } = context;
+  const deployment = await context.deployment({ secretId: flags.secretId });
+  const secretId = deployment.secretId(deployment.program(flags.program));
+  const raw = terminal.stdinIsTerminal
+    ? await askForFields(flags)
+    : fieldsFromStdin(await readStdin(), flags);
+  const credentials = parseBankingCredentials(JSON.stringify(raw), 'the new secret value');
+  if (flags.verify) await verify(credentials);
+  const written = await context.aws.secretsManager
+    .send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(raw) }))
+    .catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+        throw new UsageError(
+          `Secret ${secretId} does not exist`,
+          'check --secret-id (or --stack and --region)',
+        );
+      }
+      throw error;
+    });
+  const summary = {
+    secretId: written.ARN ?? secretId,
+    versionId: written.VersionId,
+    baseUrl: credentials.baseUrl,
+    clientId: credentials.clientId,
+    verified: flags.verify === true,
+  };
+  if (globals.json) terminal.out(toJson(summary));
+  else {
+    terminal.out(
+      `Secret ${summary.secretId} updated (version ${summary.versionId}): base_url ${summary.baseUrl}, client_id ${summary.clientId}` +
+        `${flags.verify ? ', token obtained' : ''}. The poller reads it within 5 minutes, at once after a 401.\n`,
+    );
+  }
+}
+
+type SecretFields = { base_url?: unknown; client_id?: unknown; client_secret?: unknown };
+
+/** stdin holds the JSON value, or the client secret alone (the other two from flags). */
+function fieldsFromStdin(text: string, flags: SecretSetFlags): SecretFields {
+  const trimmed = text.trim();
+  if (trimmed === '') {
+    throw new UsageError(
+      'Nothing on stdin',
+      'pipe the JSON (or the client secret with --base-url and --client-id) into the command',
+    );
+  }
+  if (trimmed.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      // The parser's message would quote the text, which holds the secret.
+      throw new UsageError(
+        'stdin starts with "{" but is not valid JSON',
+        'pipe {"base_url", "client_id", "client_secret"}',
+      );
+    }
+    if (!isJsonObject(parsed))
+      throw new UsageError('stdin is not a JSON object', 'pipe {"base_url", "client_id", "client_secret"}');
+    return {
+      base_url: flags.baseUrl ?? parsed.base_url,
+      client_id: flags.clientId ?? parsed.client_id,
+      client_secret: parsed.client_secret,
+    };
+  }
+  if (flags.baseUrl === undefined || flags.clientId === undefined) {
+    throw new UsageError(
+      'stdin holds only a client secret, so base_url and client_id are missing',
+      'pass --base-url and --client-id, or pipe the whole JSON',
+    );
+  }
+  if (trimmed.includes('\n')) {
+    throw new UsageError('stdin holds several lines', 'pipe the client secret alone, or the whole JSON');
+  }
+  return { base_url: flags.baseUrl, client_id: flags.clientId, client_secret: trimmed };
+}
+
+async function askForFields(flags: SecretSetFlags): Promise<SecretFields> {
+  const baseUrl = flags.baseUrl ?? (await askVisible('base_url (https://…):'));
+  const clientId = flags.clientId ?? (await askVisible('client_id:'));
+  const clientSecret = await askHidden('client_secret (hidden):');
+  return { base_url: baseUrl, client_id: clientId, client_secret: clientSecret };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function verify(credentials: BankingCredentials): Promise<void> {
+  const provider = new StaticCredentialsProvider(credentials, 'the new secret value');
+  try {
+    await new ClientCredentialsTokenProvider({ credentials: provider }).getAccessToken(
+      AbortSignal.timeout(15_000),
+    );
+  } catch (error) {
+    throw new CliError(
+      `Could not get a token with these credentials (${error instanceof Error ? error.message : String(error)})`,
+      'check base_url, client_id and client_secret; the secret was not changed',
+    );
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * `status`: where each program's checkpoint is, who holds its lease, how far behind it is and how
+ * its last cycle ended, read from the checkpoint table.
+ */
+import type { Command } from 'commander';
+import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-programs.ts';
+import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import { UsageError } from '../cli-errors.ts';
+import { type CommandContext, withContext } from '../command-context.ts';
+import { keyValueTable, toJson } from '../output-format.ts';
+import { programStatus, statusRows } from '../program-status.ts';
+
+interface StatusFlags {
+  readonly program?: string;
+  readonly checkpointTable?: string;
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .summary("a program's checkpoint, lease, lag and last error")
+    .description(
+      "Shows each program's checkpoint (the last sequence number published) and when it last moved, the lease holder " +
+        'and its expiry, the lag of the newest published event, and how the last cycle ended. Every program of the ' +
+        'stack (or with a row in the table) unless --program names one.',
+    )
+    .option('--program <name>', 'one program (default: all)')
+    .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ banking-events-poller status --stack BankingEventsPoller
+  $ banking-events-poller status --checkpoint-table my-table --program cards --json | jq .programs[0].checkpoint`,
+    )
+    .action(async (flags: StatusFlags, command: Command) => {
+      await withContext(command, (context) => status(context, flags));
+    });
+}
+
+async function status(context: CommandContext, flags: StatusFlags): Promise<void> {
+  const deployment = await context.deployment({ checkpointTable: flags.checkpointTable });
+  const tableName = deployment.checkpointTable;
+  const client = context.aws.dynamodb;
+  let programs: readonly string[];
+  if (flags.program !== undefined) {
+    const program = deployment.program(flags.program);
+    if (deployment.programs === undefined) {
+      const withRows = await listCheckpointPrograms(client, tableName);
+      if (!withRows.includes(program)) {
+        throw new UsageError(
+          `Unknown program "${program}": table ${tableName} has no checkpoint row for it (rows: ${withRows.join(', ') || 'none'})`,
+          "pass --program with one of those, or --stack to list the stack's programs",
+        );
+      }
+    }
+    programs = [program];
+  } else {
+    programs = deployment.programs ?? (await listCheckpointPrograms(client, tableName));
+  }
+  const now = Date.now();
+  const statuses = await Promise.all(
+    programs.map(async (program) =>
+      programStatus(program, await new DynamoDbCheckpointStore({ client, tableName, program }).read(), now),
+    ),
+  );
+  const { terminal } = context;
+  if (context.globals.json) {
+    terminal.out(toJson({ checkpointTable: tableName, programs: statuses }));
+    return;
+  }
+  if (statuses.length === 0) {
+    terminal.out(`No checkpoint rows in table ${tableName} yet: no program has run.\n`);
+    return;
+  }
+  for (const programState of statuses) {
+    terminal.out(
+      `${keyValueTable(`program ${programState.program}`, statusRows(programState, now), terminal.color)}\n`,
+    );
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Where a command's resources are: named by flags, or read from the deployed stack's outputs
+ * (`--stack NAME`, CloudFormation DescribeStacks), the way the CDK CLI's users find them. A flag
+ * always wins over the stack. Every "not found" names the flag or output to fix.
+ */
+import { DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
+import { parseProgramName, pascalCase } from '../core/name-rules.ts';
+import type { AwsClients } from './aws-clients.ts';
+import { UsageError } from './cli-errors.ts';
+
+/** Flags any command may pass; a command reads only the resources it needs. */
+export interface DeploymentFlags {
+  readonly stack?: string;
+  readonly checkpointTable?: string;
+  readonly eventBus?: string;
+  readonly secretId?: string;
+}
+
+/** The stack outputs the CLI reads (infra/poller-stack.ts writes them). */
+export const STACK_OUTPUTS = Object.freeze({
+  programs: 'Programs',
+  checkpointTable: 'CheckpointTableName',
+  eventBusName: 'EventBusName',
+  eventBusArn: 'EventBusArn',
+  eventSource: 'EventSource',
+  archiveName: 'ArchiveName',
+  secretArn: (program: string) => `SecretArn${pascalCase(program)}`,
+  scheduleName: (program: string) => `ScheduleName${pascalCase(program)}`,
+});
+
+export class Deployment {
+  readonly stackName: string | undefined;
+  readonly #flags: DeploymentFlags;
+  readonly #outputs: ReadonlyMap<string, string>;
+
+  private constructor(flags: DeploymentFlags, outputs: ReadonlyMap<string, string>) {
+    this.#flags = flags;
+    this.stackName = flags.stack;
+    this.#outputs = outputs;
+  }
+
+  /** Reads the stack's outputs when `--stack` is given; a missing stack is reported here. */
+  static async resolve(clients: AwsClients, flags: DeploymentFlags): Promise<Deployment> {
+    if (flags.stack === undefined) return new Deployment(flags, new Map());
+    let outputs: readonly Output[];
+    try {
+      const answer = await clients.cloudFormation.send(new DescribeStacksCommand({ StackName: flags.stack }));
+      outputs = answer.Stacks?.[0]?.Outputs ?? [];
+    } catch (error) {
+      if (
+        error instanceof Error &&
+        error.name === 'ValidationError' &&
+        /does not exist/.test(error.message)
+      ) {
+        throw new UsageError(
+          `Stack ${flags.stack} does not exist in this account and region`,
+          'check --stack, --region and --profile (`aws cloudformation list-stacks`)',
+        );
+      }
+      throw error;
+    }
+    return new Deployment(
+      flags,
+      new Map(
+        outputs.flatMap((output) =>
+          output.OutputKey && output.OutputValue ? [[output.OutputKey, output.OutputValue]] : [],
+        ),
+      ),
+    );
+  }
+
+  /** An output of the stack, if `--stack` was given and has it. */
+  output(key: string): string | undefined {
+    return this.#outputs.get(key);
+  }
+
+  /** The stack's programs, the default one first; `undefined` without `--stack`. */
+  get programs(): readonly string[] | undefined {
+    if (this.stackName === undefined) return undefined;
+    const listed = this.output(STACK_OUTPUTS.programs);
+    return listed === undefined ? ['default'] : listed.split(',').filter((name) => name !== '');
+  }
+
+  /** `--program`, checked against the stack's programs; the stack's default program, else `fallback`. */
+  program(requested: string | undefined, fallback = 'default'): string {
+    const known = this.programs;
+    if (requested === undefined) return known?.[0] ?? fallback;
+    const program = parseProgramName(requested, '--program');
+    if (known !== undefined && !known.includes(program)) {
+      throw new UsageError(
+        `Unknown program "${program}": stack ${this.stackName} polls ${known.join(', ')}`,
+        `pass --program with one of them, or add "${program}" to the stack's programs and deploy`,
+      );
+    }
+    return program;
+  }
+
+  get checkpointTable(): string {
+    return this.#require(
+      'checkpoint table',
+      this.#flags.checkpointTable,
+      STACK_OUTPUTS.checkpointTable,
+      '--checkpoint-table NAME',
+    );
+  }
+
+  get eventBus(): string {
+    return this.#require('event bus', this.#flags.eventBus, STACK_OUTPUTS.eventBusName, '--event-bus NAME');
+  }
+
+  secretId(program: string): string {
+    return this.#require('secret', this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
+  }
+
+  /** `--event-source`, else the stack's, else the construct's default. */
+  eventSource(flag: string | undefined): string {
+    return flag ?? this.output(STACK_OUTPUTS.eventSource) ?? 'banking.events';
+  }
+
+  /** The program's schedule, known only from the stack. */
+  scheduleName(program: string): string | undefined {
+    return this.output(STACK_OUTPUTS.scheduleName(program));
+  }
+
+  #require(what: string, flag: string | undefined, outputKey: string, flagUsage: string): string {
+    if (flag !== undefined) return flag;
+    if (this.stackName === undefined)
+      throw new UsageError(`No ${what} given`, `pass ${flagUsage} or --stack NAME`);
+    const value = this.output(outputKey);
+    if (value === undefined) {
+      throw new UsageError(
+        `Stack ${this.stackName} has no output ${outputKey}`,
+        `pass ${flagUsage}, or check that --stack names a banking-events-poller stack`,
+      );
+    }
+    return value;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * `run`'s view of itself on stderr: one line redrawn in place on a terminal (log-update), or a
+ * plain line every few seconds when stderr is a pipe or a file.
+ */
+import { Writable } from 'node:stream';
+import { createLogUpdate } from 'log-update';
+import { ProgressReporter } from './progress-reporter.ts';
+import type { Terminal } from './terminal.ts';
+
+/** How often the in-place line is redrawn on a terminal. */
+const REDRAW_MS = 500;
+
+export interface LiveStatusLine {
+  /**
+   * The stream events should be written to: on a terminal whose stdout is the same screen, each
+   * write first lifts the status line and puts it back after, so lines never interleave.
+   */
+  readonly events: Writable;
+  /** Prints a message line above the status line (a plain line when not on a terminal). */
+  note(text: string): void;
+  /** Stops redrawing and prints the final line. */
+  stop(): void;
+}
+
+export function startLiveStatusLine(
+  terminal: Terminal,
+  progress: ProgressReporter,
+  plainEveryMs: number,
+): LiveStatusLine {
+  if (!terminal.interactive) {
+    const timer = setInterval(
+      () => terminal.err(`${ProgressReporter.format(progress.snapshot())}\n`),
+      plainEveryMs,
+    );
+    timer.unref();
+    return {
+      events: process.stdout,
+      note: (text) => terminal.err(text),
+      stop: () => {
+        clearInterval(timer);
+        terminal.err(`${ProgressReporter.format(progress.snapshot())}\n`);
+      },
+    };
+  }
+  const line = createLogUpdate(process.stderr);
+  let current = '';
+  const redraw = (): void => {
+    current = ProgressReporter.format(progress.snapshot());
+    line(current);
+  };
+  const timer = setInterval(redraw, REDRAW_MS);
+  timer.unref();
+  const events = terminal.stdoutIsTerminal
+    ? new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          line.clear();
+          process.stdout.write(chunk, (error) => {
+            line(current);
+            done(error);
+          });
+        },
+      })
+    : process.stdout;
+  return {
+    events,
+    note: (text) => {
+      line.clear();
+      terminal.err(text);
+      line(current);
+    },
+    stop: () => {
+      clearInterval(timer);
+      redraw();
+      line.done();
+    },
+  };
+}

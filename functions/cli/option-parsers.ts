@@ -1,0 +1,43 @@
+/**
+ * Parsers for flag values, used by commander as each flag is read: a bad value stops the command
+ * before anything runs, with a message naming the flag and the expected form (exit code 2).
+ */
+import { InvalidArgumentError } from 'commander';
+import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
+
+export function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < 1) {
+    throw new InvalidArgumentError('expected a whole number, 1 or more.');
+  }
+  return parsed;
+}
+
+export function nonNegativeInteger(value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed)) {
+    throw new InvalidArgumentError('expected a whole number, 0 or more.');
+  }
+  return parsed;
+}
+
+export function positiveNumber(value: string): number {
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0) {
+    throw new InvalidArgumentError('expected a number above 0.');
+  }
+  return parsed;
+}
+
+export function startPosition(value: string): StartPosition {
+  try {
+    return parseStartPosition(value, 'the start position');
+  } catch {
+    throw new InvalidArgumentError('expected "beginning", "latest", or a sequence number (1 or more).');
+  }
+}
+
+/** Collects a repeatable flag (`--type a --type b`) into a list. */
+export function collect(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,90 @@
+/**
+ * What `status` says about one program, from its checkpoint row: a plain object for `--json`
+ * and the rows of its table. Pure, so its wording is unit-tested.
+ */
+import type { CheckpointState, CycleRecord, RecordedError } from '../core/ports.ts';
+import { formatInstant, formatLag } from './output-format.ts';
+
+export interface ProgramStatus {
+  readonly program: string;
+  /** The last sequence number published; `null` before the first commit. */
+  readonly checkpoint: number | null;
+  /** When the checkpoint last moved (ISO). */
+  readonly checkpointMovedAt: string | null;
+  readonly lease: { readonly holder: string; readonly expiresAt: string; readonly live: boolean } | null;
+  /** `created_dt` of the newest event published. */
+  readonly newestCreatedDt: string | null;
+  /** Lag of the newest event published, as the last cycle measured it (0: caught up). */
+  readonly lagSeconds: number | null;
+  readonly lastCycle: CycleRecord | null;
+  readonly lastError: RecordedError | null;
+  /** The banking `program_id` the checkpoint belongs to. */
+  readonly feedProgramId: string | null;
+}
+
+export function programStatus(program: string, state: CheckpointState, now: number): ProgramStatus {
+  return {
+    program,
+    checkpoint: state.checkpoint,
+    checkpointMovedAt: state.updatedAt,
+    lease:
+      state.lease === null
+        ? null
+        : {
+            holder: state.lease.owner,
+            expiresAt: new Date(state.lease.expiresAt).toISOString(),
+            live: state.lease.expiresAt >= now,
+          },
+    newestCreatedDt: state.newestCreatedDt ?? null,
+    lagSeconds: state.lastCycle?.lagSeconds ?? null,
+    lastCycle: state.lastCycle ?? null,
+    lastError: state.lastError ?? null,
+    feedProgramId: state.feedProgramId,
+  };
+}
+
+/** The rows of a program's table, in the order a person on call reads them. */
+export function statusRows(status: ProgramStatus, now: number): Array<readonly [string, string]> {
+  const { lease, lastCycle, lastError } = status;
+  const rows: Array<readonly [string, string]> = [
+    [
+      'checkpoint',
+      status.checkpoint === null
+        ? 'none yet (the first run starts at the start position)'
+        : String(status.checkpoint),
+    ],
+    ['last moved', formatInstant(status.checkpointMovedAt, now)],
+    [
+      'lease',
+      lease === null
+        ? 'free'
+        : `${lease.live ? 'held' : 'expired'}: ${lease.holder} until ${formatInstant(lease.expiresAt, now)}`,
+    ],
+    [
+      'lag',
+      status.lagSeconds === null
+        ? 'unknown (no cycle recorded)'
+        : `${formatLag(status.lagSeconds)}${status.lagSeconds === 0 ? ' (caught up)' : ''}`,
+    ],
+    [
+      'newest event',
+      status.newestCreatedDt === null
+        ? 'none published yet'
+        : `created ${formatInstant(status.newestCreatedDt, now)}`,
+    ],
+    [
+      'last cycle',
+      lastCycle === null
+        ? 'none recorded'
+        : `${lastCycle.outcome}, ${lastCycle.published} published, ended ${formatInstant(lastCycle.endedAt, now)}`,
+    ],
+    [
+      'last error',
+      lastError === null
+        ? 'none recorded'
+        : `${lastError.code}: ${lastError.message} (${formatInstant(lastError.at, now)})`,
+    ],
+  ];
+  if (status.feedProgramId !== null) rows.push(['feed program_id', status.feedProgramId]);
+  return rows;
+}

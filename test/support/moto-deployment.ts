@@ -1,0 +1,105 @@
+/**
+ * A deployment of the poller in moto, as far as the operator CLI sees one: the checkpoint table,
+ * a program's secret, the bus (with its archive and a queue recording every event), a schedule,
+ * alarms named like CloudFormation names a stack's, and a CloudFormation stack whose outputs name
+ * them all, as infra/poller-stack.ts does. (moto's CloudFormation cannot create the real
+ * template's resources, so they are created directly and the stack only carries the outputs.)
+ */
+import { randomUUID } from 'node:crypto';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient, PutMetricAlarmCommand, SetAlarmStateCommand } from '@aws-sdk/client-cloudwatch';
+import { CreateArchiveCommand, DescribeEventBusCommand } from '@aws-sdk/client-eventbridge';
+import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { MotoEnvironment } from './aws-test-env.ts';
+
+export interface MotoDeployment {
+  readonly stackName: string;
+  readonly tableName: string;
+  readonly secretId: string;
+  readonly busName: string;
+  /** Receives every event published to the bus with source `banking.events`. */
+  readonly queueUrl: string;
+  readonly archiveName: string;
+  readonly scheduleName: string;
+  readonly alarmNames: readonly string[];
+}
+
+/** Creates everything for one program named `default`; `secretString` is its secret's value. */
+export async function createMotoDeployment(
+  aws: MotoEnvironment,
+  secretString: string,
+): Promise<MotoDeployment> {
+  const stackName = `CliStack-${randomUUID().slice(0, 8)}`;
+  const tableName = await aws.createCheckpointTable();
+  const secretId = await aws.createSecret(secretString);
+  const { busName, queueUrl } = await aws.createRecordedBus();
+  const bus = await aws.eventBridge.send(new DescribeEventBusCommand({ Name: busName }));
+  const archiveName = aws.uniqueName('archive');
+  await aws.eventBridge.send(
+    new CreateArchiveCommand({
+      ArchiveName: archiveName,
+      EventSourceArn: bus.Arn,
+      EventPattern: JSON.stringify({ source: ['banking.events'] }),
+    }),
+  );
+  const scheduleName = aws.uniqueName('schedule');
+  const scheduler = new SchedulerClient({});
+  await scheduler.send(
+    new CreateScheduleCommand({
+      Name: scheduleName,
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: {
+        Arn: 'arn:aws:lambda:us-east-1:123456789012:function:poller',
+        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+        Input: JSON.stringify({ program: 'default' }),
+      },
+    }),
+  );
+  scheduler.destroy();
+  const cloudWatch = new CloudWatchClient({});
+  const alarmNames = [
+    `${stackName}-PollerAlarmsLagDefault-ABC123`,
+    `${stackName}-PollerAlarmsStallDefault-DEF456`,
+  ];
+  for (const alarmName of alarmNames) {
+    await cloudWatch.send(
+      new PutMetricAlarmCommand({
+        AlarmName: alarmName,
+        Namespace: 'BankingEventsPoller',
+        MetricName: 'LagSeconds',
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 3,
+        Threshold: 300,
+        ComparisonOperator: 'GreaterThanThreshold',
+      }),
+    );
+    await cloudWatch.send(
+      new SetAlarmStateCommand({ AlarmName: alarmName, StateValue: 'OK', StateReason: 'test' }),
+    );
+  }
+  cloudWatch.destroy();
+  const outputs: Record<string, string> = {
+    Programs: 'default',
+    CheckpointTableName: tableName,
+    EventBusName: busName,
+    EventBusArn: bus.Arn!,
+    EventSource: 'banking.events',
+    ArchiveName: archiveName,
+    SecretArnDefault: secretId,
+    ScheduleNameDefault: scheduleName,
+  };
+  const cloudFormation = new CloudFormationClient({});
+  await cloudFormation.send(
+    new CreateStackCommand({
+      StackName: stackName,
+      TemplateBody: JSON.stringify({
+        Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
+        Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+      }),
+    }),
+  );
+  cloudFormation.destroy();
+  return { stackName, tableName, secretId, busName, queueUrl, archiveName, scheduleName, alarmNames };
+}

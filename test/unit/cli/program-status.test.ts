@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { formatDuration, formatInstant, formatLag } from '../../../functions/cli/output-format.ts';
+import { programStatus, statusRows } from '../../../functions/cli/program-status.ts';
+
+const NOW = Date.parse('2026-11-22T12:00:00.000Z');
+
+describe('status of a program', () => {
+  it('reads a busy row: lease live, lag, last cycle and the last error kept after a success', () => {
+    const status = programStatus(
+      'cards',
+      {
+        checkpoint: 1234,
+        updatedAt: '2026-11-22T11:59:30.000Z',
+        lease: { owner: 'req-7', expiresAt: NOW + 20_000 },
+        feedProgramId: 'feed-1',
+        openGaps: [],
+        newestCreatedDt: '2026-11-22T11:59:28.000Z',
+        lastCycle: {
+          endedAt: '2026-11-22T11:59:00.000Z',
+          outcome: 'completed',
+          published: 42,
+          lagSeconds: 2.5,
+        },
+        lastError: {
+          code: 'UPSTREAM_HTTP_ERROR',
+          message: 'GET /events: HTTP 503',
+          at: '2026-11-22T11:00:00.000Z',
+        },
+      },
+      NOW,
+    );
+
+    expect(status).toMatchObject({
+      checkpoint: 1234,
+      lease: { holder: 'req-7', live: true },
+      lagSeconds: 2.5,
+    });
+    expect(Object.fromEntries(statusRows(status, NOW))).toEqual({
+      checkpoint: '1234',
+      'last moved': '2026-11-22T11:59:30.000Z (30 s ago)',
+      lease: 'held: req-7 until 2026-11-22T12:00:20.000Z (in 20 s)',
+      lag: '2.5 s',
+      'newest event': 'created 2026-11-22T11:59:28.000Z (32 s ago)',
+      'last cycle': 'completed, 42 published, ended 2026-11-22T11:59:00.000Z (1 min ago)',
+      'last error': 'UPSTREAM_HTTP_ERROR: GET /events: HTTP 503 (2026-11-22T11:00:00.000Z (1 h ago))',
+      'feed program_id': 'feed-1',
+    });
+  });
+
+  it('reads a program that never ran', () => {
+    const status = programStatus(
+      'new',
+      { checkpoint: null, updatedAt: null, lease: null, feedProgramId: null, openGaps: [] },
+      NOW,
+    );
+
+    expect(Object.fromEntries(statusRows(status, NOW))).toMatchObject({
+      checkpoint: 'none yet (the first run starts at the start position)',
+      'last moved': 'never',
+      lease: 'free',
+      lag: 'unknown (no cycle recorded)',
+      'last error': 'none recorded',
+    });
+  });
+
+  it('formats durations with their two largest units and lag in seconds until a minute', () => {
+    expect([
+      formatDuration(42_000),
+      formatDuration(185_000),
+      formatDuration(7_800_000),
+      formatDuration(90_000_000),
+    ]).toEqual(['42 s', '3 min 5 s', '2 h 10 min', '1 d 1 h']);
+    expect([formatLag(0), formatLag(12.34), formatLag(600), formatLag(null)]).toEqual([
+      '0 s',
+      '12.3 s',
+      '10 min',
+      'unknown',
+    ]);
+    expect(formatInstant(null, NOW)).toBe('never');
+  });
+});
