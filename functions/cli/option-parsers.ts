@@ -41,3 +41,13 @@ export function startPosition(value: string): StartPosition {
 export function collect(value: string, previous: readonly string[] = []): string[] {
   return [...previous, value];
 }
+
+/** A parser that accepts one of `values`. */
+export function choice<T extends string>(values: readonly T[]): (value: string) => T {
+  return (value) => {
+    if (!(values as readonly string[]).includes(value)) {
+      throw new InvalidArgumentError(`expected one of ${values.join(', ')}.`);
+    }
+    return value as T;
+  };
+}

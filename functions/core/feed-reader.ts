@@ -64,19 +64,73 @@ export interface FeedReadStats {
   readonly stalePolls: number;
 }
 
+/**
+ * What the cycle reads the feed through, page by page: `FeedReader` (long polls) or
+ * `StreamReader` (Server-Sent Events). The cursor is an argument, not state: a caller may ask for
+ * the events after ones it has not published yet.
+ */
+export interface FeedSource {
+  /**
+   * The next events after `after`, or that the feed is caught up, or that reading is over. Throws
+   * what cannot be retried (authentication, payload, 4xx).
+   */
+  next(after: number | null): Promise<FeedRead>;
+  readonly stats: FeedReadStats;
+  /** The last retryable error, for a cycle in which the feed never answered. */
+  readonly lastError: unknown;
+  /** Ends what the source keeps open (a stream's connection); called once reading is over. */
+  close?(): Promise<void>;
+}
+
+/** What `pickLateEvents` needs to report and choose. */
+export interface LateEventContext {
+  readonly metrics: MetricsSink;
+  readonly logger: CycleLogger;
+  readonly recordedGaps?: { includes(sequence: number): boolean };
+}
+
+/**
+ * Counts every event at or below the cursor (`LateEvents`) and keeps those in a recorded gap:
+ * they were never published. The others were, and are only logged.
+ */
+export function pickLateEvents(
+  { metrics, logger, recordedGaps }: LateEventContext,
+  events: readonly BankingEvent[],
+  after: number | null,
+): BankingEvent[] {
+  const late = selectLateEvents(events, after);
+  if (late.length === 0) return late;
+  metrics.add('LateEvents', 'Count', late.length);
+  const wanted = late.filter((event) => recordedGaps?.includes(event.sequence_number) === true);
+  for (const event of wanted) {
+    logger.warn('An event arrived late for a skipped sequence number; publishing it', {
+      eventId: event.id,
+      sequenceNumber: event.sequence_number,
+      cursor: after,
+    });
+  }
+  const again = late.filter((event) => !wanted.includes(event));
+  if (again.length > 0) {
+    // One line a page: a feed that ignores the cursor sends whole pages again.
+    logger.info('Events at or below the cursor came again; they were published before', {
+      count: again.length,
+      events: again.slice(0, 5).map((event) => ({ id: event.id, sequence_number: event.sequence_number })),
+      cursor: after,
+    });
+  }
+  return wanted;
+}
+
 /** The shortest wait between a failed poll and the next one. */
 const MIN_RETRY_WAIT_MS = 100;
 
 /**
- * Reads the feed for the cycle: one `next(after)` call returns the next page of new events, or
- * says the feed is caught up or that polling is over. Retries, backoff (`Retry-After` as a floor,
- * full jitter otherwise), pacing of empty and timed-out answers, and the detection of a feed that
- * ignores the cursor live here; the cycle only decides what to publish and commit.
- *
- * The cursor is an argument, not state: a caller may ask for the page after events it has not
- * published yet.
+ * Reads the feed for the cycle by long polls: one `next(after)` call returns the next page of new
+ * events, or says the feed is caught up or that polling is over. Retries, backoff (`Retry-After`
+ * as a floor, full jitter otherwise), pacing of empty and timed-out answers, and the detection of
+ * a feed that ignores the cursor live here; the cycle only decides what to publish and commit.
  */
-export class FeedReader {
+export class FeedReader implements FeedSource {
   readonly #deps: FeedReaderDeps;
   readonly #options: FeedReaderOptions;
   readonly #window: ReadWindow;
@@ -155,7 +209,7 @@ export class FeedReader {
       }
 
       const fresh = selectNewEvents(page.events, after);
-      const late = this.#wantedLate(page.events, after);
+      const late = pickLateEvents(this.#deps, page.events, after);
       if (fresh.length === 0 && late.length === 0 && page.events.length > 0) {
         // Only events we already have: the upstream ignored the cursor (wrong POLL_CURSOR_PARAM?)
         // or treats it as inclusive. Not "caught up", and not worth a hot loop.
@@ -174,35 +228,6 @@ export class FeedReader {
       this.#lastAnswerQuickAndEmpty = false;
       return { kind: 'events', events: fresh, late };
     }
-  }
-
-  /**
-   * Counts every event at or below the cursor (`LateEvents`) and keeps those in a recorded gap:
-   * they were never published. The others were, and are only logged.
-   */
-  #wantedLate(events: readonly BankingEvent[], after: number | null): BankingEvent[] {
-    const late = selectLateEvents(events, after);
-    if (late.length === 0) return late;
-    const { metrics, logger, recordedGaps } = this.#deps;
-    metrics.add('LateEvents', 'Count', late.length);
-    const wanted = late.filter((event) => recordedGaps?.includes(event.sequence_number) === true);
-    for (const event of wanted) {
-      logger.warn('An event arrived late for a skipped sequence number; publishing it', {
-        eventId: event.id,
-        sequenceNumber: event.sequence_number,
-        cursor: after,
-      });
-    }
-    const again = late.filter((event) => !wanted.includes(event));
-    if (again.length > 0) {
-      // One line a page: a feed that ignores the cursor sends whole pages again.
-      logger.info('Events at or below the cursor came again; they were published before', {
-        count: again.length,
-        events: again.slice(0, 5).map((event) => ({ id: event.id, sequence_number: event.sequence_number })),
-        cursor: after,
-      });
-    }
-    return wanted;
   }
 
   /**

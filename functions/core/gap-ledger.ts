@@ -76,6 +76,14 @@ export class GapLedger {
     this.#changed = true;
   }
 
+  /** Marks `gap` as no longer looked up (its grace is over). */
+  giveUp(gap: OpenGap, now: number): void {
+    const index = this.#gaps.indexOf(gap);
+    if (index === -1 || gap.gaveUpAt !== undefined) return;
+    this.#gaps[index] = { ...gap, gaveUpAt: now };
+    this.#changed = true;
+  }
+
   /**
    * Forgets gaps older than the retention, and the oldest beyond the size bound. Returns what
    * was forgotten: a number filled in after this is no longer recognised as unpublished.

@@ -4,6 +4,7 @@ import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { CycleBudget } from './cycle-budget.ts';
 import { recordingOutcome } from './cycle-record.ts';
 import {
+  ConfigurationError,
   DeadlineExceededError,
   EventTooLargeError,
   FeedCursorError,
@@ -12,23 +13,31 @@ import {
   StartPositionIncompleteError,
 } from './errors.ts';
 import { type BankingEvent, findSequenceGaps } from './event-model.ts';
-import { FeedReader } from './feed-reader.ts';
+import { FeedReader, type FeedSource } from './feed-reader.ts';
 import { GapLedger } from './gap-ledger.ts';
+import { GapRepair, type GapRepairOptions } from './gap-repair.ts';
 import { takeLease } from './lease-handover.ts';
 import type {
   CheckpointStore,
   Clock,
   CycleLogger,
   EventFeed,
+  EventLookup,
   EventPublisher,
+  EventStream,
   LeaseGrant,
   MetricsSink,
 } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions, type PublishReport } from './publish-pipeline.ts';
 import { fastForward, initialCursor, type StartPositionOptions } from './start-position.ts';
+import { StreamReader, type StreamRecovery } from './stream-reader.ts';
 
 export interface PollCycleDeps {
   readonly feed: EventFeed;
+  /** Single-event lookups: gap repair, and recovery of streamed events. Without them, neither. */
+  readonly lookup?: EventLookup;
+  /** The feed as a stream; required when `feedMode` is `stream`. */
+  readonly stream?: EventStream;
   readonly publisher: EventPublisher;
   readonly checkpoints: CheckpointStore;
   readonly clock: Clock;
@@ -66,8 +75,26 @@ export interface PollCycleOptions {
   readonly publish?: PublishPipelineOptions;
   /** Stops polling (not publishing) when aborted: Ctrl-C in local mode. */
   readonly stopSignal?: AbortSignal;
+  /** Called each time the feed says nothing is new (`run --until-caught-up` stops there). */
+  readonly onCaughtUp?: () => void;
   /** Where a program without a checkpoint starts. @default the beginning of the feed */
   readonly startPosition?: StartPositionOptions;
+  /** How events are read: long polls of `GET /events`, or `GET /events/stream`. @default 'poll' */
+  readonly feedMode?: FeedMode;
+  readonly stream?: StreamModeOptions;
+  /** Looking up skipped sequence numbers (needs `deps.lookup`). */
+  readonly gapRepair?: GapRepairOptions;
+}
+
+export type FeedMode = 'poll' | 'stream';
+
+export interface StreamModeOptions {
+  /** How streamed events that may differ from the poll's are fetched. @default 'lookup' */
+  readonly recovery?: StreamRecovery;
+  /** A micro-batch is published at 10 events or this long after its first arrived. @default 100 */
+  readonly lingerMs?: number;
+  /** Waits before reconnecting after a failure. @default { baseMs: 200, capMs: 20_000 } */
+  readonly reconnectBackoff?: BackoffOptions;
 }
 
 export type StopReason = 'deadline' | 'stopped' | 'upstream-unavailable' | 'lease-busy';
@@ -111,7 +138,12 @@ const DEFAULTS = {
   leaseCheckIntervalMs: 100,
   pollBackoff: { baseMs: 200, capMs: 20_000 },
   minEmptyPollIntervalMs: 1_000,
+  streamRecovery: 'lookup',
+  streamLingerMs: 100,
 } as const;
+
+/** How often young gaps are looked at for a re-check that is due (most looks find none due). */
+const GAP_RECHECK_TICK_MS = 1_000;
 
 /**
  * One invocation: take the lease, then poll → publish → checkpoint until the budget runs out.
@@ -120,6 +152,9 @@ const DEFAULTS = {
  * the cycle starts is cleared before it returns.
  */
 export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOptions): Promise<CycleSummary> {
+  if (options.feedMode === 'stream' && deps.stream === undefined) {
+    throw new ConfigurationError('Stream mode needs an event stream (deps.stream)', { option: 'feedMode' });
+  }
   const budget = new CycleBudget(
     deps.clock,
     options.remainingMs,
@@ -186,7 +221,16 @@ class PollCycle {
   readonly #deps: PollCycleDeps;
   readonly #options: PollCycleOptions;
   readonly #budget: CycleBudget;
-  readonly #reader: FeedReader;
+  /** Long polls: the reader in poll mode, and the page reads of the stream reader. */
+  readonly #pages: FeedReader;
+  readonly #reader: FeedSource;
+  readonly #repair: GapRepair | undefined;
+  /** Stops polling: the deadline, a failure, or Ctrl-C. */
+  readonly #pollSignal: AbortSignal;
+  /** The running loop of re-checks of young gaps, if any. */
+  #rechecking: Promise<void> | undefined;
+  /** Set when the pump is over: the re-check loop stops with it. */
+  readonly #pumpOver = new AbortController();
   readonly #pipeline: PublishPipeline;
   #committer: CheckpointCommitter;
   /** The contiguous prefix of accepted events, over every page of the run. */
@@ -227,22 +271,46 @@ class PollCycle {
         (signal): signal is AbortSignal => signal !== undefined,
       ),
     );
-    this.#reader = new FeedReader(
+    this.#pollSignal = pollSignal;
+    const window = { deadline: budget.deadline, signal: pollSignal };
+    const minPollWindowMs = options.minPollWindowMs ?? DEFAULTS.minPollWindowMs;
+    const reading = {
+      clock: deps.clock,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      random: deps.random,
+      recordedGaps: this.#gaps,
+    };
+    this.#pages = new FeedReader(
+      { ...reading, feed: deps.feed },
       {
-        feed: deps.feed,
-        clock: deps.clock,
-        metrics: deps.metrics,
-        logger: deps.logger,
-        random: deps.random,
-        recordedGaps: this.#gaps,
-      },
-      {
-        minPollWindowMs: options.minPollWindowMs ?? DEFAULTS.minPollWindowMs,
+        minPollWindowMs,
         pollBackoff: options.pollBackoff ?? DEFAULTS.pollBackoff,
         minEmptyPollIntervalMs: options.minEmptyPollIntervalMs ?? DEFAULTS.minEmptyPollIntervalMs,
       },
-      { deadline: budget.deadline, signal: pollSignal },
+      window,
     );
+    this.#reader = this.#pages;
+    if (options.feedMode === 'stream' && deps.stream !== undefined) {
+      this.#reader = new StreamReader(
+        { ...reading, stream: deps.stream, pages: this.#pages, lookup: deps.lookup },
+        {
+          recovery: options.stream?.recovery ?? DEFAULTS.streamRecovery,
+          lingerMs: options.stream?.lingerMs ?? DEFAULTS.streamLingerMs,
+          minPollWindowMs,
+          reconnectBackoff: options.stream?.reconnectBackoff ?? DEFAULTS.pollBackoff,
+        },
+        window,
+      );
+    }
+    const maxLookups = options.gapRepair?.maxLookups;
+    this.#repair =
+      deps.lookup === undefined || maxLookups === 0
+        ? undefined
+        : new GapRepair(
+            { lookup: deps.lookup, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
+            options.gapRepair,
+          );
     this.#pipeline = new PublishPipeline(
       {
         publisher: deps.publisher,
@@ -283,18 +351,19 @@ class PollCycle {
   }
 
   /**
-   * Polls page after page and hands each to the publish pipeline without waiting for it: the
-   * next poll needs only the highest sequence number seen, so it overlaps the publishing of the
-   * pages before it (at most `MAX_PAGES_IN_FLIGHT` of them). Stops at the deadline, on Ctrl-C,
-   * or at the first failure, then waits for the pages still being published.
+   * Reads page after page and hands each to the publish pipeline without waiting for it: the
+   * next read needs only the highest sequence number seen, so it overlaps the publishing of the
+   * pages before it (at most `MAX_PAGES_IN_FLIGHT` of them). Numbers a page skipped are looked up
+   * first (gap repair); young gaps are looked up again beside the reads. Stops at the deadline,
+   * on Ctrl-C, or at the first failure, then waits for the pages still being published.
    */
   async #pump(): Promise<StopReason> {
-    const inFlight = new Set<Promise<void>>();
     let stopReason: StopReason = 'deadline';
+    this.#startRechecks();
     try {
       while (this.#failure === undefined) {
-        if (inFlight.size >= MAX_PAGES_IN_FLIGHT) {
-          await Promise.race(inFlight);
+        if (this.#inFlight.size >= MAX_PAGES_IN_FLIGHT) {
+          await Promise.race(this.#inFlight);
           continue;
         }
         const read = await this.#reader.next(this.#tracker.highestTracked);
@@ -306,19 +375,90 @@ class PollCycle {
           this.#caughtUp();
           continue;
         }
-        this.#admit(read.events, read.late);
-        const publishing = this.#publishPage(read.events, read.late)
-          .catch((error: unknown) => this.#fail(error))
-          .finally(() => inFlight.delete(publishing));
-        inFlight.add(publishing);
+        const fresh = await this.#withSkippedEvents(read.events);
+        this.#admit(fresh, read.late);
+        this.#inBackground(this.#publishPage(fresh, read.late));
       }
     } catch (error) {
       // Not retryable (authentication, payload, another program's events): what is in flight
       // still finishes and is checkpointed before the run fails with it.
       this.#fail(error);
     }
-    await Promise.all(inFlight);
+    this.#pumpOver.abort();
+    await this.#rechecking;
+    await this.#reader.close?.();
+    await Promise.all(this.#inFlight);
     return stopReason;
+  }
+
+  /** Publishing under way: pages, and late events found by re-checks. */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  #inBackground(publishing: Promise<void>): void {
+    const tracked: Promise<void> = publishing
+      .catch((error: unknown) => this.#fail(error))
+      .finally(() => this.#inFlight.delete(tracked));
+    this.#inFlight.add(tracked);
+  }
+
+  /**
+   * The read's events with those of the numbers it skipped that a lookup finds (gap repair),
+   * ascending. `SequenceGaps` counts what the feed skipped; what stays missing is recorded when
+   * the events are admitted.
+   */
+  async #withSkippedEvents(events: readonly BankingEvent[]): Promise<readonly BankingEvent[]> {
+    const gaps = findSequenceGaps(this.#tracker.highestTracked, events);
+    if (gaps.length === 0) return events;
+    this.#deps.metrics.add(
+      'SequenceGaps',
+      'Count',
+      gaps.reduce((missing, gap) => missing + gap.to - gap.from + 1, 0),
+    );
+    const found = this.#repair === undefined ? [] : await this.#repair.fill(gaps, this.#pollSignal);
+    this.#deps.logger.warn('The feed skipped sequence numbers', {
+      gaps: gaps.slice(0, 10),
+      foundByLookup: found.map((event) => event.sequence_number).slice(0, 10),
+      checkpoint: this.#committer.committed,
+    });
+    if (found.length === 0) return events;
+    return [...events, ...found].sort((a, b) => a.sequence_number - b.sequence_number);
+  }
+
+  /** Starts the loop of re-checks of young gaps, unless it runs already or has nothing to do. */
+  #startRechecks(): void {
+    const repair = this.#repair;
+    if (repair === undefined || this.#rechecking !== undefined) return;
+    if (!repair.hasWork(this.#gaps, this.#deps.clock.now())) return;
+    this.#rechecking = this.#recheckGaps(repair).finally(() => {
+      this.#rechecking = undefined;
+    });
+  }
+
+  /** Looks young gaps up again while the pump runs; events found are published as late ones. */
+  async #recheckGaps(repair: GapRepair): Promise<void> {
+    const { clock } = this.#deps;
+    const signal = AbortSignal.any([this.#pollSignal, this.#pumpOver.signal]);
+    while (this.#failure === undefined && repair.hasWork(this.#gaps, clock.now())) {
+      try {
+        await clock.sleep(GAP_RECHECK_TICK_MS, signal);
+      } catch {
+        return;
+      }
+      let found: BankingEvent[];
+      try {
+        found = await repair.recheck(this.#gaps, signal);
+      } catch (error) {
+        this.#fail(error);
+        return;
+      }
+      if (found.length > 0) {
+        this.#admit([], found);
+        this.#inBackground(this.#publishPage([], found));
+      } else if (this.#gaps.changed && this.#feedProgramId !== null) {
+        // Gaps given up: written now, so the next run does not count them again.
+        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId, this.#newest?.created_dt);
+      }
+    }
   }
 
   /** Records the first failure and stops everything else: polling, and batches not yet sent. */
@@ -332,6 +472,7 @@ class PollCycle {
   #caughtUp(): void {
     this.#caughtUpThrough = { sequence: this.#tracker.highestTracked };
     this.#updateLag();
+    this.#options.onCaughtUp?.();
   }
 
   /**
@@ -409,20 +550,12 @@ class PollCycle {
     this.#feedProgramId = expected;
   }
 
-  /** Reports the numbers the feed skipped and remembers them, for events that turn up late. */
+  /** Remembers the numbers still missing, for events that turn up late and for re-checks. */
   #recordGaps(fresh: readonly BankingEvent[]): void {
     const gaps = findSequenceGaps(this.#tracker.highestTracked, fresh);
     if (gaps.length === 0) return;
     this.#gaps.record(gaps, this.#deps.clock.now());
-    this.#deps.metrics.add(
-      'SequenceGaps',
-      'Count',
-      gaps.reduce((missing, gap) => missing + gap.to - gap.from + 1, 0),
-    );
-    this.#deps.logger.warn('The feed skipped sequence numbers; publishing what it returned', {
-      gaps: gaps.slice(0, 10),
-      checkpoint: this.#committer.committed,
-    });
+    this.#startRechecks();
   }
 
   /**
@@ -441,7 +574,7 @@ class PollCycle {
     // An earlier run already passed over the feed and found nothing to record (it was empty): every
     // event since is new. Without this, events created between two runs would be passed over too.
     if ((await this.#deps.checkpoints.read()).lastCycle?.outcome === 'completed') return;
-    const landing = await fastForward(this.#reader, {
+    const landing = await fastForward(this.#pages, {
       from: null,
       startedAt: this.#budget.startedAt,
       pageLimit,

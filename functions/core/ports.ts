@@ -58,6 +58,63 @@ export interface EventFeed {
   prepare?(signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * Single-event lookups (`GET /event/sequence/:n`, `GET /event/:id`): gap repair, recovering a
+ * stream payload that may differ from the poll payload, and the operator CLI. Errors as for
+ * `EventFeed.poll`.
+ */
+export interface EventLookup {
+  /** The event with this sequence number, or `null` when the feed has none (404). */
+  fetchEventBySequence(sequenceNumber: number, signal: AbortSignal): Promise<BankingEvent | null>;
+  /** The event with this id, or `null` when the feed has none (404). */
+  fetchEventById(id: string, signal: AbortSignal): Promise<BankingEvent | null>;
+}
+
+export interface StreamRequest {
+  /** Events strictly after this sequence number; `null` from the beginning. */
+  readonly after: number | null;
+  /** Closes the connection when aborted. */
+  readonly signal: AbortSignal;
+}
+
+/** An event as a stream message carried it. */
+export interface StreamedEvent {
+  /** Normalized as a poll would give it, as far as the stream payload allows. */
+  readonly event: BankingEvent;
+  /**
+   * The payload may hold a value the poll payload does not (a transaction whose own `data.type`
+   * the stream replaced with the event type): fetch the event before publishing it.
+   */
+  readonly needsRecovery: boolean;
+}
+
+/** One Server-Sent Events message of the feed. */
+export type StreamMessage =
+  | {
+      readonly kind: 'events';
+      /** The `id:` line: the sequence number to resume after; `null` when the message had none. */
+      readonly lastEventId: number | null;
+      /** Ascending by sequence number. */
+      readonly events: readonly StreamedEvent[];
+    }
+  /**
+   * A message whose payload could not be read (not JSON, not events): the events it announced
+   * must be read another way. `lastEventId` is its `id:` line, if it had a usable one.
+   */
+  | { readonly kind: 'unreadable'; readonly lastEventId: number | null; readonly reason: string }
+  /** The service asked for this reconnection delay (the SSE `retry:` field). */
+  | { readonly kind: 'retry'; readonly retryMs: number };
+
+/**
+ * The feed as a stream (`GET /events/stream`). `open` resolves once the service accepted the
+ * request (HTTP 200, after one 401 refresh at most) and gives the messages until the connection
+ * ends (the iterator returns) or breaks (it throws a retryable `UpstreamHttpError`). Aborting the
+ * signal closes the connection. Refusals are thrown by `open` like `EventFeed.poll` throws them.
+ */
+export interface EventStream {
+  open(request: StreamRequest): Promise<AsyncIterable<StreamMessage>>;
+}
+
 /** Result of one PutEvents-style attempt for one entry, in the order the batch was given. */
 export type EntryOutcome =
   | { readonly ok: true }
@@ -96,6 +153,11 @@ export interface OpenGap {
   readonly from: number;
   readonly to: number;
   readonly seenAt: number;
+  /**
+   * When gap repair stopped looking these numbers up (their grace period was over) and counted
+   * them in `GapsUnfilled`; absent while they are still looked up.
+   */
+  readonly gaveUpAt?: number;
 }
 
 export type LeaseGrant =
@@ -200,7 +262,10 @@ export const METRIC_NAMES = [
   'HandoverWaitMs',
   'CycleDurationMs',
   'SequenceGaps',
+  'GapsRepaired',
+  'GapsUnfilled',
   'LateEvents',
+  'StreamReconnects',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

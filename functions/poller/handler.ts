@@ -15,6 +15,7 @@ import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-sto
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
+import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
@@ -36,8 +37,14 @@ interface Runtime {
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
   readonly publisher: EventBridgePublisher;
-  /** One feed per secret, so each keeps its credentials and token cached while the container is warm. */
-  readonly feeds: Map<string, BankingEventFeed>;
+  /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
+  readonly upstreams: Map<string, Upstream>;
+}
+
+/** The banking service as one secret's client sees it: polls and lookups, and the stream; one token for both. */
+interface Upstream {
+  readonly feed: BankingEventFeed;
+  readonly stream: BankingEventStream;
 }
 
 let runtime: Runtime | undefined;
@@ -55,15 +62,15 @@ function getRuntime(): Runtime {
         eventBusName: config.eventBusName,
         source: config.eventSource,
       }),
-      feeds: new Map(),
+      upstreams: new Map(),
     };
   }
   return runtime;
 }
 
-function feedFor(current: Runtime, secretId: string): BankingEventFeed {
-  let feed = current.feeds.get(secretId);
-  if (feed === undefined) {
+function upstreamFor(current: Runtime, secretId: string): Upstream {
+  let upstream = current.upstreams.get(secretId);
+  if (upstream === undefined) {
     const credentials = new SecretsManagerCredentialsProvider({
       client: current.secretsManager,
       secretId,
@@ -73,16 +80,19 @@ function feedFor(current: Runtime, secretId: string): BankingEventFeed {
       credentials,
       onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
     });
-    feed = new BankingEventFeed({
-      credentials,
-      tokens,
-      cursorParam: current.config.cursorParam,
-      limitParam: current.config.limitParam,
-      limit: current.config.pollLimit,
-    });
-    current.feeds.set(secretId, feed);
+    upstream = {
+      feed: new BankingEventFeed({
+        credentials,
+        tokens,
+        cursorParam: current.config.cursorParam,
+        limitParam: current.config.limitParam,
+        limit: current.config.pollLimit,
+      }),
+      stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
+    };
+    current.upstreams.set(secretId, upstream);
   }
-  return feed;
+  return upstream;
 }
 
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
@@ -96,9 +106,13 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
+    const { config } = current;
+    const upstream = upstreamFor(current, target.secretId);
     return await runPollCycle(
       {
-        feed: feedFor(current, target.secretId),
+        feed: upstream.feed,
+        lookup: upstream.feed,
+        stream: upstream.stream,
         publisher: current.publisher,
         checkpoints: new DynamoDbCheckpointStore({
           client: current.dynamodb,
@@ -123,6 +137,9 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
           maxRequestsPerSecond: current.config.publishMaxRequestsPerSecond,
         },
         startPosition: { position: current.config.startPosition, pageLimit: current.config.pollLimit },
+        feedMode: config.feedMode,
+        stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
+        gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceMs },
       },
     );
   } catch (error) {

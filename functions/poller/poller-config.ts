@@ -2,6 +2,11 @@ import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
 import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
+import type { StreamRecovery } from '../core/stream-reader.ts';
+
+export const FEED_MODES = ['poll', 'stream'] as const;
+export type FeedMode = (typeof FEED_MODES)[number];
+export const STREAM_RECOVERIES: readonly StreamRecovery[] = ['lookup', 'page'];
 
 /** The poller's configuration, read once from the environment at cold start and frozen. */
 export interface PollerConfig {
@@ -45,6 +50,21 @@ export interface PollerConfig {
   readonly publishMaxRequestsPerSecond: number | undefined;
   /** Where a program without a checkpoint starts (`START_POSITION`). @default beginning */
   readonly startPosition: StartPosition;
+  /** How events are read (`FEED_MODE`): long polls of `GET /events`, or `GET /events/stream`. @default 'poll' */
+  readonly feedMode: FeedMode;
+  /**
+   * Stream mode: how a transaction whose `data.type` the stream may have replaced is fetched
+   * (`STREAM_RECOVERY`): `lookup` (`GET /event/:id`) or `page` (`GET /events`). @default 'lookup'
+   */
+  readonly streamRecovery: StreamRecovery;
+  /** Stream mode: a micro-batch is published after this long, or at 10 events (`STREAM_LINGER_MS`). @default 100 */
+  readonly streamLingerMs: number;
+  /** Stream mode: query parameter carrying the starting point (`STREAM_CURSOR_PARAM`). @default 'last_sequence_number' */
+  readonly streamCursorParam: string;
+  /** Lookups of skipped sequence numbers per invocation (`GAP_REPAIR_MAX_LOOKUPS`); 0 turns repair off. @default 100 */
+  readonly gapRepairMaxLookups: number;
+  /** How long a skipped number is looked up again (`GAP_REPAIR_GRACE_SECONDS`). @default 300 */
+  readonly gapRepairGraceMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -72,6 +92,18 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     );
   }
   return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigurationError(
+      `Environment variable ${name} must be one of ${values.join(', ')}, got "${raw}"`,
+      { variable: name },
+    );
+  }
+  return raw as T;
 }
 
 /**
@@ -160,6 +192,15 @@ export function loadPollerConfig(env: Env): PollerConfig {
       optional(env, 'START_POSITION', 'beginning'),
       'Environment variable START_POSITION',
     ),
+    feedMode: oneOf(env, 'FEED_MODE', FEED_MODES, 'poll'),
+    streamRecovery: oneOf(env, 'STREAM_RECOVERY', STREAM_RECOVERIES, 'lookup'),
+    streamLingerMs: integer(env, 'STREAM_LINGER_MS', 100, 0, 1_000),
+    streamCursorParam: parseQueryParameterName(
+      optional(env, 'STREAM_CURSOR_PARAM', 'last_sequence_number'),
+      'Environment variable STREAM_CURSOR_PARAM',
+    ),
+    gapRepairMaxLookups: integer(env, 'GAP_REPAIR_MAX_LOOKUPS', 100, 0, 10_000),
+    gapRepairGraceMs: integer(env, 'GAP_REPAIR_GRACE_SECONDS', 300, 0, 86_400) * 1000,
   });
 }
 

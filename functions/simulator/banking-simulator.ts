@@ -20,10 +20,10 @@ import { type ActiveConnection, createRequestHandler, type SimulatorContext } fr
 import { type EventInput, ProgramFeed } from './program-feed.ts';
 import type { RawEvent } from './raw-event.ts';
 import { createRandom, deriveSeed } from './seeded-random.ts';
-import { SSE_HEARTBEAT_MS } from './sse.ts';
+import { SSE_HEARTBEAT_MS, type StreamShape } from './sse.ts';
 import { TokenRegistry } from './token-registry.ts';
 
-export type { StreamEvent } from './sse.ts';
+export type { StreamEvent, StreamShape } from './sse.ts';
 export type { RawEvent, RecordedRequest };
 
 export interface SimulatorProgram {
@@ -57,6 +57,12 @@ export interface SimulatorOptions {
   /** Interval of the `: ping` comment on open streams. @default 15_000 */
   readonly heartbeatIntervalMs?: number;
   /**
+   * How stream payloads write the inner `data.type`: `documented` (the event type, replacing a
+   * transaction's own `data.type`, as the interface describes) or `type-preserved` (an event's own
+   * `data.type` kept). @default 'documented'
+   */
+  readonly streamShape?: StreamShape;
+  /**
    * Epoch-ms clock for token expiry, `created_dt` and request times. A test seam: advance it to
    * expire tokens without waiting. Hold timeouts and heartbeats still use real timers.
    * @default Date.now
@@ -78,8 +84,13 @@ export interface SimulatorFaults {
    * on the token path), like the real refusal.
    */
   failNext(count: number, status: number, options?: { retryAfter?: string; path?: string }): void;
-  /** Every token issued so far is refused (401) from now on; new tokens work. */
+  /** Every token issued so far is refused (401) from now on, and streams opened with one end; new tokens work. */
   revokeTokens(): void;
+  /**
+   * Cuts the connections of held polls and open streams (a stream in the middle of a message),
+   * with no answer and no clean end, as a dropped connection does.
+   */
+  dropConnections(): void;
   /**
    * The next `count` successful `GET /events` answers have a broken body: `not-json` is a JSON
    * answer cut in half; `bad-schema` is valid JSON whose `data` is an object, not an array.
@@ -114,9 +125,11 @@ export interface RunningSimulator {
   /**
    * Appends one specific event; the feed assigns its sequence number (and program id). With
    * `dataText`, `data` goes on the wire exactly as that JSON text (for values a JSON round trip
-   * would change, such as 9007199254740993 or 12.50); `data` is then parsed from it.
+   * would change, such as 9007199254740993 or 12.50); `data` is then parsed from it. An
+   * `unlisted` event is left out of polls and streams (they skip its number) while the single-event
+   * lookups find it.
    */
-  append(event: AppendedEvent, options?: { programId?: string }): RawEvent;
+  append(event: AppendedEvent, options?: { programId?: string; unlisted?: boolean }): RawEvent;
   /** Leaves the next `count` sequence numbers of a program unused: a gap. Returns the range. */
   skip(count: number, options?: { programId?: string }): { from: number; to: number };
   /**
@@ -260,6 +273,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     maxPollHoldMs,
     responseDelayMs: options.responseDelayMs ?? 0,
     heartbeatMs,
+    streamShape: options.streamShape ?? 'documented',
     tokenLifetimeSeconds,
     now,
     lifecycle: { closing: false },
@@ -334,7 +348,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   const faults: SimulatorFaults = {
     failNext: (count, status, failOptions) => context.faults.failNext(count, status, failOptions),
-    revokeTokens: () => context.tokens.revokeAll(),
+    revokeTokens: () => {
+      context.tokens.revokeAll();
+      for (const connection of [...context.active]) connection.recheckToken?.();
+    },
+    dropConnections: () => {
+      for (const connection of [...context.active]) connection.drop?.();
+    },
     malformedNext: (count, kind) => context.faults.malformedNext(count, kind),
     delayNext: (count, ms) => context.faults.delayNext(count, ms),
     reset: () => context.faults.reset(),
@@ -349,7 +369,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     generate,
     append: (event, appendOptions = {}) => {
       const { feed, generator } = programFor(appendOptions.programId ?? event.program_id);
-      const appended = feed.append(eventInput(event, generator));
+      const appended = feed.append(eventInput(event, generator), { unlisted: appendOptions.unlisted });
       generator.observe(appended);
       return appended;
     },

@@ -22,7 +22,7 @@ import {
 import type { ProgramFeed } from './program-feed.ts';
 import { type RawEvent, wireText } from './raw-event.ts';
 import type { Random } from './seeded-random.ts';
-import { formatComment, formatEventMessage, SSE_BATCH_SIZE } from './sse.ts';
+import { formatComment, formatEventMessage, SSE_BATCH_SIZE, type StreamShape } from './sse.ts';
 import type { TokenRegistry } from './token-registry.ts';
 
 /** Oldest half of the request log is dropped past this size. */
@@ -37,6 +37,10 @@ const MAX_TOKEN_BODY_BYTES = 16 * 1024;
 export interface ActiveConnection {
   readonly kind: 'poll' | 'stream' | 'delay';
   shutdown(): void;
+  /** Streams: ends the stream if its token is no longer valid (revoked), as a real service would. */
+  recheckToken?(): void;
+  /** Cuts the connection without an answer (a stream in the middle of a message). */
+  drop?(): void;
 }
 
 export interface SimulatorContext {
@@ -54,6 +58,7 @@ export interface SimulatorContext {
   /** Added before every answer: the network and service time of a real upstream. */
   readonly responseDelayMs: number;
   readonly heartbeatMs: number;
+  readonly streamShape: StreamShape;
   readonly tokenLifetimeSeconds: number;
   readonly now: () => number;
   readonly lifecycle: { closing: boolean };
@@ -219,6 +224,7 @@ type ProgramHandler = (
   exchange: Exchange,
   feed: ProgramFeed,
   params: readonly string[],
+  token: string,
 ) => void;
 
 /** Wraps a handler so it runs only with a valid bearer token, scoped to the token's program. */
@@ -242,7 +248,7 @@ function authenticated(handler: ProgramHandler): Handler {
       return;
     }
     req.resume();
-    handler(context, exchange, context.feeds.get(check.programId)!, params);
+    handler(context, exchange, context.feeds.get(check.programId)!, params, match[1]!);
   };
 }
 
@@ -376,7 +382,14 @@ function pollEvents(context: SimulatorContext, exchange: Exchange, feed: Program
   }
 
   let settled = false;
-  const connection: ActiveConnection = { kind: 'poll', shutdown: () => settle([]) };
+  const connection: ActiveConnection = {
+    kind: 'poll',
+    shutdown: () => settle([]),
+    drop: () => {
+      release();
+      exchange.res.destroy();
+    },
+  };
   const unsubscribe = feed.subscribe(() => {
     const appended = feed.after(from, pageLimit);
     if (appended.length > 0 || feed.hasExtras) settle(appended);
@@ -447,7 +460,13 @@ function streamStart(exchange: Exchange): number | null {
   return cursor === null ? null : (cursor ?? 0);
 }
 
-function streamEvents(context: SimulatorContext, exchange: Exchange, feed: ProgramFeed): void {
+function streamEvents(
+  context: SimulatorContext,
+  exchange: Exchange,
+  feed: ProgramFeed,
+  _params: readonly string[],
+  token: string,
+): void {
   const { req, res } = exchange;
   if (!accepts(req.headers.accept, 'text/event-stream')) {
     sendJson(exchange, 406, {
@@ -469,14 +488,20 @@ function streamEvents(context: SimulatorContext, exchange: Exchange, feed: Progr
   let sent = start;
   let waitingForDrain = false;
   let ended = false;
+  // A token that expires or is revoked ends the stream: the client must come back with a new one.
+  const tokenStillValid = (): boolean => {
+    if (context.tokens.check(token).valid) return true;
+    connection.shutdown();
+    return false;
+  };
   // Writes everything after `sent` in batches, pausing when the socket buffer is full so a large
   // backlog does not pile up in memory.
   const pump = () => {
-    while (!ended && !waitingForDrain) {
+    while (!ended && !waitingForDrain && tokenStillValid()) {
       const batch = feed.after(sent, SSE_BATCH_SIZE);
       if (batch.length === 0) return;
       sent = batch.at(-1)!.sequence_number;
-      if (!res.write(formatEventMessage(batch))) {
+      if (!res.write(formatEventMessage(batch, context.streamShape))) {
         waitingForDrain = true;
         res.once('drain', () => {
           waitingForDrain = false;
@@ -488,10 +513,12 @@ function streamEvents(context: SimulatorContext, exchange: Exchange, feed: Progr
   const heartbeat = setInterval(() => {
     if (!waitingForDrain) res.write(formatComment('ping'));
   }, context.heartbeatMs);
+  const expiry = setTimeout(tokenStillValid, Math.max(0, context.tokens.expiresAt(token) - context.now()));
   const unsubscribe = feed.subscribe(pump);
   const release = () => {
     ended = true;
     clearInterval(heartbeat);
+    clearTimeout(expiry);
     unsubscribe();
     res.off('close', release);
     context.active.delete(connection);
@@ -501,6 +528,15 @@ function streamEvents(context: SimulatorContext, exchange: Exchange, feed: Progr
     shutdown: () => {
       release();
       res.end();
+    },
+    recheckToken: () => {
+      tokenStillValid();
+    },
+    drop: () => {
+      release();
+      // Half a message, then the connection is gone: a client must not take the fragment for an event.
+      res.write(`id: ${sent + 1}\ndata: [{"id":"`);
+      res.destroy();
     },
   };
   res.on('close', release);

@@ -20,6 +20,8 @@ export class ProgramFeed {
   /** `log[i]` holds sequence number `i + 1`, or nothing when that number is unused so far. */
   private readonly log: Array<RawEvent | undefined> = [];
   private readonly byId = new Map<string, RawEvent>();
+  /** Sequence numbers whose event only the lookups find: polls and streams pass over them. */
+  private readonly unlisted = new Set<number>();
   private readonly listeners = new Set<() => void>();
   /** Events to add to the next poll answer whatever its cursor: late fills and re-sends. */
   private extras: RawEvent[] = [];
@@ -38,9 +40,14 @@ export class ProgramFeed {
     return this.listeners.size;
   }
 
-  append(input: EventInput): RawEvent {
+  /**
+   * Appends an event. An `unlisted` one is left out of polls and streams (the feed skips its
+   * number) while the lookups find it: a feed index that lags behind the service's records.
+   */
+  append(input: EventInput, options: { unlisted?: boolean } = {}): RawEvent {
     const event = this.create(this.log.length + 1, input);
     this.log.push(event);
+    if (options.unlisted) this.unlisted.add(event.sequence_number);
     this.scheduleNotify();
     return event;
   }
@@ -90,7 +97,7 @@ export class ProgramFeed {
     const page: RawEvent[] = [];
     for (let index = Math.max(0, cursor); index < this.log.length && page.length < limit; index += 1) {
       const event = this.log[index];
-      if (event !== undefined) page.push(event);
+      if (event !== undefined && !this.unlisted.has(event.sequence_number)) page.push(event);
     }
     return page;
   }

@@ -33,20 +33,26 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Wire texts of events whose `data` was given as text: values that a JSON round trip would change. */
-const wireTexts = new WeakMap<RawEvent, string>();
+/** Texts of `data` given as text: values that a JSON round trip would change. */
+const dataTexts = new WeakMap<RawEvent, string>();
 
 /**
  * Gives `event` an exact wire form whose `data` is `dataText` as written (big integers, decimals
  * with trailing zeros, exponents, escapes), so tests can check that they arrive unchanged.
  */
 export function setDataText(event: RawEvent, dataText: string): void {
-  const { data: _parsed, ...fields } = event;
-  const head = JSON.stringify(fields);
-  wireTexts.set(event, `${head.slice(0, -1)},"data":${dataText}}`);
+  dataTexts.set(event, dataText);
 }
 
-/** The event as the service writes it in a poll answer or a lookup. */
+/** The event's `data` as the service writes it. */
+export function dataWireText(event: RawEvent): string {
+  return dataTexts.get(event) ?? JSON.stringify(event.data);
+}
+
+/** The event as the service writes it in a poll answer or a lookup: `data` last, as given. */
 export function wireText(event: RawEvent): string {
-  return wireTexts.get(event) ?? JSON.stringify(event);
+  const dataText = dataTexts.get(event);
+  if (dataText === undefined) return JSON.stringify(event);
+  const { data: _parsed, ...fields } = event;
+  return `${JSON.stringify(fields).slice(0, -1)},"data":${dataText}}`;
 }

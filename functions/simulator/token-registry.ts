@@ -58,6 +58,11 @@ export class TokenRegistry {
     return { valid: true, programId: issued.programId };
   }
 
+  /** When `token` stops being valid, epoch ms; `-Infinity` for a token never issued. */
+  expiresAt(token: string): number {
+    return this.tokens.get(token)?.expiresAt ?? Number.NEGATIVE_INFINITY;
+  }
+
   revokeAll(): void {
     this.generation += 1;
     // Forgetting them would read as "unknown"; keeping them lets the error say "revoked".

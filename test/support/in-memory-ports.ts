@@ -3,11 +3,15 @@ import type {
   CycleLogger,
   EntryOutcome,
   EventFeed,
+  EventLookup,
   EventPublisher,
+  EventStream,
   MetricName,
   MetricsSink,
   PollRequest,
   PublishLimits,
+  StreamMessage,
+  StreamRequest,
 } from '../../functions/core/ports.ts';
 import type { FakeClock } from './fake-clock.ts';
 
@@ -162,5 +166,107 @@ export class RecordingLogger implements CycleLogger {
   }
   error(message: string, attributes?: Record<string, unknown>): void {
     this.lines.push({ level: 'error', message, attributes });
+  }
+}
+
+/** One step of a scripted stream connection, `afterMs` of virtual time after the previous one. */
+export type StreamStep =
+  | { readonly afterMs?: number; readonly message: StreamMessage }
+  | { readonly afterMs?: number; readonly end: true }
+  | { readonly afterMs?: number; readonly error: unknown };
+
+/**
+ * A stream whose connections follow a script: each `open` takes the next entry (an error to throw,
+ * or the steps of a connection). A connection whose steps run out stays open until its signal
+ * aborts; with no script left, `open` gives such a quiet connection.
+ */
+export class ScriptedStream implements EventStream {
+  /** The `after` of every open, in order. */
+  readonly opens: Array<number | null> = [];
+  /** Messages handed to the reader so far. */
+  pulled = 0;
+  /** Connections that ended because the reader left or aborted them, not by their script. */
+  closedByReader = 0;
+  readonly #script: Array<{ readonly error: unknown } | { readonly steps: readonly StreamStep[] }> = [];
+
+  constructor(private readonly clock: FakeClock) {}
+
+  connection(...steps: StreamStep[]): this {
+    this.#script.push({ steps });
+    return this;
+  }
+
+  refuse(error: unknown): this {
+    this.#script.push({ error });
+    return this;
+  }
+
+  async open(request: StreamRequest): Promise<AsyncIterable<StreamMessage>> {
+    request.signal.throwIfAborted();
+    this.opens.push(request.after);
+    const next = this.#script.shift() ?? { steps: [] };
+    if ('error' in next) throw next.error;
+    return this.#run(next.steps, request.signal);
+  }
+
+  async *#run(steps: readonly StreamStep[], signal: AbortSignal): AsyncGenerator<StreamMessage> {
+    let finished = false;
+    try {
+      for (const step of steps) {
+        if (step.afterMs) await this.clock.sleep(step.afterMs, signal);
+        if ('end' in step) {
+          finished = true;
+          return;
+        }
+        if ('error' in step) {
+          finished = true;
+          throw step.error;
+        }
+        this.pulled += 1;
+        yield step.message;
+      }
+      // Open until the reader aborts it: the abort surfaces as an error, as from a real connection.
+      await this.clock.sleep(Number.MAX_SAFE_INTEGER / 2, signal);
+    } finally {
+      if (!finished) this.closedByReader += 1;
+    }
+  }
+}
+
+/** Lookups over a set of events, each answer `delayMs` of virtual time late; scripted errors go first. */
+export class InMemoryLookup implements EventLookup {
+  readonly byId: string[] = [];
+  readonly bySequence: number[] = [];
+  readonly #errors: unknown[] = [];
+
+  constructor(
+    private readonly clock: FakeClock,
+    private readonly events: BankingEvent[] = [],
+    private readonly delayMs = 0,
+  ) {}
+
+  add(...events: BankingEvent[]): void {
+    this.events.push(...events);
+  }
+
+  failNext(...errors: unknown[]): void {
+    this.#errors.push(...errors);
+  }
+
+  async fetchEventById(id: string, signal: AbortSignal): Promise<BankingEvent | null> {
+    this.byId.push(id);
+    return this.#answer(signal, (event) => event.id === id);
+  }
+
+  async fetchEventBySequence(sequenceNumber: number, signal: AbortSignal): Promise<BankingEvent | null> {
+    this.bySequence.push(sequenceNumber);
+    return this.#answer(signal, (event) => event.sequence_number === sequenceNumber);
+  }
+
+  async #answer(signal: AbortSignal, match: (event: BankingEvent) => boolean): Promise<BankingEvent | null> {
+    if (this.delayMs > 0) await this.clock.sleep(this.delayMs, signal);
+    const error = this.#errors.shift();
+    if (error !== undefined) throw error;
+    return this.events.find(match) ?? null;
   }
 }

@@ -4,12 +4,7 @@
  * mapping of statuses to the poller's errors live here; parsing is the core's.
  */
 import type { Dispatcher } from 'undici';
-import {
-  AuthenticationError,
-  ConfigurationError,
-  PayloadValidationError,
-  PollerError,
-} from '../../core/errors.ts';
+import { ConfigurationError, PayloadValidationError } from '../../core/errors.ts';
 import {
   type BankingEvent,
   eventTextOf,
@@ -21,17 +16,11 @@ import {
 } from '../../core/event-model.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
-import type { CredentialsProvider, EventFeed, PollRequest } from '../../core/ports.ts';
-import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  discardBody,
-  readErrorBody,
-  readJsonBody,
-  summarizeErrorBody,
-} from './response-body.ts';
-import type { AccessToken, AccessTokenSource } from './token-cache.ts';
-import { deadlineError, networkError, sendUpstreamRequest, throwIfAborted } from './upstream-request.ts';
+import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
+import { AuthenticatedRequests, type Exchange } from './authenticated-requests.ts';
+import type { RequestTarget } from './http-status.ts';
+import { DEFAULT_MAX_BODY_BYTES, discardBody, readJsonBody } from './response-body.ts';
+import type { AccessTokenSource } from './token-cache.ts';
 
 const EMPTY_PAGE: FeedPage = Object.freeze({ events: Object.freeze([]), lastSequenceNumber: null });
 const TIMED_OUT_PAGE: FeedPage = Object.freeze({
@@ -90,19 +79,6 @@ export interface BankingEventFeedOptions {
   readonly onAuthRetry?: (target: RequestTarget) => void;
 }
 
-interface Exchange {
-  readonly target: RequestTarget;
-  /** e.g. `GET /events`, for payload errors. */
-  readonly source: string;
-  readonly query?: URLSearchParams;
-  readonly signal: AbortSignal;
-}
-
-interface AuthenticatedResponse {
-  readonly response: Dispatcher.ResponseData;
-  readonly token: AccessToken;
-}
-
 /**
  * `EventFeed` over the banking service's HTTP interface.
  *
@@ -117,21 +93,15 @@ interface AuthenticatedResponse {
  * const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
  * const page = await feed.poll({ after: checkpoint, signal: AbortSignal.timeout(remainingMs) });
  */
-export class BankingEventFeed implements EventFeed {
-  readonly #credentials: CredentialsProvider;
-  readonly #tokens: AccessTokenSource;
-  readonly #dispatcher: Dispatcher | undefined;
+export class BankingEventFeed implements EventFeed, EventLookup {
+  readonly #requests: AuthenticatedRequests;
   readonly #cursorParam: string;
   readonly #limitParam: string;
   readonly #limit: number;
   readonly #maxBodyBytes: number;
-  readonly #clock: () => number;
-  readonly #onAuthRetry: ((target: RequestTarget) => void) | undefined;
 
   constructor(options: BankingEventFeedOptions) {
-    this.#credentials = options.credentials;
-    this.#tokens = options.tokens;
-    this.#dispatcher = options.dispatcher;
+    this.#requests = new AuthenticatedRequests(options);
     this.#cursorParam = parseQueryParameterName(
       options.cursorParam ?? 'last_sequence_number',
       'BankingEventFeed: cursorParam',
@@ -139,8 +109,6 @@ export class BankingEventFeed implements EventFeed {
     this.#limitParam = parseQueryParameterName(options.limitParam ?? 'limit', 'BankingEventFeed: limitParam');
     this.#limit = options.limit ?? 100;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    this.#clock = options.clock ?? Date.now;
-    this.#onAuthRetry = options.onAuthRetry;
     if (!Number.isSafeInteger(this.#limit) || this.#limit < 1) {
       throw new ConfigurationError(`BankingEventFeed: limit must be a positive integer, got ${this.#limit}`, {
         option: 'limit',
@@ -178,7 +146,7 @@ export class BankingEventFeed implements EventFeed {
 
   /** Fetches the credentials and a token ahead of the first poll (cached afterwards). */
   async prepare(signal: AbortSignal): Promise<void> {
-    await this.#tokens.getAccessToken(signal);
+    await this.#requests.prepare(signal);
   }
 
   /**
@@ -238,13 +206,13 @@ export class BankingEventFeed implements EventFeed {
     bodiless: ReadonlyMap<number, T>,
     parse: (payload: JsonDocument | undefined, origin: PayloadOrigin) => T,
   ): Promise<T> {
-    return this.#run(exchange, async (authenticated) => {
+    return this.#requests.run(exchange, async (authenticated) => {
       const { statusCode: status, body, headers } = authenticated.response;
       if (bodiless.has(status)) {
         await discardBody(body);
         return bodiless.get(status) as T;
       }
-      if (status !== 200) throw await this.#statusError(exchange, authenticated);
+      if (status !== 200) throw await this.#requests.statusError(exchange, authenticated);
       const origin = { source: exchange.source, status };
       const payload = await readJsonBody(body, {
         origin,
@@ -253,76 +221,5 @@ export class BankingEventFeed implements EventFeed {
       });
       return parse(payload, origin);
     });
-  }
-
-  /**
-   * Runs one authenticated exchange and hands the response to `handle`, translating whatever
-   * escapes into the poller's errors: the deadline first (an abort surfaces as many different
-   * undici errors), then our own errors as they are, then anything else as a network failure.
-   */
-  async #run<T>(
-    exchange: Exchange,
-    handle: (authenticated: AuthenticatedResponse) => Promise<T>,
-  ): Promise<T> {
-    const { signal, target } = exchange;
-    try {
-      return await handle(await this.#sendAuthenticated(exchange));
-    } catch (error) {
-      if (signal.aborted) throw deadlineError(signal, target);
-      if (error instanceof PollerError) throw error;
-      throw networkError(error, target);
-    }
-  }
-
-  /**
-   * Sends with the current token; on 401 forgets it, re-reads the credentials (the secret may have
-   * been rotated), fetches a new token and tries once more. A second 401 is not a stale token.
-   */
-  async #sendAuthenticated(exchange: Exchange): Promise<AuthenticatedResponse> {
-    const { signal, target } = exchange;
-    const first = await this.#send(exchange, await this.#tokens.getAccessToken(signal));
-    if (first.response.statusCode !== 401) return first;
-    await discardBody(first.response.body);
-    this.#tokens.invalidate(first.token.value);
-    this.#onAuthRetry?.(target);
-    throwIfAborted(signal, target);
-    await this.#credentials.refresh();
-    const second = await this.#send(exchange, await this.#tokens.getAccessToken(signal));
-    if (second.response.statusCode !== 401) return second;
-    await discardBody(second.response.body);
-    this.#tokens.invalidate(second.token.value);
-    throw new AuthenticationError(
-      `${target.method} ${target.path}: the banking service refused a freshly issued token (HTTP 401 twice, ` +
-        'credentials re-read in between); check that the client may read events and that base_url is the ' +
-        "client's environment",
-      { method: target.method, path: target.path, status: 401 },
-    );
-  }
-
-  /** The token goes only to the base URL that issued it, and only in the Authorization header. */
-  async #send(exchange: Exchange, token: AccessToken): Promise<AuthenticatedResponse> {
-    const query = exchange.query?.toString();
-    const response = await sendUpstreamRequest({
-      ...exchange.target,
-      method: 'GET',
-      url: `${token.baseUrl}${exchange.target.path}${query ? `?${query}` : ''}`,
-      headers: { authorization: `Bearer ${token.value}`, accept: 'application/json' },
-      dispatcher: this.#dispatcher,
-      signal: exchange.signal,
-    });
-    return { response, token };
-  }
-
-  /** The error for an unexpected status; the summary of its body is scrubbed of token and secret. */
-  async #statusError(exchange: Exchange, { response, token }: AuthenticatedResponse): Promise<PollerError> {
-    const credentials = await this.#credentials.get();
-    const text = await readErrorBody(response.body, exchange.signal);
-    const detail = summarizeErrorBody(text, [token.value, credentials.clientSecret]);
-    return upstreamErrorForStatus(
-      exchange.target,
-      { status: response.statusCode, retryAfter: response.headers['retry-after'] },
-      detail,
-      this.#clock(),
-    );
   }
 }

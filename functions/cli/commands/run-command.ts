@@ -13,22 +13,24 @@ import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
+import { BankingEventStream } from '../../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
 import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.ts';
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
-import { runPollCycle } from '../../core/poll-cycle.ts';
-import type { CheckpointStore, CredentialsProvider, EventFeed, EventPublisher } from '../../core/ports.ts';
+import { type FeedMode, runPollCycle } from '../../core/poll-cycle.ts';
+import type { CheckpointStore, CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
+import type { StreamRecovery } from '../../core/stream-reader.ts';
 import { systemClock } from '../../core/system-clock.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
-import { positiveInteger, positiveNumber, startPosition } from '../option-parsers.ts';
+import { choice, positiveInteger, positiveNumber, startPosition } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 
 interface RunFlags {
@@ -47,6 +49,8 @@ interface RunFlags {
   readonly cursorParam: string;
   readonly limitParam: string;
   readonly limit: number;
+  readonly feedMode: FeedMode;
+  readonly streamRecovery: StreamRecovery;
 }
 
 export function registerRunCommand(program: Command): void {
@@ -96,6 +100,18 @@ export function registerRunCommand(program: Command): void {
     .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
     .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
     .option('--limit <events>', 'events asked for per poll', positiveInteger, 100)
+    .option(
+      '--feed-mode <mode>',
+      'poll (long polls of GET /events) or stream (GET /events/stream)',
+      choice<FeedMode>(['poll', 'stream']),
+      'poll',
+    )
+    .option(
+      '--stream-recovery <how>',
+      'stream mode: fetch transactions whose data.type the stream replaced by lookup (GET /event/:id) or page (GET /events)',
+      choice<StreamRecovery>(['lookup', 'page']),
+      'lookup',
+    )
     .addHelpText(
       'after',
       `
@@ -103,6 +119,7 @@ Examples:
   $ npm start                                         # simulator, local file, NDJSON on stdout
   $ banking-events-poller run --duration 10 | jq .detail.sequence_number
   $ banking-events-poller run --start-position latest
+  $ banking-events-poller run --feed-mode stream
   $ banking-events-poller run --stack BankingEventsPoller --secret-id --event-bus --program default
   $ BANKING_BASE_URL=https://bank.example.com BANKING_CLIENT_ID=… BANKING_CLIENT_SECRET=… banking-events-poller run`,
     )
@@ -139,14 +156,19 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const publisher = eventPublisher(context, deployment, flags);
   const progress = new ProgressReporter();
   const caughtUp = new AbortController();
-  const bankingFeed = new BankingEventFeed({
+  const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials });
+  const feed = new BankingEventFeed({
     credentials: upstream.credentials,
-    tokens: new ClientCredentialsTokenProvider({ credentials: upstream.credentials }),
+    tokens,
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
   });
-  const feed: EventFeed = flags.untilCaughtUp ? stopWhenCaughtUp(bankingFeed, caughtUp) : bankingFeed;
+  const stream = new BankingEventStream({
+    credentials: upstream.credentials,
+    tokens,
+    cursorParam: flags.cursorParam,
+  });
 
   terminal.err(
     `[poller] ${upstream.description} · ${describeStore(flags, deployment, program)} · ` +
@@ -171,14 +193,26 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     while (!stop.aborted) {
       try {
         const summary = await runPollCycle(
-          { feed, publisher: events, checkpoints, clock: systemClock, metrics: progress, logger },
+          {
+            feed,
+            lookup: feed,
+            stream,
+            publisher: events,
+            checkpoints,
+            clock: systemClock,
+            metrics: progress,
+            logger,
+          },
           {
             program,
             owner,
             remainingMs: 60_000,
             safetyMarginMs: 0,
             stopSignal: stop,
+            onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
             startPosition: { position: flags.startPosition, pageLimit: flags.limit },
+            feedMode: flags.feedMode,
+            stream: { recovery: flags.streamRecovery },
           },
         );
         failures = 0;
@@ -200,17 +234,6 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
-}
-
-/** The feed, watched for an answer that says nothing is new (not a gateway timeout). */
-function stopWhenCaughtUp(feed: EventFeed, caughtUp: AbortController): EventFeed {
-  return {
-    poll: async (request) => {
-      const page = await feed.poll(request);
-      if (page.events.length === 0 && !page.timedOut) caughtUp.abort();
-      return page;
-    },
-  };
 }
 
 function flagValue(flag: string | true | undefined): string | undefined {

@@ -15,10 +15,12 @@ import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
+  InMemoryLookup,
   InMemoryPublisher,
   makeEvent,
   RecordingLogger,
   RecordingMetrics,
+  ScriptedStream,
 } from '../../support/in-memory-ports.ts';
 
 function setup(eventCount: number, options: { limit?: number; committed?: number } = {}) {
@@ -303,6 +305,111 @@ describe('runPollCycle with sequence gaps', () => {
         attributes: expect.objectContaining({ gaps: [{ from: 5, to: 6 }] }),
       }),
     );
+  });
+});
+
+describe('runPollCycle repairing gaps', () => {
+  it('publishes a skipped event the lookup finds with its page, in order, and records what stays missing', async () => {
+    const { deps, feed, publisher, metrics, checkpoints, clock } = setup(0, { committed: 3 });
+    const lookup = new InMemoryLookup(clock, [makeEvent(5)]);
+    feed.script({ page: { events: [makeEvent(4), makeEvent(7)], lastSequenceNumber: 7 } });
+
+    const summary = await runPollCycle({ ...deps, lookup }, invocation);
+
+    expect(publisher.batches[0]).toEqual([4, 5, 7]);
+    expect(summary).toMatchObject({ published: 3, checkpoint: 7 });
+    expect(metrics.sum('SequenceGaps')).toBe(2);
+    expect(metrics.sum('GapsRepaired')).toBe(1);
+    expect((await checkpoints.read()).openGaps).toEqual([{ from: 6, to: 6, seenAt: expect.any(Number) }]);
+  });
+
+  it('looks a young gap up again while it polls, and publishes the event filled in late', async () => {
+    const { deps, feed, publisher, metrics, checkpoints, clock } = setup(0, { committed: 3 });
+    const lookup = new InMemoryLookup(clock);
+    feed.script({ page: { events: [makeEvent(4), makeEvent(6)], lastSequenceNumber: 6 } });
+    const filled = makeEvent(5);
+    // The service fills 5 in after the run has passed it.
+    void clock.sleep(5_000).then(() => lookup.add(filled));
+
+    await runPollCycle({ ...deps, lookup }, invocation);
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([4, 6, 5]);
+    expect(metrics.sum('GapsRepaired')).toBe(1);
+    expect(lookup.bySequence.filter((n) => n === 5).length).toBeGreaterThanOrEqual(3);
+    expect((await checkpoints.read()).openGaps).toEqual([]);
+  });
+
+  it('gives a gap up after its grace, once, and writes that with the checkpoint', async () => {
+    const { deps, checkpoints, metrics, clock } = setup(0, { committed: 10 });
+    const lookup = new InMemoryLookup(clock);
+    await checkpoints.acquireLease({ owner: 'before', expiresAt: clock.now() + 1, now: clock.now() });
+    await checkpoints.commit({
+      owner: 'before',
+      sequenceNumber: 10,
+      feedProgramId: 'program-1',
+      openGaps: [{ from: 8, to: 9, seenAt: clock.now() - 400_000 }],
+    });
+    await checkpoints.releaseLease('before');
+
+    await runPollCycle({ ...deps, lookup }, invocation);
+    await runPollCycle({ ...deps, lookup }, { ...invocation, owner: 'req-2' });
+
+    expect(metrics.sum('GapsUnfilled')).toBe(2);
+    expect(lookup.bySequence).toEqual([]);
+    expect((await checkpoints.read()).openGaps).toEqual([
+      { from: 8, to: 9, seenAt: expect.any(Number), gaveUpAt: expect.any(Number) },
+    ]);
+  });
+
+  it('does no lookups with gap repair turned off', async () => {
+    const { deps, feed, publisher, clock } = setup(0, { committed: 3 });
+    const lookup = new InMemoryLookup(clock, [makeEvent(5)]);
+    feed.script({ page: { events: [makeEvent(4), makeEvent(6)], lastSequenceNumber: 6 } });
+
+    await runPollCycle({ ...deps, lookup }, { ...invocation, gapRepair: { maxLookups: 0 } });
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual([4, 6]);
+    expect(lookup.bySequence).toEqual([]);
+  });
+});
+
+describe('runPollCycle in stream mode', () => {
+  it('publishes what the stream delivers and checkpoints it, with the same guarantees', async () => {
+    const { deps, publisher, checkpoints, clock, metrics } = setup(0, { committed: 2 });
+    const stream = new ScriptedStream(clock);
+    const message = (from: number, to: number) => ({
+      kind: 'events' as const,
+      lastEventId: to,
+      events: Array.from({ length: to - from + 1 }, (_, i) => ({
+        event: makeEvent(from + i),
+        needsRecovery: false,
+      })),
+    });
+    stream.connection(
+      { message: message(3, 14) },
+      { afterMs: 2_000, message: message(15, 16) },
+      { end: true },
+    );
+
+    const summary = await runPollCycle({ ...deps, stream }, { ...invocation, feedMode: 'stream' });
+
+    expect(publisher.accepted.map((e) => e.sequence_number)).toEqual(
+      Array.from({ length: 14 }, (_, i) => i + 3),
+    );
+    expect(summary).toMatchObject({ published: 14, checkpoint: 16, lagSeconds: 0, stopReason: 'deadline' });
+    expect(stream.opens[0]).toBe(2);
+    expect(stream.opens[1]).toBe(16);
+    expect((await checkpoints.read()).checkpoint).toBe(16);
+    expect(metrics.sum('CycleDurationMs')).toBeGreaterThan(0);
+  });
+
+  it('refuses stream mode without a stream, before it takes the lease', async () => {
+    const { deps, checkpoints } = setup(0);
+
+    await expect(runPollCycle(deps, { ...invocation, feedMode: 'stream' })).rejects.toThrow(
+      ConfigurationError,
+    );
+    expect((await checkpoints.read()).lease).toBeNull();
   });
 });
 

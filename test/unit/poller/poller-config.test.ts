@@ -32,6 +32,45 @@ describe('loadPollerConfig', () => {
     expect(() => loadPollerConfig({ ...base, SAFETY_MARGIN_MS: 'ten' })).toThrow(/SAFETY_MARGIN_MS/);
   });
 
+  it('reads the feed mode, stream and gap repair settings, with their defaults', () => {
+    expect(loadPollerConfig(base)).toMatchObject({
+      feedMode: 'poll',
+      streamRecovery: 'lookup',
+      streamLingerMs: 100,
+      streamCursorParam: 'last_sequence_number',
+      gapRepairMaxLookups: 100,
+      gapRepairGraceMs: 300_000,
+    });
+    expect(
+      loadPollerConfig({
+        ...base,
+        FEED_MODE: 'stream',
+        STREAM_RECOVERY: 'page',
+        STREAM_LINGER_MS: '0',
+        STREAM_CURSOR_PARAM: 'from',
+        GAP_REPAIR_MAX_LOOKUPS: '0',
+        GAP_REPAIR_GRACE_SECONDS: '60',
+      }),
+    ).toMatchObject({
+      feedMode: 'stream',
+      streamRecovery: 'page',
+      streamLingerMs: 0,
+      streamCursorParam: 'from',
+      gapRepairMaxLookups: 0,
+      gapRepairGraceMs: 60_000,
+    });
+  });
+
+  it('names a feed mode it does not know and the ones it does', () => {
+    expect(() => loadPollerConfig({ ...base, FEED_MODE: 'sse' })).toThrow(
+      'Environment variable FEED_MODE must be one of poll, stream, got "sse"',
+    );
+    expect(() => loadPollerConfig({ ...base, STREAM_RECOVERY: 'guess' })).toThrow(
+      /STREAM_RECOVERY must be one of lookup, page/,
+    );
+    expect(() => loadPollerConfig({ ...base, STREAM_LINGER_MS: '5000' })).toThrow(/STREAM_LINGER_MS/);
+  });
+
   it('refuses a cursor parameter name that could inject into the query string', () => {
     expect(() => loadPollerConfig({ ...base, POLL_CURSOR_PARAM: 'a&token=x' })).toThrow(/POLL_CURSOR_PARAM/);
   });

@@ -482,6 +482,59 @@ describe('GET /events/stream', () => {
     expect(await response.json()).toMatchObject({ parameter: 'Last-Event-ID' });
   });
 
+  it("keeps a transaction's own data.type in the type-preserved shape, and data given as text as written", async () => {
+    const simulator = await start({ streamShape: 'type-preserved' });
+    const token = await tokenFor(simulator);
+    const dataText = '{"transaction_id":"tx-1","amount":9007199254740993,"type":"card"}';
+    simulator.append({ type: 'TRANSACTION', dataText });
+    simulator.append({ type: 'ACCOUNT_STATUS', dataText: '{"account_id":"a-1","limit":12.50}' });
+
+    const stream = await openStream(simulator, token);
+    await stream.until(() => stream.messages.length === 1);
+    stream.close();
+
+    expect(stream.messages[0]!.data).toContain(`"data":${dataText}}`);
+    expect(stream.messages[0]!.data).toContain(
+      '"data":{"account_id":"a-1","limit":12.50,"type":"account_status"}}',
+    );
+  });
+
+  it('ends a stream whose token is revoked or has expired, before sending anything more', async () => {
+    let now = Date.parse('2026-11-22T00:00:00Z');
+    const simulator = await start({ now: () => now, tokenLifetimeSeconds: 60 });
+    const revoked = await openStream(simulator, await tokenFor(simulator));
+    await waitFor(() => simulator.stats.openStreams === 1);
+
+    simulator.faults.revokeTokens();
+    await revoked.until(() => false).catch(() => undefined);
+    const expired = await openStream(simulator, await tokenFor(simulator));
+    await waitFor(() => simulator.stats.openStreams === 1);
+    now += 61_000;
+    simulator.generate(1);
+    await expired.until(() => false).catch(() => undefined);
+
+    expect(revoked.ended()).toBe(true);
+    expect(expired.ended()).toBe(true);
+    expect(expired.messages).toEqual([]);
+    expect(simulator.stats.openStreams).toBe(0);
+  });
+
+  it('cuts streams in the middle of a message and held polls without an answer on dropConnections()', async () => {
+    const simulator = await start({ maxPollHoldMs: 60_000 });
+    const token = await tokenFor(simulator);
+    const stream = await openStream(simulator, token);
+    const held = get(simulator, '/events', token);
+    await waitFor(() => simulator.stats.openStreams === 1 && simulator.stats.heldPolls === 1);
+
+    simulator.faults.dropConnections();
+
+    await expect(held).rejects.toThrow();
+    const failure = await stream.until(() => false).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(stream.messages).toEqual([]);
+    expect(simulator.stats).toMatchObject({ openStreams: 0, heldPolls: 0 });
+  });
+
   it('sends a ": ping" heartbeat and ends streams on close()', async () => {
     const simulator = await start({ heartbeatIntervalMs: 20 });
     const token = await tokenFor(simulator);
@@ -494,6 +547,31 @@ describe('GET /events/stream', () => {
 
     expect(stream.ended()).toBe(true);
     expect(simulator.stats.openStreams).toBe(0);
+  });
+});
+
+describe('unlisted events', () => {
+  it('are skipped by polls and streams, and found by the lookups', async () => {
+    const simulator = await start();
+    const token = await tokenFor(simulator);
+    simulator.generate(1);
+    const unlisted = simulator.append(
+      { type: 'ACCOUNT_STATUS', data: { status: 'OPEN' } },
+      { unlisted: true },
+    );
+    simulator.generate(1);
+
+    const page = await poll(simulator, token);
+    const stream = await openStream(simulator, token);
+    await stream.until(() => stream.messages.length === 1);
+    stream.close();
+    const bySequence = await get(simulator, '/event/sequence/2', token);
+    const byId = await get(simulator, `/event/${unlisted.id}`, token);
+
+    expect(page.data.map((event) => event.sequence_number)).toEqual([1, 3]);
+    expect(stream.events().map((event) => event.sequence_number)).toEqual(['1', '3']);
+    expect(await bySequence.json()).toMatchObject({ id: unlisted.id, sequence_number: 2 });
+    expect(byId.status).toBe(200);
   });
 });
 

@@ -1,0 +1,10 @@
+/**
+ * The delivery tests of the feed-mode suite (test/support/feed-mode-suite.ts) in stream mode's
+ * variants: transactions read from pages, and a service whose stream keeps a transaction's own
+ * data.type. Gap repair does not depend on either; the stream suite covers it.
+ */
+
+import { defineFeedModeSuite } from '../../support/feed-mode-suite.ts';
+import { STREAM_MODES } from '../../support/feed-modes.ts';
+
+defineFeedModeSuite(STREAM_MODES.slice(1), 600, { only: 'delivery' });
