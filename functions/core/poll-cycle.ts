@@ -89,9 +89,12 @@ export interface PollCycleOptions {
 export type FeedMode = 'poll' | 'stream';
 
 export interface StreamModeOptions {
-  /** How streamed events that may differ from the poll's are fetched. @default 'lookup' */
+  /** How streamed events that may differ from the poll's are fetched. @default 'page' */
   readonly recovery?: StreamRecovery;
-  /** A micro-batch is published at 10 events or this long after its first arrived. @default 100 */
+  /**
+   * While earlier events are being published, a micro-batch waits for 10 events or this long
+   * after its first arrived; with nothing being published it goes at once. @default 100
+   */
   readonly lingerMs?: number;
   /** Waits before reconnecting after a failure. @default { baseMs: 200, capMs: 20_000 } */
   readonly reconnectBackoff?: BackoffOptions;
@@ -138,7 +141,7 @@ const DEFAULTS = {
   leaseCheckIntervalMs: 100,
   pollBackoff: { baseMs: 200, capMs: 20_000 },
   minEmptyPollIntervalMs: 1_000,
-  streamRecovery: 'lookup',
+  streamRecovery: 'page',
   streamLingerMs: 100,
 } as const;
 
@@ -223,7 +226,9 @@ class PollCycle {
   readonly #budget: CycleBudget;
   /** Long polls: the reader in poll mode, and the page reads of the stream reader. */
   readonly #pages: FeedReader;
-  readonly #reader: FeedSource;
+  #reader: FeedSource;
+  /** The reader in stream mode, told when publishing settles (its micro-batches wait on that). */
+  #stream: StreamReader | undefined;
   readonly #repair: GapRepair | undefined;
   /** Stops polling: the deadline, a failure, or Ctrl-C. */
   readonly #pollSignal: AbortSignal;
@@ -292,8 +297,19 @@ class PollCycle {
     );
     this.#reader = this.#pages;
     if (options.feedMode === 'stream' && deps.stream !== undefined) {
-      this.#reader = new StreamReader(
-        { ...reading, stream: deps.stream, pages: this.#pages, lookup: deps.lookup },
+      const inFlight = this.#inFlight;
+      this.#stream = new StreamReader(
+        {
+          ...reading,
+          stream: deps.stream,
+          pages: this.#pages,
+          lookup: deps.lookup,
+          publishing: {
+            get busy() {
+              return inFlight.size > 0;
+            },
+          },
+        },
         {
           recovery: options.stream?.recovery ?? DEFAULTS.streamRecovery,
           lingerMs: options.stream?.lingerMs ?? DEFAULTS.streamLingerMs,
@@ -302,6 +318,7 @@ class PollCycle {
         },
         window,
       );
+      this.#reader = this.#stream;
     }
     const maxLookups = options.gapRepair?.maxLookups;
     this.#repair =
@@ -397,7 +414,10 @@ class PollCycle {
   #inBackground(publishing: Promise<void>): void {
     const tracked: Promise<void> = publishing
       .catch((error: unknown) => this.#fail(error))
-      .finally(() => this.#inFlight.delete(tracked));
+      .finally(() => {
+        this.#inFlight.delete(tracked);
+        this.#stream?.publishingSettled();
+      });
     this.#inFlight.add(tracked);
   }
 

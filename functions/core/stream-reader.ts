@@ -32,11 +32,19 @@ export interface StreamReaderDeps {
   readonly random?: () => number;
   /** Sequence numbers the feed skipped and nobody published since: a late event for one is wanted. */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Whether events handed out earlier are still being published: a micro-batch waits for
+   * companions only meanwhile. Call `publishingSettled()` when that changes. @default never busy
+   */
+  readonly publishing?: { readonly busy: boolean };
 }
 
 export interface StreamReaderOptions {
   readonly recovery: StreamRecovery;
-  /** A read returns once `maxBatch` events are ready, or this long after the first of them arrived. */
+  /**
+   * The longest a ready event waits for companions: while earlier events are being published, a
+   * read returns once `maxBatch` events are ready or this long after the first of them arrived.
+   */
   readonly lingerMs: number;
   /** No connection is opened with less than this left before the deadline. */
   readonly minPollWindowMs: number;
@@ -73,8 +81,9 @@ interface Entry {
  *
  * One connection at a time runs in the background from the first `next` call until the window
  * closes, taking messages into a bounded buffer (a full buffer stops the reading, and TCP pushes
- * back on the service). A read returns the buffered events once `maxBatch` are ready or `lingerMs`
- * after the first arrived: a micro-batch. A connection that ends or breaks is reopened after the
+ * back on the service). A read returns the ready events at once when nothing is being published;
+ * while something is, it waits until `maxBatch` are ready or `lingerMs` after the first arrived: a
+ * micro-batch under load, no added latency otherwise (Nagle's rule). A connection that ends or breaks is reopened after the
  * highest sequence number received (query cursor and `Last-Event-ID`), at once after a productive
  * connection, else with full-jitter backoff (`Retry-After` and the stream's `retry:` as floors),
  * and never with less than `minPollWindowMs` left. A 401 is the adapter's: it refreshes the token
@@ -167,7 +176,8 @@ export class StreamReader implements FeedSource {
       const closing = this.#signal.aborted;
       if (ready.length > 0) {
         const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
-        if (closing || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
+        const idle = this.#deps.publishing?.busy !== true;
+        if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
           return this.#take(ready);
         }
         await this.#waitForChange(lingerEnds);
@@ -186,6 +196,11 @@ export class StreamReader implements FeedSource {
       }
       await this.#waitForChange(this.#connected && !this.#caughtUpReported ? quietSince : undefined);
     }
+  }
+
+  /** Tells a lingering read that publishing has settled: what is ready may go now. */
+  publishingSettled(): void {
+    this.#notify();
   }
 
   /** Closes the connection and waits for it; buffered events are dropped (they are read again next time). */

@@ -6,7 +6,7 @@ import type { StreamRecovery } from '../core/stream-reader.ts';
 
 export const FEED_MODES = ['poll', 'stream'] as const;
 export type FeedMode = (typeof FEED_MODES)[number];
-export const STREAM_RECOVERIES: readonly StreamRecovery[] = ['lookup', 'page'];
+export const STREAM_RECOVERIES: readonly StreamRecovery[] = ['page', 'lookup'];
 
 /** The poller's configuration, read once from the environment at cold start and frozen. */
 export interface PollerConfig {
@@ -54,7 +54,8 @@ export interface PollerConfig {
   readonly feedMode: FeedMode;
   /**
    * Stream mode: how a transaction whose `data.type` the stream may have replaced is fetched
-   * (`STREAM_RECOVERY`): `lookup` (`GET /event/:id`) or `page` (`GET /events`). @default 'lookup'
+   * (`STREAM_RECOVERY`): `page` (`GET /events` from the cursor, the stream as a doorbell) or
+   * `lookup` (`GET /event/:id` each). @default 'page': as fast, with far fewer requests (README)
    */
   readonly streamRecovery: StreamRecovery;
   /** Stream mode: a micro-batch is published after this long, or at 10 events (`STREAM_LINGER_MS`). @default 100 */
@@ -193,7 +194,7 @@ export function loadPollerConfig(env: Env): PollerConfig {
       'Environment variable START_POSITION',
     ),
     feedMode: oneOf(env, 'FEED_MODE', FEED_MODES, 'poll'),
-    streamRecovery: oneOf(env, 'STREAM_RECOVERY', STREAM_RECOVERIES, 'lookup'),
+    streamRecovery: oneOf(env, 'STREAM_RECOVERY', STREAM_RECOVERIES, 'page'),
     streamLingerMs: integer(env, 'STREAM_LINGER_MS', 100, 0, 1_000),
     streamCursorParam: parseQueryParameterName(
       optional(env, 'STREAM_CURSOR_PARAM', 'last_sequence_number'),

@@ -17,13 +17,13 @@ export const POLL_MODES: readonly FeedModeCase[] = [
 
 export const STREAM_MODES: readonly FeedModeCase[] = [
   {
-    name: 'stream mode, transactions looked up (GET /event/:id)',
-    environment: { FEED_MODE: 'stream', STREAM_RECOVERY: 'lookup' },
+    name: 'stream mode, transactions read from pages (the stream as a doorbell)',
+    environment: { FEED_MODE: 'stream', STREAM_RECOVERY: 'page' },
     simulator: { streamShape: 'documented' },
   },
   {
-    name: 'stream mode, transactions read from pages (the stream as a doorbell)',
-    environment: { FEED_MODE: 'stream', STREAM_RECOVERY: 'page' },
+    name: 'stream mode, transactions looked up (GET /event/:id)',
+    environment: { FEED_MODE: 'stream', STREAM_RECOVERY: 'lookup' },
     simulator: { streamShape: 'documented' },
   },
   {

@@ -108,9 +108,9 @@ export function registerRunCommand(program: Command): void {
     )
     .option(
       '--stream-recovery <how>',
-      'stream mode: fetch transactions whose data.type the stream replaced by lookup (GET /event/:id) or page (GET /events)',
-      choice<StreamRecovery>(['lookup', 'page']),
-      'lookup',
+      'stream mode: fetch transactions whose data.type the stream replaced from a page (GET /events) or by lookup (GET /event/:id)',
+      choice<StreamRecovery>(['page', 'lookup']),
+      'page',
     )
     .addHelpText(
       'after',

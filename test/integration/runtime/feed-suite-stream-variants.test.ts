@@ -1,6 +1,6 @@
 /**
  * The delivery tests of the feed-mode suite (test/support/feed-mode-suite.ts) in stream mode's
- * variants: transactions read from pages, and a service whose stream keeps a transaction's own
+ * variants: transactions looked up one by one, and a service whose stream keeps a transaction's own
  * data.type. Gap repair does not depend on either; the stream suite covers it.
  */
 

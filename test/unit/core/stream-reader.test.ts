@@ -27,6 +27,8 @@ interface Options {
   readonly lookupDelayMs?: number;
   readonly maxBufferedEvents?: number;
   readonly recordedGaps?: readonly number[];
+  /** Whether earlier events are being published (micro-batches wait only then). @default true */
+  readonly busy?: boolean;
 }
 
 function setup(options: Options = {}) {
@@ -41,13 +43,14 @@ function setup(options: Options = {}) {
   const gaps = new Set(options.recordedGaps ?? []);
   const recordedGaps = { includes: (sequence: number) => gaps.has(sequence) };
   const base = { clock, metrics, logger, random: () => 0.5, recordedGaps };
+  const publishing = { busy: options.busy ?? true };
   const pages = new FeedReader(
     { ...base, feed },
     { minPollWindowMs: 500, pollBackoff: { baseMs: 200, capMs: 2_000 }, minEmptyPollIntervalMs: 1_000 },
     window,
   );
   const reader = new StreamReader(
-    { ...base, stream, pages, lookup },
+    { ...base, stream, pages, lookup, publishing },
     {
       recovery: options.recovery ?? 'lookup',
       lingerMs: 100,
@@ -57,7 +60,7 @@ function setup(options: Options = {}) {
     },
     window,
   );
-  return { clock, stream, feed, lookup, metrics, logger, reader, startedAt: clock.now() };
+  return { clock, stream, feed, lookup, metrics, logger, reader, publishing, startedAt: clock.now() };
 }
 
 function message(events: BankingEvent[], recover: readonly number[] = []): StreamMessage {
@@ -77,7 +80,7 @@ const range = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => makeEvent(from + i));
 
 describe('StreamReader', () => {
-  it('publishes a micro-batch 100 ms after its first event arrived, or at once at 10 events', async () => {
+  it('while publishing is busy, hands out a micro-batch 100 ms after its first event arrived, or at once at 10 events', async () => {
     const { stream, reader, clock, startedAt } = setup();
     stream.connection(
       { message: message(range(1, 3)) },
@@ -89,6 +92,26 @@ describe('StreamReader', () => {
     expect(clock.now() - startedAt).toBe(100);
     expect(sequences(await reader.next(5))).toEqual(range(6, 17).map((e) => e.sequence_number));
     expect(clock.now() - startedAt).toBe(550);
+    await reader.close();
+  });
+
+  it('hands out what is ready at once when nothing is being published, and when publishing settles', async () => {
+    const { stream, reader, clock, publishing, startedAt } = setup({ busy: false });
+    stream.connection(
+      { afterMs: 30, message: message(range(1, 2)) },
+      { afterMs: 10, message: message(range(3, 3)) },
+    );
+
+    expect(sequences(await reader.next(null))).toEqual([1, 2]);
+    expect(clock.now() - startedAt).toBe(30);
+    publishing.busy = true;
+    const lingering = reader.next(2);
+    void clock.sleep(25).then(() => {
+      publishing.busy = false;
+      reader.publishingSettled();
+    });
+    expect(sequences(await lingering)).toEqual([3]);
+    expect(clock.now() - startedAt).toBe(55);
     await reader.close();
   });
 

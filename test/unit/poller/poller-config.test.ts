@@ -35,7 +35,7 @@ describe('loadPollerConfig', () => {
   it('reads the feed mode, stream and gap repair settings, with their defaults', () => {
     expect(loadPollerConfig(base)).toMatchObject({
       feedMode: 'poll',
-      streamRecovery: 'lookup',
+      streamRecovery: 'page',
       streamLingerMs: 100,
       streamCursorParam: 'last_sequence_number',
       gapRepairMaxLookups: 100,
@@ -45,7 +45,7 @@ describe('loadPollerConfig', () => {
       loadPollerConfig({
         ...base,
         FEED_MODE: 'stream',
-        STREAM_RECOVERY: 'page',
+        STREAM_RECOVERY: 'lookup',
         STREAM_LINGER_MS: '0',
         STREAM_CURSOR_PARAM: 'from',
         GAP_REPAIR_MAX_LOOKUPS: '0',
@@ -53,7 +53,7 @@ describe('loadPollerConfig', () => {
       }),
     ).toMatchObject({
       feedMode: 'stream',
-      streamRecovery: 'page',
+      streamRecovery: 'lookup',
       streamLingerMs: 0,
       streamCursorParam: 'from',
       gapRepairMaxLookups: 0,
@@ -66,7 +66,7 @@ describe('loadPollerConfig', () => {
       'Environment variable FEED_MODE must be one of poll, stream, got "sse"',
     );
     expect(() => loadPollerConfig({ ...base, STREAM_RECOVERY: 'guess' })).toThrow(
-      /STREAM_RECOVERY must be one of lookup, page/,
+      /STREAM_RECOVERY must be one of page, lookup/,
     );
     expect(() => loadPollerConfig({ ...base, STREAM_LINGER_MS: '5000' })).toThrow(/STREAM_LINGER_MS/);
   });
