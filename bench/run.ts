@@ -11,12 +11,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { compareModes, LATENCY_MODES, type LatencySettings, latencyTable } from './latency.ts';
 import { bundleLikeThePoller } from './support/bundle.ts';
 import { lineChart } from './support/svg-chart.ts';
 import {
   analyticBound,
   bundleSize,
-  caughtUpLatency,
   coldImports,
   type RunFigures,
   runNaive,
@@ -92,8 +92,33 @@ try {
   const capped = await runOurs(bench, { ...base, events: quick ? 1_000 : 2_000, maxRequestsPerSecond: 50 });
   log('20 % of PutEvents requests throttled');
   const throttled = await runOurs(bench, { ...base, events: sweepEvents, throttleRatio: 0.2 });
-  log('caught-up delivery latency');
-  const latency = await caughtUpLatency(bench, base, quick ? 20 : 100);
+  // Delivery latency, poll against stream, over three kinds of traffic (bench/latency.ts).
+  const latencyModes = LATENCY_MODES.filter((mode) => mode.name !== 'stream, lookup, linger 0');
+  const traffic: Record<string, LatencySettings> = {
+    'steady, 12 ms each way': {
+      oneWayMs: 12,
+      publishLatencyMs: base.publishLatencyMs,
+      events: quick ? 30 : 100,
+      spacingMs: 100,
+    },
+    'bursts of 10, 12 ms each way': {
+      oneWayMs: 12,
+      publishLatencyMs: base.publishLatencyMs,
+      events: quick ? 50 : 200,
+      spacingMs: 250,
+      burst: 10,
+    },
+    '100 events/s, 50 ms each way': {
+      oneWayMs: 50,
+      publishLatencyMs: base.publishLatencyMs,
+      events: quick ? 100 : 300,
+      spacingMs: 10,
+    },
+  };
+  const latency: Record<string, Awaited<ReturnType<typeof compareModes>>> = {};
+  for (const [name, settings] of Object.entries(traffic)) {
+    latency[name] = await compareModes(bench, settings, latencyModes, (line) => log(`${line} (${name})`));
+  }
 
   log('bundle size and cold import');
   const sdkOnly = path.join(os.tmpdir(), `sdk-only-${process.pid}`, 'index.mjs');
@@ -126,7 +151,27 @@ try {
     median_poll_interval_ms: { ours: ours.medianPollIntervalMs, naive: naive.medianPollIntervalMs },
     naive_peak_rss_mb: round(naive.peakRssMiB, 1),
     duplicates: { ours: ours.duplicates, naive: naive.duplicates },
-    caught_up_delivery_latency_ms: latency,
+    delivery_latency_ms: Object.fromEntries(
+      Object.entries(latency).map(([name, results]) => [
+        name,
+        Object.fromEntries(
+          results.map((result) => [
+            result.mode,
+            {
+              p50: result.all.p50,
+              p99: result.all.p99,
+              by_type: result.byType,
+              feed_requests_per_event: round(
+                result.requestsPerEvent.polls +
+                  result.requestsPerEvent.lookups +
+                  result.requestsPerEvent.streams,
+              ),
+              put_events_requests: result.putEventsRequests,
+            },
+          ]),
+        ),
+      ]),
+    ),
     bundle: {
       bytes: size.bytes,
       gzip_bytes: size.gzipBytes,
@@ -205,10 +250,14 @@ try {
     { run: 'simulator ceiling', 'events/s': result.simulator_ceiling_events_per_s },
   ]);
   console.table(result.sweep);
+  for (const [name, results] of Object.entries(latency)) {
+    console.log(`delivery latency, ${name}`);
+    console.table(latencyTable(results));
+  }
   console.log(
     [
       `ours ÷ bound ${result.ours_over_bound} (target ≥ 0.9) · ours ÷ naive ${result.ours_over_naive} (target ≥ 5) · ours ÷ simulator ceiling ${result.ours_over_ceiling}`,
-      `peak RSS ${result.peak_rss_mb} MiB (target ≤ 150) · caught-up delivery p50 ${latency.p50} ms, p99 ${latency.p99} ms`,
+      `peak RSS ${result.peak_rss_mb} MiB (target ≤ 150)`,
       `bundle ${size.bytes} B (${size.gzipBytes} B gzip) · cold import ${result.bundle.cold_import_ms} ms vs SDK-only ${result.bundle.sdk_only_cold_import_ms} ms (${result.bundle.cold_import_over_sdk_only}×, target ≤ 1.3)`,
       `PutEvents cap 50/s: at most ${capped.maxRequestsInAnySecond} requests in any second · 20 % throttled: ${result.throttled_20_percent.events_per_s} events/s`,
       `no-loss check: ${problems.length === 0 ? 'passed' : problems.join('; ')}`,

@@ -400,60 +400,6 @@ export async function simulatorCeiling(bench: Bench, settings: Settings): Promis
   }
 }
 
-/** Delivery latency when caught up: event creation at the simulator to PutEvents accepted. */
-export async function caughtUpLatency(
-  bench: Bench,
-  settings: Settings,
-  events = 100,
-  spacingMs = 100,
-): Promise<{ p50: number; p99: number; max: number }> {
-  const { simulator, secretArn, program } = await prepare(
-    bench,
-    { ...settings, events: 0 },
-    { maxPollHoldMs: 20_000 },
-  );
-  const standIn = await PutEventsStandIn.start({ latencyMs: settings.publishLatencyMs });
-  const container = new LambdaContainer({
-    codeDir: bench.artifact.codeDir,
-    memoryMb: bench.artifact.memoryMb,
-    timeoutMs: 60_000,
-    environment: {
-      ...bench.artifact.environment,
-      ...AWS_ENV,
-      SECRET_ID: secretArn,
-      CHECKPOINT_TABLE: bench.table,
-      EVENT_BUS_NAME: 'bench-bus',
-      DEFAULT_PROGRAM: program,
-      POWERTOOLS_LOG_LEVEL: 'WARN',
-      AWS_ENDPOINT_URL: bench.motoEndpoint,
-      AWS_ENDPOINT_URL_EVENTBRIDGE: standIn.endpoint,
-    },
-  });
-  try {
-    const invocation = container.invoke({});
-    await waitFor(async () => simulator.stats.heldPolls > 0, 10_000);
-    for (let i = 0; i < events; i += 1) {
-      simulator.generate(1);
-      await new Promise((resolve) => setTimeout(resolve, spacingMs));
-    }
-    await standIn.waitForAccepted(events);
-    const latencies = [...standIn.accepted.values()]
-      .map((accepted) => accepted.acceptedEpochMs - accepted.createdEpochMs)
-      .sort((a, b) => a - b);
-    await container.kill();
-    await invocation;
-    return {
-      p50: latencies[Math.floor(latencies.length * 0.5)]!,
-      p99: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!,
-      max: latencies.at(-1)!,
-    };
-  } finally {
-    await container.close();
-    await standIn.close();
-    await simulator.close();
-  }
-}
-
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {

@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { registerArchiveReplayCommand } from './commands/archive-replay-command.ts';
 import { registerDoctorCommand } from './commands/doctor-command.ts';
+import { registerEventCommand } from './commands/event-command.ts';
 import { registerReplayCommand } from './commands/replay-command.ts';
 import { registerRewindCommand } from './commands/rewind-command.ts';
 import { registerRunCommand } from './commands/run-command.ts';
@@ -51,6 +52,7 @@ Examples:
   registerRewindCommand(program);
   registerReplayCommand(program);
   registerArchiveReplayCommand(program);
+  registerEventCommand(program);
   registerTailCommand(program);
   registerDoctorCommand(program);
   registerSecretCommand(program);

@@ -2,7 +2,7 @@
  * What `status` says about one program, from its checkpoint row: a plain object for `--json`
  * and the rows of its table. Pure, so its wording is unit-tested.
  */
-import type { CheckpointState, CycleRecord, RecordedError } from '../core/ports.ts';
+import type { CheckpointState, CycleRecord, OpenGap, RecordedError } from '../core/ports.ts';
 import { formatInstant, formatLag } from './output-format.ts';
 
 export interface ProgramStatus {
@@ -20,6 +20,8 @@ export interface ProgramStatus {
   readonly lastError: RecordedError | null;
   /** The banking `program_id` the checkpoint belongs to. */
   readonly feedProgramId: string | null;
+  /** Sequence numbers the feed skipped below the checkpoint whose events were never published. */
+  readonly openGaps: readonly OpenGap[];
 }
 
 export function programStatus(program: string, state: CheckpointState, now: number): ProgramStatus {
@@ -40,7 +42,16 @@ export function programStatus(program: string, state: CheckpointState, now: numb
     lastCycle: state.lastCycle ?? null,
     lastError: state.lastError ?? null,
     feedProgramId: state.feedProgramId,
+    openGaps: state.openGaps,
   };
+}
+
+/** `5 (looked up until 10:00:00Z)`, `8-9 (seen 3 min ago, still looked up)`. */
+function describeGap(gap: OpenGap, now: number): string {
+  const numbers = gap.from === gap.to ? String(gap.from) : `${gap.from}-${gap.to}`;
+  return gap.gaveUpAt === undefined
+    ? `${numbers} (seen ${formatInstant(gap.seenAt, now)}, still looked up)`
+    : `${numbers} (no event by ${formatInstant(gap.gaveUpAt, now)}; no longer looked up)`;
 }
 
 /** The rows of a program's table, in the order a person on call reads them. */
@@ -85,6 +96,15 @@ export function statusRows(status: ProgramStatus, now: number): Array<readonly [
         : `${lastError.code}: ${lastError.message} (${formatInstant(lastError.at, now)})`,
     ],
   ];
+  rows.push([
+    'skipped numbers',
+    status.openGaps.length === 0
+      ? 'none'
+      : status.openGaps
+          .slice(0, 5)
+          .map((gap) => describeGap(gap, now))
+          .join('; ') + (status.openGaps.length > 5 ? `; and ${status.openGaps.length - 5} more` : ''),
+  ]);
   if (status.feedProgramId !== null) rows.push(['feed program_id', status.feedProgramId]);
   return rows;
 }

@@ -217,6 +217,26 @@ describe('checkpoint commands of the CLI', () => {
     }
   });
 
+  it('event looks one up by sequence number or id, prints what would be published, and says when there is none', async () => {
+    const { cli, simulator } = await newScenario(5);
+    const target = simulator.events()[2]!;
+
+    const bySequence = await cli(['event', '3']);
+    const byId = await cli(['event', target.id]);
+    const missing = await cli(['event', '99']);
+
+    expect(bySequence.code, bySequence.stderr).toBe(0);
+    expect(JSON.parse(bySequence.stdout)).toEqual({
+      source: expect.any(String),
+      'detail-type': target.type.toLowerCase(),
+      time: target.created_dt,
+      detail: { ...target, type: target.type.toLowerCase() },
+    });
+    expect(byId.stdout).toBe(bySequence.stdout);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no event with sequence number 99 for default \(HTTP 404\)/);
+  });
+
   it('takes credentials from --profile and the region from --region, as the AWS CLI does', async () => {
     const { deployment } = await newScenario(0);
     const directory = await mkdtemp(join(tmpdir(), 'aws-config-'));

@@ -13,7 +13,10 @@ describe('status of a program', () => {
         updatedAt: '2026-11-22T11:59:30.000Z',
         lease: { owner: 'req-7', expiresAt: NOW + 20_000 },
         feedProgramId: 'feed-1',
-        openGaps: [],
+        openGaps: [
+          { from: 1200, to: 1200, seenAt: NOW - 60_000 },
+          { from: 1100, to: 1102, seenAt: NOW - 7_200_000, gaveUpAt: NOW - 6_900_000 },
+        ],
         newestCreatedDt: '2026-11-22T11:59:28.000Z',
         lastCycle: {
           endedAt: '2026-11-22T11:59:00.000Z',
@@ -43,6 +46,9 @@ describe('status of a program', () => {
       'newest event': 'created 2026-11-22T11:59:28.000Z (32 s ago)',
       'last cycle': 'completed, 42 published, ended 2026-11-22T11:59:00.000Z (1 min ago)',
       'last error': 'UPSTREAM_HTTP_ERROR: GET /events: HTTP 503 (2026-11-22T11:00:00.000Z (1 h ago))',
+      'skipped numbers':
+        '1200 (seen 2026-11-22T11:59:00.000Z (1 min ago), still looked up); ' +
+        '1100-1102 (no event by 2026-11-22T10:05:00.000Z (1 h 55 min ago); no longer looked up)',
       'feed program_id': 'feed-1',
     });
   });
@@ -60,6 +66,7 @@ describe('status of a program', () => {
       lease: 'free',
       lag: 'unknown (no cycle recorded)',
       'last error': 'none recorded',
+      'skipped numbers': 'none',
     });
   });
 
