@@ -1,4 +1,5 @@
 import { PayloadValidationError } from './errors.ts';
+import { type InvalidEventInfo, invalidEvent, usableSequenceNumber } from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
   compactText,
@@ -32,6 +33,11 @@ export interface BankingEvent {
    * the whitespace between tokens dropped.
    */
   readonly detail: string;
+  /**
+   * Set on an event that failed validation and is published as `invalid_event` instead
+   * (`invalid-event.ts`): why, and the number it had. Absent on every valid event.
+   */
+  readonly invalid?: InvalidEventInfo;
 }
 
 /** One event as it arrived: its parsed value, and where its text is in the document it came in. */
@@ -64,6 +70,8 @@ export interface PayloadOrigin {
   /** e.g. `GET /events` */
   readonly source: string;
   readonly status?: number;
+  /** When the answer arrived (epoch ms), for events quarantined without a usable time. @default Date.now() */
+  readonly receivedAt?: number;
 }
 
 function describe(origin: PayloadOrigin): string {
@@ -155,27 +163,68 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
   return `{${members.join(',')}}`;
 }
 
-/** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
+/**
+ * Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. A body
+ * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
+ * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
+ * checkpoint treats it under), so one bad event neither blocks the feed nor goes missing.
+ */
 export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
   const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
   const data = body.data;
   if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
+  const cursor = body.last_sequence_number;
+  const lastSequenceNumber =
+    cursor === undefined || cursor === null
+      ? null
+      : parseSequenceNumber(cursor, origin, 'last_sequence_number');
   const { text } = document;
   const spans = elementSpans(text, memberSpan(text, rootSpan(text), 'data')!);
-  const events = data.map((raw, index) =>
-    normalizeEvent({ value: raw, text, span: spans[index]! }, origin, `data[${index}]`),
+  const readSequence = (value: unknown) => parseSequenceNumber(value, origin, 'sequence_number');
+  type Entry =
+    | { readonly event: BankingEvent }
+    | {
+        readonly source: EventText;
+        readonly error: PayloadValidationError;
+        readonly sequenceNumber: number | null;
+      };
+  const entries = data.map((raw, index): Entry => {
+    const source: EventText = { value: raw, text, span: spans[index]! };
+    try {
+      return { event: normalizeEvent(source, origin, `data[${index}]`) };
+    } catch (error) {
+      if (!(error instanceof PayloadValidationError)) throw error;
+      return { source, error, sequenceNumber: usableSequenceNumber(raw, readSequence) };
+    }
+  });
+  const numbers = entries.map((entry) =>
+    'event' in entry ? entry.event.sequence_number : entry.sequenceNumber,
   );
+  const pageEnd = Math.max(
+    ...numbers.filter((number): number is number => number !== null),
+    lastSequenceNumber ?? Number.NEGATIVE_INFINITY,
+  );
+  const events = entries.map((entry) => {
+    if ('event' in entry) return entry.event;
+    if (entry.sequenceNumber === null && !Number.isFinite(pageEnd)) {
+      // Nothing in the answer says where this event sits: no number to hold the checkpoint at.
+      throw new PayloadValidationError(
+        `${entry.error.message}; no event of the answer has a usable sequence_number and last_sequence_number is missing, ` +
+          'so there is no position to checkpoint it at',
+        entry.error.context,
+      );
+    }
+    return invalidEvent(entry.source, entry.error, {
+      position: entry.sequenceNumber ?? pageEnd,
+      sequenceNumber: entry.sequenceNumber,
+      receivedAt: origin.receivedAt ?? Date.now(),
+    });
+  });
+  // Stable: events that share a number (a quarantined one at the page's end) keep their order.
   events.sort((a, b) => a.sequence_number - b.sequence_number);
-  const cursor = body.last_sequence_number;
-  return {
-    events,
-    lastSequenceNumber:
-      cursor === undefined || cursor === null
-        ? null
-        : parseSequenceNumber(cursor, origin, 'last_sequence_number'),
-  };
+  return { events, lastSequenceNumber };
 }
 
 /**

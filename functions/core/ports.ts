@@ -201,6 +201,8 @@ export const METRIC_NAMES = [
   'CycleDurationMs',
   'SequenceGaps',
   'LateEvents',
+  'InvalidEvents',
+  'ClaimChecks',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -245,7 +245,7 @@ export class BankingEventFeed implements EventFeed {
         return bodiless.get(status) as T;
       }
       if (status !== 200) throw await this.#statusError(exchange, authenticated);
-      const origin = { source: exchange.source, status };
+      const origin = { source: exchange.source, status, receivedAt: this.#clock() };
       const payload = await readJsonBody(body, {
         origin,
         maxBytes: this.#maxBodyBytes,
