@@ -66,7 +66,10 @@ export type EntryOutcome =
 export interface PublishLimits {
   /** PutEvents: 10 entries per request. */
   readonly maxEntriesPerBatch: number;
-  /** PutEvents: 256 KiB per request, entry sizes added up the way AWS documents. */
+  /**
+   * PutEvents: bytes per request, entry sizes added up the way AWS documents; one entry alone must
+   * fit too (`MAX_EVENT_ENTRY_BYTES`, see `claim-check.ts`).
+   */
   readonly maxBatchBytes: number;
 }
 
@@ -80,6 +83,21 @@ export interface EventPublisher {
   /** Bytes this event counts for against `maxBatchBytes` (one entry must fit on its own). */
   entrySize(event: BankingEvent): number;
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;
+}
+
+/** Where a claim-checked event's full text is stored. */
+export interface ClaimCheckLocation {
+  readonly bucket: string;
+  readonly key: string;
+}
+
+/**
+ * Object storage for events too large for the bus (S3 in the Lambda). `put` stores `body` under
+ * `key`, replacing what is there (the same event stored twice is the same object), and rejects
+ * when it could not: a `ConfigurationError` for what retrying cannot fix (no bucket, no access).
+ */
+export interface ClaimCheckStore {
+  put(key: string, body: string, signal: AbortSignal): Promise<ClaimCheckLocation>;
 }
 
 export interface LeaseRequest {

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
@@ -45,6 +46,16 @@ export interface PollerConfig {
   readonly publishMaxRequestsPerSecond: number | undefined;
   /** Where a program without a checkpoint starts (`START_POSITION`). @default beginning */
   readonly startPosition: StartPosition;
+  /**
+   * Largest PutEvents entry sent (`MAX_EVENT_ENTRY_BYTES`); larger events go through the claim
+   * check. @default 1_000_000 (see `core/claim-check.ts`)
+   */
+  readonly maxEventEntryBytes: number;
+  /**
+   * S3 bucket for events too large for the bus (`CLAIM_CHECK_BUCKET`). @default none: such an
+   * event stops the run with `EVENT_TOO_LARGE`, the checkpoint just before it
+   */
+  readonly claimCheckBucket: string | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -160,6 +171,14 @@ export function loadPollerConfig(env: Env): PollerConfig {
       optional(env, 'START_POSITION', 'beginning'),
       'Environment variable START_POSITION',
     ),
+    maxEventEntryBytes: integer(
+      env,
+      'MAX_EVENT_ENTRY_BYTES',
+      DEFAULT_MAX_ENTRY_BYTES,
+      MIN_MAX_ENTRY_BYTES,
+      PUT_EVENTS_MAX_BYTES,
+    ),
+    claimCheckBucket: env.CLAIM_CHECK_BUCKET?.trim() || undefined,
   });
 }
 
