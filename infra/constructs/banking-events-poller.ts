@@ -2,6 +2,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -19,14 +20,15 @@ import { createPollerFunction } from './poller-function.ts';
 import { PollerMetrics } from './poller-metrics.ts';
 import { type BankingEventsPollerProps, LAG_PERIODS, resolvePollerProps } from './poller-props.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
-import { createCheckpointTable, createProgramSecret } from './poller-storage.ts';
+import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
 
 /**
  * Polls a banking service's event feed on a schedule and publishes every event to EventBridge,
- * with a DynamoDB checkpoint, type-based routing with DLQs, an archive, schemas, alarms and a
- * dashboard. Holds no business logic: the handler does the polling. Composition only: props and
+ * with a DynamoDB checkpoint, type-based routing with DLQs, a quarantine for events that fail
+ * validation, a claim-check bucket for events too large for the bus, an archive, schemas, alarms
+ * and a dashboard. Holds no business logic: the handler does the polling. Composition only: props and
  * their defaults are in `poller-props.ts`, storage in `poller-storage.ts`, the function and its
  * schedules in `poller-function.ts` and `poller-schedules.ts`.
  *
@@ -47,6 +49,11 @@ export class BankingEventsPoller extends Construct {
   public readonly archive: events.Archive;
   public readonly schemas: EventSchemas;
   public readonly routing: EventRouting;
+  /**
+   * The full text of events too large for the bus; grant consumers read access
+   * (`claimCheckBucket.grantRead(consumer)`) to follow the pointer events.
+   */
+  public readonly claimCheckBucket: s3.Bucket;
   /** Program name → its schedule. */
   public readonly schedules: ReadonlyMap<string, scheduler.Schedule>;
   /** Invocations EventBridge Scheduler could not deliver. */
@@ -86,13 +93,16 @@ export class BankingEventsPoller extends Construct {
       eventSource,
       routes: resolved.routes,
       unrouted: resolved.unrouted,
+      quarantine: resolved.quarantine,
     });
+    this.claimCheckBucket = createClaimCheckBucket(this, resolved.claimCheckRetention);
 
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
       secrets: this.secrets,
       eventBus: this.eventBus,
       eventBusImported: props.existingEventBus !== undefined,
+      claimCheckBucket: this.claimCheckBucket,
     });
     this.pollerFunction = poller.pollerFunction;
     this.logGroup = poller.logGroup;

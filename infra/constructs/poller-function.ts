@@ -2,13 +2,14 @@
  * The poller function: its role, its log group, the handler's environment (the contract of
  * `functions/poller/poller-config.ts`) and the least-privilege grants it runs with.
  */
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { formatStartPosition, parseStartPosition } from '../../functions/core/start-position.ts';
@@ -30,6 +31,8 @@ export interface PollerFunctionResources {
   readonly eventBus: events.IEventBus;
   /** Whether `eventBus` was imported (it may live in another account: PutEvents then needs its ARN). */
   readonly eventBusImported: boolean;
+  /** Where events too large for the bus are stored. */
+  readonly claimCheckBucket: s3.Bucket;
 }
 
 export interface PollerFunction {
@@ -40,7 +43,8 @@ export interface PollerFunction {
 
 /**
  * The function, in `scope`, with its own role: its programs' secrets, item-level actions on its
- * table, PutEvents on its bus and writes to its log group; nothing else.
+ * table, PutEvents on its bus, PutObject on the claim-check bucket and writes to its log group;
+ * nothing else.
  */
 export function createPollerFunction(
   scope: Construct,
@@ -102,6 +106,8 @@ export function createPollerFunction(
       ...(props.maxPutEventsPerSecond === undefined
         ? {}
         : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(props.maxPutEventsPerSecond) }),
+      MAX_EVENT_ENTRY_BYTES: String(props.maxEventEntryBytes),
+      CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
       NODE_OPTIONS: POLLER_NODE_OPTIONS,
     },
     bundling: POLLER_BUNDLING,
@@ -113,9 +119,22 @@ export function createPollerFunction(
     });
   }
 
-  // Least privilege: item-level actions on the table only, its secrets only, PutEvents on its bus only.
+  // Least privilege: item-level actions on the table only, its secrets only, PutEvents on its bus
+  // only, and PutObject alone on the claim-check bucket's objects (`grantPut` would add tagging,
+  // legal hold, retention and abort).
   for (const secret of secrets.values()) secret.grantRead(role);
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   eventBus.grantPutEventsTo(role);
+  const bucket = resources.claimCheckBucket;
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
+  );
+  const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnElement);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+    reason:
+      'The claim-check objects are named at run time (program, sequence number, event id): s3:PutObject, and ' +
+      'nothing else, on the objects of the one claim-check bucket is the narrowest grant there is.',
+  });
   return { pollerFunction, logGroup, role };
 }

@@ -3,7 +3,9 @@
  * would refuse, reported with the prop and the fix, before anything is built.
  */
 import { Duration } from 'aws-cdk-lib';
+import { MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../../functions/core/claim-check.ts';
 import { ConfigurationError } from '../../functions/core/errors.ts';
+import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import {
   isProgramName,
   isQueryParameterName,
@@ -138,6 +140,27 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: R
     fail(
       `startPosition must be 'beginning', 'latest' or a sequence number of 1 or more; got ${JSON.stringify(resolved.startPosition)}`,
       'startPosition',
+    );
+  }
+  const entryBytes = resolved.maxEventEntryBytes;
+  if (
+    !Number.isInteger(entryBytes) ||
+    entryBytes < MIN_MAX_ENTRY_BYTES ||
+    entryBytes > PUT_EVENTS_MAX_BYTES
+  ) {
+    fail(
+      `maxEventEntryBytes must be an integer from ${MIN_MAX_ENTRY_BYTES} to ${PUT_EVENTS_MAX_BYTES} (the bus's cap); got ${entryBytes}`,
+      'maxEventEntryBytes',
+    );
+  }
+  const retentionDays = resolved.claimCheckRetention.toHours() / 24;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1) {
+    fail('claimCheckRetention must be whole days, at least 1', 'claimCheckRetention');
+  }
+  if (Object.hasOwn(resolved.routes, INVALID_EVENT_TYPE)) {
+    fail(
+      `routes must not name "${INVALID_EVENT_TYPE}": events that failed validation go to the quarantine route; configure it with the quarantine prop`,
+      'routes',
     );
   }
   if (resolved.lagThreshold.toSeconds() < 60) fail('lagThreshold must be at least 1 minute', 'lagThreshold');

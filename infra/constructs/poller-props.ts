@@ -9,6 +9,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import { DEFAULT_MAX_ENTRY_BYTES } from '../../functions/core/claim-check.ts';
 import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
@@ -128,6 +129,27 @@ export interface BankingEventsPollerProps {
    * @default 'beginning'
    */
   readonly startPosition?: 'beginning' | 'latest' | number;
+  /**
+   * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
+   * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through
+   * the claim check: stored in `claimCheckBucket`, a pointer published in its place.
+   *
+   * @default 1_000_000: EventBridge's 1 MiB cap (raised from 256 KB in January 2026) less room for
+   * the envelope the bus wraps each event in when it delivers it to a 1 MiB SQS or Lambda target
+   */
+  readonly maxEventEntryBytes?: number;
+  /**
+   * How long the claim-check bucket keeps an event's body before it expires (whole days).
+   *
+   * @default Duration.days(30)
+   */
+  readonly claimCheckRetention?: Duration;
+  /**
+   * The quarantine route: events that failed validation, published as `invalid_event`.
+   *
+   * @default - a queue, with an alarm as soon as anything arrives in it
+   */
+  readonly quarantine?: EventRouteOptions;
   /**
    * Active X-Ray tracing on the function.
    *
@@ -262,6 +284,9 @@ export interface ResolvedPollerProps {
   readonly archiveRetention: Duration;
   readonly routes: Readonly<Record<string, EventRouteOptions>>;
   readonly unrouted: EventRouteOptions;
+  readonly quarantine: EventRouteOptions;
+  readonly maxEventEntryBytes: number;
+  readonly claimCheckRetention: Duration;
   readonly lagThreshold: Duration;
   readonly stallAfter: Duration;
   readonly runbookUrl: string;
@@ -306,6 +331,9 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
       props.routes ??
       Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, EventRouteOptions] => [type, {}])),
     unrouted: props.unrouted ?? {},
+    quarantine: props.quarantine ?? {},
+    maxEventEntryBytes: props.maxEventEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
+    claimCheckRetention: props.claimCheckRetention ?? Duration.days(30),
     lagThreshold: props.lagThreshold ?? Duration.minutes(5),
     // One place for the default, so apps embedding the construct get a window that fits their interval.
     stallAfter:

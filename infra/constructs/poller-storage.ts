@@ -1,10 +1,11 @@
 /**
- * What the poller keeps: the checkpoint table (one item per program: checkpoint and lease) and
- * each program's credentials secret. Created in the construct's own scope, so their logical ids
- * are the construct's.
+ * What the poller keeps: the checkpoint table (one item per program: checkpoint and lease), each
+ * program's credentials secret, and the claim-check bucket for events too large for the bus.
+ * Created in the construct's own scope, so their logical ids are the construct's.
  */
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { pascalCase } from './construct-names.ts';
@@ -48,4 +49,29 @@ export function createProgramSecret(scope: Construct, program: string): secretsm
       'with put-secret-value and the handler re-reads the secret on a 401.',
   });
   return secret;
+}
+
+/**
+ * The claim-check bucket: the full text of events too large for the bus, one object per event,
+ * read by consumers through the pointer events. Encrypted (SSE-S3), TLS only, never public,
+ * objects expire after `retention`; retained when the stack goes (pointers on the bus and in the
+ * archive still name its objects).
+ */
+export function createClaimCheckBucket(scope: Construct, retention: Duration): s3.Bucket {
+  const bucket = new s3.Bucket(scope, 'ClaimCheckBucket', {
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [{ id: 'ExpireClaimChecks', expiration: retention }],
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  Validations.of(bucket).acknowledge({
+    id: 'AwsSolutions-S1',
+    reason:
+      'Objects are written only by the poller function (its role may PutObject and nothing else) and read by ' +
+      'consumers through pointer events; CloudTrail data events are the audit trail if one is needed. Server ' +
+      'access logs would need a second bucket holding a copy of every access, for no finding of ours.',
+  });
+  return bucket;
 }
