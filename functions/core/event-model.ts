@@ -1,5 +1,11 @@
 import { PayloadValidationError } from './errors.ts';
-import { type InvalidEventInfo, invalidEvent, usableSequenceNumber } from './invalid-event.ts';
+import {
+  type InvalidEventInfo,
+  invalidEvent,
+  isUnplaced,
+  placeInvalidEvent,
+  usableSequenceNumber,
+} from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
   compactText,
@@ -167,7 +173,8 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
  * Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. A body
  * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
  * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
- * checkpoint treats it under), so one bad event neither blocks the feed nor goes missing.
+ * checkpoint treats it under; one without a usable number is placed by `selectNewEvents`), so
+ * one bad event neither blocks the feed nor goes missing.
  */
 export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
   const body = document.value;
@@ -199,30 +206,16 @@ export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin)
       return { source, error, sequenceNumber: usableSequenceNumber(raw, readSequence) };
     }
   });
-  const numbers = entries.map((entry) =>
-    'event' in entry ? entry.event.sequence_number : entry.sequenceNumber,
+  const events = entries.map((entry) =>
+    'event' in entry
+      ? entry.event
+      : invalidEvent(entry.source, entry.error, {
+          sequenceNumber: entry.sequenceNumber,
+          receivedAt: origin.receivedAt ?? Date.now(),
+        }),
   );
-  const pageEnd = Math.max(
-    ...numbers.filter((number): number is number => number !== null),
-    lastSequenceNumber ?? Number.NEGATIVE_INFINITY,
-  );
-  const events = entries.map((entry) => {
-    if ('event' in entry) return entry.event;
-    if (entry.sequenceNumber === null && !Number.isFinite(pageEnd)) {
-      // Nothing in the answer says where this event sits: no number to hold the checkpoint at.
-      throw new PayloadValidationError(
-        `${entry.error.message}; no event of the answer has a usable sequence_number and last_sequence_number is missing, ` +
-          'so there is no position to checkpoint it at',
-        entry.error.context,
-      );
-    }
-    return invalidEvent(entry.source, entry.error, {
-      position: entry.sequenceNumber ?? pageEnd,
-      sequenceNumber: entry.sequenceNumber,
-      receivedAt: origin.receivedAt ?? Date.now(),
-    });
-  });
-  // Stable: events that share a number (a quarantined one at the page's end) keep their order.
+  // Stable: events sharing a number keep their order; quarantined ones without a number come first,
+  // to be placed just after the cursor (`selectNewEvents`).
   events.sort((a, b) => a.sequence_number - b.sequence_number);
   return { events, lastSequenceNumber };
 }
@@ -245,12 +238,15 @@ export function singleEventText(document: JsonDocument): EventText {
 
 /**
  * Drops what must not be published again: events at or below the checkpoint, and an id seen twice
- * in one page (the first occurrence wins). Order is kept.
+ * in one page (the first occurrence wins). Order is kept. A quarantined event without a usable
+ * number is placed just after the checkpoint (`invalid-event.ts`), so it is always kept.
  */
 export function selectNewEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   const seen = new Set<string>();
   const fresh: BankingEvent[] = [];
-  for (const event of events) {
+  for (const given of events) {
+    // A quarantined event without a number sits just after the cursor: never below the checkpoint.
+    const event = placeInvalidEvent(given, checkpoint);
     if (checkpoint !== null && event.sequence_number <= checkpoint) continue;
     if (seen.has(event.id)) continue;
     seen.add(event.id);
@@ -267,7 +263,7 @@ export function selectLateEvents(events: readonly BankingEvent[], checkpoint: nu
   if (checkpoint === null) return [];
   const seen = new Set<string>();
   return events.filter((event) => {
-    if (event.sequence_number > checkpoint || seen.has(event.id)) return false;
+    if (isUnplaced(event) || event.sequence_number > checkpoint || seen.has(event.id)) return false;
     seen.add(event.id);
     return true;
   });

@@ -8,15 +8,17 @@
  * Where it sits in the sequence (its *position*, the number the checkpoint treats it under):
  *
  * - its own `sequence_number` when that is usable (a non-negative integer, or a numeric string);
- * - otherwise the end of the answer it came in: the highest usable number in the answer, counting
- *   the answer's `last_sequence_number` (the cursor the interface tells clients to poll from next,
- *   so the service says the answer covers everything up to it).
+ * - otherwise just after the cursor the answer was polled from (`checkpoint + 1`, `0` when there
+ *   is none). The answer holds only events after the cursor, so its true number is at least that:
+ *   the checkpoint cannot pass the cursor until the `invalid_event` is accepted, and so can never
+ *   move past the bad event while it is unpublished, whatever order the page came in.
  *
  * The checkpoint passes a position only once every event tracked there, the invalid one included,
  * was accepted by the bus (`CheckpointTracker` lets two events share a number). So a bad event
- * never lets the checkpoint skip a valid one: at worst it holds the checkpoint at the page before
- * it until its `invalid_event` is accepted. An answer holding only events without a usable number
- * and no `last_sequence_number` gives no position at all: it is refused as a malformed answer.
+ * never lets the checkpoint skip a valid one, and never wedges the feed: once its `invalid_event`
+ * is accepted the checkpoint moves on. An unnumbered one that the feed keeps sending (it is the
+ * newest event) is published again at each new cursor until the feed moves past it: duplicates in
+ * the quarantine queue, bounded by the numbers between the cursor and its own.
  */
 import { createHash } from 'node:crypto';
 import type { PayloadValidationError } from './errors.ts';
@@ -40,13 +42,14 @@ export interface InvalidEventInfo {
 }
 
 export interface InvalidEventOptions {
-  /** The number the checkpoint treats it under (see the module comment). */
-  readonly position: number;
-  /** Its own sequence number when usable, else `null`. */
+  /** Its own sequence number when usable, else `null` (placed later by `placeInvalidEvent`). */
   readonly sequenceNumber: number | null;
   /** When the answer arrived (epoch ms): the event's time when its `created_dt` is unusable. */
   readonly receivedAt: number;
 }
+
+/** The provisional number of an event without a usable one, before `placeInvalidEvent`: first in its page. */
+const UNPLACED = -1;
 
 /**
  * The event's `sequence_number` when it can be read as one (what `parseSequenceNumber` accepts),
@@ -88,11 +91,12 @@ export function invalidEvent(
   const programId = nonEmptyString(record.program_id);
   const createdDt = nonEmptyString(record.created_dt);
   const receivedAt = new Date(options.receivedAt).toISOString();
+  const position = options.sequenceNumber ?? UNPLACED;
   const detail = [
     `"id":${JSON.stringify(ownId)}`,
     `"program_id":${JSON.stringify(programId)}`,
     `"sequence_number":${JSON.stringify(options.sequenceNumber)}`,
-    `"position":${options.position}`,
+    `"position":${position}`,
     `"received_at":${JSON.stringify(receivedAt)}`,
     `"error":${JSON.stringify({ code: error.code, message: error.message, field })}`,
     `"fingerprint":"${fingerprint}"`,
@@ -102,7 +106,7 @@ export function invalidEvent(
   return {
     id: `invalid-${fingerprint.slice(0, 32)}`,
     program_id: programId ?? '',
-    sequence_number: options.position,
+    sequence_number: position,
     created_dt: createdDt !== null && !Number.isNaN(Date.parse(createdDt)) ? createdDt : receivedAt,
     type: INVALID_EVENT_TYPE,
     data: {},
@@ -113,4 +117,26 @@ export function invalidEvent(
 
 function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** Whether `event` is a quarantined event still waiting for its position (it had no usable number). */
+export function isUnplaced(event: BankingEvent): boolean {
+  return (
+    event.invalid !== undefined && event.invalid.sequenceNumber === null && event.sequence_number === UNPLACED
+  );
+}
+
+/**
+ * The quarantined `event` placed just after `cursor` (see the module comment); any other event as
+ * it is.
+ */
+export function placeInvalidEvent(event: BankingEvent, cursor: number | null): BankingEvent {
+  if (!isUnplaced(event)) return event;
+  const position = cursor === null ? 0 : cursor + 1;
+  return {
+    ...event,
+    sequence_number: position,
+    // The only member written from the position; `raw` comes after it.
+    detail: event.detail.replace(`"position":${UNPLACED},`, `"position":${position},`),
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePollResponse } from '../../../functions/core/event-model.ts';
+import { parsePollResponse, selectLateEvents, selectNewEvents } from '../../../functions/core/event-model.ts';
 import { INVALID_EVENT_TYPE } from '../../../functions/core/invalid-event.ts';
 
 const origin = { source: 'GET /events', status: 200, receivedAt: Date.parse('2026-11-23T10:00:00.000Z') };
@@ -60,39 +60,35 @@ describe('a bad event inside a well-formed answer', () => {
     ]);
   });
 
-  it("without a usable number, sits at the answer's end: its highest number or last_sequence_number", () => {
-    const noCursor = page([event(6), event(null), event(8)]);
-    const withCursor = page([event(6), event(null)], ',"last_sequence_number":7');
+  it('without a usable number, sits just after the cursor, whatever the order of the page', () => {
+    const { events } = page([event(6), event(null), event(8)]);
 
-    // Never before a valid event: the checkpoint passes 8 only once it is accepted too.
-    expect(noCursor.events.map((e) => [e.sequence_number, e.type])).toEqual([
+    // Never above the bad event's true place: the checkpoint cannot pass 5 until it is accepted.
+    expect(selectNewEvents(events, 5).map((e) => [e.sequence_number, e.type])).toEqual([
+      [6, INVALID_EVENT_TYPE],
       [6, 'transaction'],
-      [8, INVALID_EVENT_TYPE],
       [8, 'transaction'],
     ]);
-    expect(withCursor.events.map((e) => [e.sequence_number, e.type])).toEqual([
-      [6, 'transaction'],
-      [7, INVALID_EVENT_TYPE],
-    ]);
-    expect(JSON.parse(noCursor.events[1]!.detail)).toMatchObject({ sequence_number: null, position: 8 });
+    expect(JSON.parse(selectNewEvents(events, 5)[0]!.detail)).toMatchObject({
+      sequence_number: null,
+      position: 6,
+    });
+    expect(selectNewEvents(events, null)[0]).toMatchObject({ sequence_number: 0, type: INVALID_EVENT_TYPE });
   });
 
-  it('refuses an answer that gives it no position at all', () => {
-    expect(() => page([event(null)])).toThrow(
-      /data\[0\]\.sequence_number .*no event of the answer has a usable sequence_number/,
-    );
-    expect(page([event(null)], ',"last_sequence_number":3').events[0]).toMatchObject({
-      sequence_number: 3,
-      type: INVALID_EVENT_TYPE,
-    });
+  it('is never taken for an event at or below the cursor, even alone in its answer', () => {
+    const { events } = page([event(null)]);
+
+    expect(selectNewEvents(events, 40).map((e) => e.sequence_number)).toEqual([41]);
+    expect(selectLateEvents(events, 40)).toEqual([]);
   });
 
   it('quarantines an element that is not an object at all', () => {
-    const { events } = page([event(6), 'null', '17']);
+    const events = selectNewEvents(page([event(6), 'null', '17']).events, 5);
 
-    expect(events.map((e) => e.type)).toEqual(['transaction', INVALID_EVENT_TYPE, INVALID_EVENT_TYPE]);
-    expect(events[1]!.detail).toContain('"raw":null');
-    expect(events[2]!.detail).toContain('"raw":17');
+    expect(events.map((e) => e.type)).toEqual([INVALID_EVENT_TYPE, INVALID_EVENT_TYPE, 'transaction']);
+    expect(events[0]!.detail).toContain('"raw":null');
+    expect(events[1]!.detail).toContain('"raw":17');
   });
 
   it('has an id of its own derived from its text, so a broken copy never displaces the valid event', () => {

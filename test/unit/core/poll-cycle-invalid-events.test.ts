@@ -60,8 +60,9 @@ function setup(committed: number | null = null) {
 describe('the cycle with events that fail validation', () => {
   it('publishes them as invalid_event beside the rest of the page and checkpoints past them', async () => {
     const { deps, feed, publisher, checkpoints, metrics, logger } = setup();
-    feed.script({ page: answer([rawEvent(1), rawEvent(2, { id: 7 }), rawEvent(3), rawEvent(null)], 4) });
-    feed.script({ page: answer([rawEvent(5)]) });
+    feed.script({ page: answer([rawEvent(1), rawEvent(2, { id: 7 }), rawEvent(3)]) });
+    // Without a number: placed just after the cursor (3), so at 4.
+    feed.script({ page: answer([rawEvent(null), rawEvent(5)]) });
 
     const summary = await runPollCycle(deps, invocation);
 
@@ -76,7 +77,7 @@ describe('the cycle with events that fail validation', () => {
     expect((await checkpoints.read()).checkpoint).toBe(5);
     expect(metrics.sum('InvalidEvents')).toBe(2);
     const warnings = logger.lines.filter((line) => line.message.startsWith('An event failed validation'));
-    expect(warnings.map((line) => line.attributes?.field)).toEqual(['data[1].id', 'data[3].sequence_number']);
+    expect(warnings.map((line) => line.attributes?.field)).toEqual(['data[1].id', 'data[0].sequence_number']);
     // The log names the problem, never the payload.
     expect(JSON.stringify(warnings)).not.toContain('"amount"');
   });
@@ -93,17 +94,21 @@ describe('the cycle with events that fail validation', () => {
     expect((await checkpoints.read()).checkpoint).toBe(1);
   });
 
-  it('holds the checkpoint below the page end until an unnumbered invalid event there is accepted', async () => {
-    const { deps, feed, publisher, checkpoints } = setup();
-    // Without last_sequence_number it shares 3 with the page's last valid event.
-    feed.script({ page: answer([rawEvent(1), rawEvent(null, { type: 1 }), rawEvent(3)]) });
-    publisher.rejectSequence(3);
+  it('holds the checkpoint at the cursor until an unnumbered invalid event of the page is accepted', async () => {
+    const { deps, feed, publisher, checkpoints } = setup(10);
+    // Without a number it sits just after the cursor (11), whatever its place in the page.
+    feed.script({ page: answer([rawEvent(11), rawEvent(12), rawEvent(null, { type: 1 }), rawEvent(14)]) });
+    publisher.rejectSequence(11);
 
     await expect(runPollCycle(deps, { ...invocation, publish: { maxAttempts: 2 } })).rejects.toBeInstanceOf(
       PublishError,
     );
 
-    expect((await checkpoints.read()).checkpoint).toBe(1);
+    expect((await checkpoints.read()).checkpoint).toBe(10);
+    expect(publisher.accepted.map((e) => [e.sequence_number, e.type])).toEqual([
+      [12, 'transaction'],
+      [14, 'transaction'],
+    ]);
   });
 
   it('does not let a quarantined program_id decide which feed a new row belongs to', async () => {
