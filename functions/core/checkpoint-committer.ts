@@ -23,6 +23,11 @@ export interface CheckpointCommitterOptions {
    * does not wait for it. @default 100
    */
   readonly minIntervalMs?: number;
+  /**
+   * Called once, as soon as a write fails (the lease was lost, the table throttled past the
+   * SDK's retries), so the cycle stops publishing at once rather than after the pages in flight.
+   */
+  readonly onFailure?: (error: unknown) => void;
 }
 
 const DEFAULT_MIN_INTERVAL_MS = 100;
@@ -131,6 +136,7 @@ export class CheckpointCommitter {
       });
     } catch (error) {
       this.#failure = { error };
+      this.#options.onFailure?.(error);
       return;
     }
     if (this.#committed === null || sequenceNumber > this.#committed) {

@@ -502,7 +502,14 @@ class PollCycle {
     const deps = this.#deps;
     return new CheckpointCommitter(
       { checkpoints: deps.checkpoints, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
-      { owner: this.#options.owner, committed, gaps: this.#gaps, signal: this.#budget.workSignal },
+      {
+        owner: this.#options.owner,
+        committed,
+        gaps: this.#gaps,
+        signal: this.#budget.workSignal,
+        // A lost lease stops publishing now, not after the pages in flight: the new holder publishes them.
+        onFailure: (error) => this.#fail(error),
+      },
     );
   }
 
