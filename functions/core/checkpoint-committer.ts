@@ -78,7 +78,7 @@ export class CheckpointCommitter {
    * write starts when the one in flight is done. `feedProgramId` is the row's feed, known
    * before anything was published; `newestCreatedDt` the newest event accepted so far.
    */
-  offer(safe: number | null, feedProgramId: string, newestCreatedDt?: string): void {
+  offer(safe: number | null, feedProgramId: string | null, newestCreatedDt?: string): void {
     this.#feedProgramId = feedProgramId;
     this.#newestCreatedDt = newestCreatedDt ?? this.#newestCreatedDt;
     if (safe !== null && (this.#wanted === null || safe > this.#wanted)) this.#wanted = safe;
@@ -129,7 +129,7 @@ export class CheckpointCommitter {
       await checkpoints.commit({
         owner: this.#options.owner,
         sequenceNumber,
-        feedProgramId: this.#feedProgramId!,
+        feedProgramId: this.#feedProgramId,
         openGaps,
         newestCreatedDt: this.#newestCreatedDt,
         signal: this.#options.signal,

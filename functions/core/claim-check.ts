@@ -11,7 +11,9 @@
  *  "claim_check": {"bucket": "…", "key": "<program_id>/1234-<id>.json", "size_bytes": 1048577, "sha256": "<hex>"}}
  * ```
  *
- * The object holds exactly the detail the event would have had on the bus.
+ * The object holds exactly the detail the event would have had on the bus. The pointer of an
+ * `invalid_event` also keeps its `fingerprint` and the failing `field`, so a quarantine consumer can
+ * tell broken copies apart without fetching them.
  */
 import { createHash } from 'node:crypto';
 import type { BankingEvent } from './event-model.ts';
@@ -51,6 +53,9 @@ export function claimCheckPointer(event: BankingEvent, location: ClaimCheckLocat
     sequence_number: event.sequence_number,
     created_dt: event.created_dt,
     type: event.type,
+    ...(event.invalid === undefined
+      ? {}
+      : { fingerprint: event.invalid.fingerprint, field: event.invalid.field }),
     claim_check: claimCheck,
   });
   return { ...event, detail };

@@ -396,10 +396,10 @@ class PollCycle {
           const newer = this.#newest === undefined || event.sequence_number > this.#newest.sequence_number;
           if (newer && event.invalid === undefined) this.#newest = event;
         }
-        // Unknown only while every event of a new row so far was quarantined: commit with the first valid one.
-        if (this.#feedProgramId !== null) {
-          this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId, this.#newest?.created_dt);
-        }
+        // Unknown only while every event of a new row so far was quarantined: the row's feed is then
+        // recorded by the first commit that has a valid event (the quarantined ones still move the
+        // checkpoint, so they are not published again at every run).
+        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId, this.#newest?.created_dt);
       },
     });
     this.#published += report.accepted;

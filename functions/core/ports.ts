@@ -170,9 +170,10 @@ export interface CommitRequest {
   /**
    * The `program_id` of the events published. The first commit records it; a later one with
    * another id is refused (`FeedProgramMismatchError`): the secret then holds another program's
-   * credentials, and its sequence numbers mean nothing for this row.
+   * credentials, and its sequence numbers mean nothing for this row. `null` while it is not known
+   * (every event so far was quarantined, none with a program_id to trust): the recorded one is kept.
    */
-  readonly feedProgramId: string;
+  readonly feedProgramId: string | null;
   /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
   readonly openGaps?: readonly OpenGap[];
   /** `created_dt` of the newest event published so far in the cycle, recorded for `status`. */

@@ -122,4 +122,25 @@ describe('the cycle with events that fail validation', () => {
     expect(summary.checkpoint).toBe(2);
     expect((await checkpoints.read()).feedProgramId).toBe('program-1');
   });
+
+  it('moves the checkpoint of a new row past quarantined events before any valid one arrives, and records the feed with the first valid one', async () => {
+    const { deps, feed, publisher, checkpoints } = setup();
+    feed.script({ page: answer([rawEvent(1, { type: 3 })]) });
+
+    const first = await runPollCycle(deps, invocation);
+
+    // Not published again at every run: the checkpoint moved, the row's feed is still unknown.
+    expect(first.checkpoint).toBe(1);
+    expect(await checkpoints.read()).toMatchObject({ checkpoint: 1, feedProgramId: null });
+
+    feed.script({ page: answer([rawEvent(2)]) });
+    const second = await runPollCycle(deps, { ...invocation, owner: 'req-2' });
+
+    expect(publisher.accepted.map((e) => [e.sequence_number, e.type])).toEqual([
+      [1, 'invalid_event'],
+      [2, 'transaction'],
+    ]);
+    expect(second.checkpoint).toBe(2);
+    expect((await checkpoints.read()).feedProgramId).toBe('program-1');
+  });
 });
