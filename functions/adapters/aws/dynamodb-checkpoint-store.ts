@@ -208,7 +208,9 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         (newestCreatedDt === undefined ? '' : ', newest_created_dt = :newest'),
       condition:
         'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)' +
-        (feedProgramId === null ? '' : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
+        (feedProgramId === null
+          ? ''
+          : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
       values: {
         ':owner': { S: owner },
         ':seq': { N: String(sequenceNumber) },
