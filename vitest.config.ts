@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects so a developer can run the fast unit tests alone; `npm test` runs them all.
+// Unit, integration and infra make `npm test`; faults is the full fault matrix (`npm run test:faults`).
 export default defineConfig({
   test: {
     projects: [
@@ -22,6 +22,19 @@ export default defineConfig({
             'test/support/cli-build-global-setup.ts',
           ],
           testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        // The full fault matrix: `npm run test:faults`, not part of `npm test` (a few minutes).
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // Runs of a scenario go in parallel, a few at a time: each is a function process or more.
+          maxConcurrency: 3,
+          environment: 'node',
+          globalSetup: ['test/support/moto-global-setup.ts', 'test/support/poller-artifact-global-setup.ts'],
+          testTimeout: 300_000,
           hookTimeout: 120_000,
         },
       },

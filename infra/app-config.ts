@@ -1,3 +1,8 @@
+import {
+  DEFAULT_MAX_ENTRY_BYTES,
+  MIN_MAX_ENTRY_BYTES,
+  PUT_EVENTS_MAX_BYTES,
+} from '../functions/core/claim-check.ts';
 import { ConfigurationError } from '../functions/core/errors.ts';
 import {
   isProgramName,
@@ -48,6 +53,10 @@ export interface AppConfig {
   readonly maxPutEventsPerSecond: number | undefined;
   /** Where a program without a checkpoint starts: `beginning`, `latest` or a sequence number. */
   readonly startPosition: 'beginning' | 'latest' | number;
+  /** Largest PutEvents entry; larger events go through the claim check (`MAX_EVENT_ENTRY_BYTES`). */
+  readonly maxEventEntryBytes: number;
+  /** Days the claim-check bucket keeps an event's body. */
+  readonly claimCheckRetentionDays: number;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -70,6 +79,8 @@ export const DEFAULT_CONTEXT = Object.freeze({
   publishConcurrency: 8,
   maxPutEventsPerSecond: 0,
   startPosition: 'beginning',
+  maxEventEntryBytes: DEFAULT_MAX_ENTRY_BYTES,
+  claimCheckRetentionDays: 30,
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -162,6 +173,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   const publishConcurrency = reader.integer('publishConcurrency', 1, 50);
   const maxPutEventsPerSecond = reader.integer('maxPutEventsPerSecond', 0, 10_000);
   const startPosition = reader.startPosition();
+  const maxEventEntryBytes = reader.integer('maxEventEntryBytes', MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES);
+  const claimCheckRetentionDays = reader.integer('claimCheckRetentionDays', 1, 36_500);
 
   reader.throwIfInvalid();
   return deepFreeze({
@@ -183,6 +196,8 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     publishConcurrency,
     maxPutEventsPerSecond: maxPutEventsPerSecond === 0 ? undefined : maxPutEventsPerSecond,
     startPosition,
+    maxEventEntryBytes,
+    claimCheckRetentionDays,
   });
 }
 

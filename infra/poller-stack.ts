@@ -49,6 +49,8 @@ export class PollerStack extends Stack {
       publishConcurrency: config.publishConcurrency,
       maxPutEventsPerSecond: config.maxPutEventsPerSecond,
       startPosition: config.startPosition,
+      maxEventEntryBytes: config.maxEventEntryBytes,
+      claimCheckRetention: Duration.days(config.claimCheckRetentionDays),
     });
     this.addOutputs(config);
   }
@@ -105,16 +107,28 @@ export class PollerStack extends Stack {
       });
     }
     for (const route of poller.routing.routes) {
-      const suffix = route.isCatchAll ? 'Unrouted' : pascalCase(route.name);
+      const suffix = route.isCatchAll
+        ? 'Unrouted'
+        : route.isQuarantine
+          ? 'Quarantine'
+          : pascalCase(route.name);
       if (route.queue !== undefined) {
         new CfnOutput(this, `QueueUrl${suffix}`, {
           value: route.queue.queueUrl,
-          description: route.isCatchAll ? 'Events whose type has no route' : `${route.name} events`,
+          description: route.isCatchAll
+            ? 'Events whose type has no route'
+            : route.isQuarantine
+              ? 'Events that failed validation (invalid_event)'
+              : `${route.name} events`,
         });
       }
       new CfnOutput(this, `DeadLetterQueueUrl${suffix}`, { value: route.deadLetterQueue.queueUrl });
     }
     new CfnOutput(this, 'ScheduleDeadLetterQueueUrl', { value: poller.scheduleDeadLetterQueue.queueUrl });
+    new CfnOutput(this, 'ClaimCheckBucketName', {
+      value: poller.claimCheckBucket.bucketName,
+      description: 'Bodies of events too large for the bus (pointer events name the key)',
+    });
     new CfnOutput(this, 'SchemaRegistryName', { value: poller.schemas.registry.attrRegistryName });
     if (poller.alarmTopic !== undefined)
       new CfnOutput(this, 'AlarmTopicArn', { value: poller.alarmTopic.topicArn });

@@ -23,6 +23,11 @@ export interface CheckpointCommitterOptions {
    * does not wait for it. @default 100
    */
   readonly minIntervalMs?: number;
+  /**
+   * Called once, as soon as a write fails (the lease was lost, the table throttled past the
+   * SDK's retries), so the cycle stops publishing at once rather than after the pages in flight.
+   */
+  readonly onFailure?: (error: unknown) => void;
 }
 
 const DEFAULT_MIN_INTERVAL_MS = 100;
@@ -73,7 +78,7 @@ export class CheckpointCommitter {
    * write starts when the one in flight is done. `feedProgramId` is the row's feed, known
    * before anything was published; `newestCreatedDt` the newest event accepted so far.
    */
-  offer(safe: number | null, feedProgramId: string, newestCreatedDt?: string): void {
+  offer(safe: number | null, feedProgramId: string | null, newestCreatedDt?: string): void {
     this.#feedProgramId = feedProgramId;
     this.#newestCreatedDt = newestCreatedDt ?? this.#newestCreatedDt;
     if (safe !== null && (this.#wanted === null || safe > this.#wanted)) this.#wanted = safe;
@@ -124,13 +129,14 @@ export class CheckpointCommitter {
       await checkpoints.commit({
         owner: this.#options.owner,
         sequenceNumber,
-        feedProgramId: this.#feedProgramId!,
+        feedProgramId: this.#feedProgramId,
         openGaps,
         newestCreatedDt: this.#newestCreatedDt,
         signal: this.#options.signal,
       });
     } catch (error) {
       this.#failure = { error };
+      this.#options.onFailure?.(error);
       return;
     }
     if (this.#committed === null || sequenceNumber > this.#committed) {

@@ -45,7 +45,7 @@ export function decideCommit(
       { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
     );
   }
-  if (state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
+  if (feedProgramId !== null && state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
     throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, sequenceNumber);
   }
   if (state.checkpoint !== null && sequenceNumber < state.checkpoint) {
@@ -58,7 +58,7 @@ export function decideCommit(
     ...state,
     checkpoint: sequenceNumber,
     updatedAt: nowIso,
-    feedProgramId,
+    feedProgramId: feedProgramId ?? state.feedProgramId,
     openGaps: openGaps ?? state.openGaps,
     ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
   };

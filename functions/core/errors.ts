@@ -81,13 +81,16 @@ export class FeedCursorError extends PollerError {
   }
 }
 
-/** One event is larger than a PutEvents entry may be; publishing stops before it so nothing is skipped. */
+/**
+ * One event is larger than a PutEvents entry may be and no claim-check bucket is configured (or
+ * its pointer would not fit either): publishing stops before it so nothing is skipped.
+ */
 export class EventTooLargeError extends PollerError {
   constructor(eventId: string, sequenceNumber: number, sizeBytes: number, limitBytes: number) {
     super(
       'EVENT_TOO_LARGE',
       `Event ${eventId} (sequence ${sequenceNumber}) is ${sizeBytes} bytes as a PutEvents entry; the limit is ${limitBytes}. ` +
-        'The checkpoint stays before it; publish it by hand or raise the claim-check limit.',
+        'The checkpoint stays before it; configure a claim-check bucket (CLAIM_CHECK_BUCKET) so such events go through S3.',
       { context: { eventId, sequenceNumber, sizeBytes, limitBytes } },
     );
   }

@@ -1,4 +1,11 @@
 import { PayloadValidationError } from './errors.ts';
+import {
+  type InvalidEventInfo,
+  invalidEvent,
+  isUnplaced,
+  placeInvalidEvent,
+  usableSequenceNumber,
+} from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
   compactText,
@@ -32,6 +39,11 @@ export interface BankingEvent {
    * the whitespace between tokens dropped.
    */
   readonly detail: string;
+  /**
+   * Set on an event that failed validation and is published as `invalid_event` instead
+   * (`invalid-event.ts`): why, and the number it had. Absent on every valid event.
+   */
+  readonly invalid?: InvalidEventInfo;
 }
 
 /** One event as it arrived: its parsed value, and where its text is in the document it came in. */
@@ -64,6 +76,8 @@ export interface PayloadOrigin {
   /** e.g. `GET /events` */
   readonly source: string;
   readonly status?: number;
+  /** When the answer arrived (epoch ms), for events quarantined without a usable time. @default Date.now() */
+  readonly receivedAt?: number;
 }
 
 function describe(origin: PayloadOrigin): string {
@@ -155,27 +169,55 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
   return `{${members.join(',')}}`;
 }
 
-/** Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. */
+/**
+ * Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. A body
+ * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
+ * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
+ * checkpoint treats it under; one without a usable number is placed by `selectNewEvents`), so
+ * one bad event neither blocks the feed nor goes missing.
+ */
 export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
   const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
   const data = body.data;
   if (!Array.isArray(data)) return fail(origin, 'data', 'an array of events', data);
+  const cursor = body.last_sequence_number;
+  const lastSequenceNumber =
+    cursor === undefined || cursor === null
+      ? null
+      : parseSequenceNumber(cursor, origin, 'last_sequence_number');
   const { text } = document;
   const spans = elementSpans(text, memberSpan(text, rootSpan(text), 'data')!);
-  const events = data.map((raw, index) =>
-    normalizeEvent({ value: raw, text, span: spans[index]! }, origin, `data[${index}]`),
+  const readSequence = (value: unknown) => parseSequenceNumber(value, origin, 'sequence_number');
+  type Entry =
+    | { readonly event: BankingEvent }
+    | {
+        readonly source: EventText;
+        readonly error: PayloadValidationError;
+        readonly sequenceNumber: number | null;
+      };
+  const entries = data.map((raw, index): Entry => {
+    const source: EventText = { value: raw, text, span: spans[index]! };
+    try {
+      return { event: normalizeEvent(source, origin, `data[${index}]`) };
+    } catch (error) {
+      if (!(error instanceof PayloadValidationError)) throw error;
+      return { source, error, sequenceNumber: usableSequenceNumber(raw, readSequence) };
+    }
+  });
+  const events = entries.map((entry) =>
+    'event' in entry
+      ? entry.event
+      : invalidEvent(entry.source, entry.error, {
+          sequenceNumber: entry.sequenceNumber,
+          receivedAt: origin.receivedAt ?? Date.now(),
+        }),
   );
+  // Stable: events sharing a number keep their order; quarantined ones without a number come first,
+  // to be placed just after the cursor (`selectNewEvents`).
   events.sort((a, b) => a.sequence_number - b.sequence_number);
-  const cursor = body.last_sequence_number;
-  return {
-    events,
-    lastSequenceNumber:
-      cursor === undefined || cursor === null
-        ? null
-        : parseSequenceNumber(cursor, origin, 'last_sequence_number'),
-  };
+  return { events, lastSequenceNumber };
 }
 
 /**
@@ -196,12 +238,15 @@ export function singleEventText(document: JsonDocument): EventText {
 
 /**
  * Drops what must not be published again: events at or below the checkpoint, and an id seen twice
- * in one page (the first occurrence wins). Order is kept.
+ * in one page (the first occurrence wins). Order is kept. A quarantined event without a usable
+ * number is placed just after the checkpoint (`invalid-event.ts`), so it is always kept.
  */
 export function selectNewEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   const seen = new Set<string>();
   const fresh: BankingEvent[] = [];
-  for (const event of events) {
+  for (const given of events) {
+    // A quarantined event without a number sits just after the cursor: never below the checkpoint.
+    const event = placeInvalidEvent(given, checkpoint);
     if (checkpoint !== null && event.sequence_number <= checkpoint) continue;
     if (seen.has(event.id)) continue;
     seen.add(event.id);
@@ -218,7 +263,7 @@ export function selectLateEvents(events: readonly BankingEvent[], checkpoint: nu
   if (checkpoint === null) return [];
   const seen = new Set<string>();
   return events.filter((event) => {
-    if (event.sequence_number > checkpoint || seen.has(event.id)) return false;
+    if (isUnplaced(event) || event.sequence_number > checkpoint || seen.has(event.id)) return false;
     seen.add(event.id);
     return true;
   });

@@ -123,6 +123,22 @@ export interface CycleSummary {
   readonly stopReason: StopReason;
 }
 
+/** Counts and logs the quarantined events of a page (their text goes to the bus, never to a log). */
+function reportInvalidEvents({ metrics, logger }: PollCycleDeps, fresh: readonly BankingEvent[]): void {
+  const invalid = fresh.filter((event) => event.invalid !== undefined);
+  if (invalid.length === 0) return;
+  metrics.add('InvalidEvents', 'Count', invalid.length);
+  for (const event of invalid) {
+    logger.warn('An event failed validation; publishing it as invalid_event for the quarantine queue', {
+      position: event.sequence_number,
+      sequenceNumber: event.invalid!.sequenceNumber,
+      field: event.invalid!.field,
+      error: event.invalid!.message,
+      fingerprint: event.invalid!.fingerprint,
+    });
+  }
+}
+
 /** The lease release must be answered this long before Lambda ends the invocation. */
 const RELEASE_RESERVE_MS = 250;
 
@@ -519,6 +535,7 @@ class PollCycle {
     this.#checkFeedIdentity([...late, ...fresh]);
     this.#recordGaps(fresh);
     this.#tracker.track(fresh.map((event) => event.sequence_number));
+    reportInvalidEvents(this.#deps, fresh);
   }
 
   /**
@@ -536,11 +553,14 @@ class PollCycle {
         this.#gaps.fill(event.sequence_number);
         if (!lateOnes.has(event)) {
           this.#tracker.accept(event.sequence_number);
-          if (this.#newest === undefined || event.sequence_number > this.#newest.sequence_number) {
-            this.#newest = event;
-          }
+          // A quarantined event's time may be anything: lag is measured on valid events only.
+          const newer = this.#newest === undefined || event.sequence_number > this.#newest.sequence_number;
+          if (newer && event.invalid === undefined) this.#newest = event;
         }
-        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId!, this.#newest?.created_dt);
+        // Unknown only while every event of a new row so far was quarantined: the row's feed is then
+        // recorded by the first commit that has a valid event (the quarantined ones still move the
+        // checkpoint, so they are not published again at every run).
+        this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId, this.#newest?.created_dt);
       },
     });
     this.#published += report.accepted;
@@ -557,8 +577,12 @@ class PollCycle {
    * publish nothing and keep the checkpoint.
    */
   #checkFeedIdentity(events: readonly BankingEvent[]): void {
-    const expected = this.#feedProgramId ?? events[0]!.program_id;
-    const stranger = events.find((event) => event.program_id !== expected);
+    // A quarantined event's program_id may be missing or wrong: it neither decides nor breaks the
+    // row's identity (a page of nothing else leaves it unknown, and the checkpoint waits for it).
+    const valid = events.filter((event) => event.invalid === undefined);
+    const expected = this.#feedProgramId ?? valid[0]?.program_id;
+    if (expected === undefined) return;
+    const stranger = valid.find((event) => event.program_id !== expected);
     if (stranger !== undefined) {
       throw new FeedProgramMismatchError(
         this.#options.program,
@@ -612,11 +636,16 @@ class PollCycle {
       },
     );
     if (landing.reached === null) return;
+    if (landing.feedProgramId === null) {
+      // Only quarantined events were passed over: the landing is committed with the first valid one.
+      this.#startFrom(landing.reached, null);
+      return;
+    }
     this.#feedProgramId = landing.feedProgramId;
     await this.#deps.checkpoints.commit({
       owner: this.#options.owner,
       sequenceNumber: landing.reached,
-      feedProgramId: landing.feedProgramId!,
+      feedProgramId: landing.feedProgramId,
       signal: this.#budget.workSignal,
     });
     this.#startFrom(landing.reached, landing.reached);
@@ -626,7 +655,14 @@ class PollCycle {
     const deps = this.#deps;
     return new CheckpointCommitter(
       { checkpoints: deps.checkpoints, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
-      { owner: this.#options.owner, committed, gaps: this.#gaps, signal: this.#budget.workSignal },
+      {
+        owner: this.#options.owner,
+        committed,
+        gaps: this.#gaps,
+        signal: this.#budget.workSignal,
+        // A lost lease stops publishing now, not after the pages in flight: the new holder publishes them.
+        onFailure: (error) => this.#fail(error),
+      },
     );
   }
 

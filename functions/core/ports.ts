@@ -123,7 +123,10 @@ export type EntryOutcome =
 export interface PublishLimits {
   /** PutEvents: 10 entries per request. */
   readonly maxEntriesPerBatch: number;
-  /** PutEvents: 256 KiB per request, entry sizes added up the way AWS documents. */
+  /**
+   * PutEvents: bytes per request, entry sizes added up the way AWS documents; one entry alone must
+   * fit too (`MAX_EVENT_ENTRY_BYTES`, see `claim-check.ts`).
+   */
   readonly maxBatchBytes: number;
 }
 
@@ -137,6 +140,21 @@ export interface EventPublisher {
   /** Bytes this event counts for against `maxBatchBytes` (one entry must fit on its own). */
   entrySize(event: BankingEvent): number;
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;
+}
+
+/** Where a claim-checked event's full text is stored. */
+export interface ClaimCheckLocation {
+  readonly bucket: string;
+  readonly key: string;
+}
+
+/**
+ * Object storage for events too large for the bus (S3 in the Lambda). `put` stores `body` under
+ * `key`, replacing what is there (the same event stored twice is the same object), and rejects
+ * when it could not: a `ConfigurationError` for what retrying cannot fix (no bucket, no access).
+ */
+export interface ClaimCheckStore {
+  put(key: string, body: string, signal: AbortSignal): Promise<ClaimCheckLocation>;
 }
 
 export interface LeaseRequest {
@@ -214,9 +232,10 @@ export interface CommitRequest {
   /**
    * The `program_id` of the events published. The first commit records it; a later one with
    * another id is refused (`FeedProgramMismatchError`): the secret then holds another program's
-   * credentials, and its sequence numbers mean nothing for this row.
+   * credentials, and its sequence numbers mean nothing for this row. `null` while it is not known
+   * (every event so far was quarantined, none with a program_id to trust): the recorded one is kept.
    */
-  readonly feedProgramId: string;
+  readonly feedProgramId: string | null;
   /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
   readonly openGaps?: readonly OpenGap[];
   /** `created_dt` of the newest event published so far in the cycle, recorded for `status`. */
@@ -266,6 +285,8 @@ export const METRIC_NAMES = [
   'GapsUnfilled',
   'LateEvents',
   'StreamReconnects',
+  'InvalidEvents',
+  'ClaimChecks',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -108,7 +108,8 @@ export async function fastForward(
     pages += 1;
     const older = eventsBefore(read.events, options.startedAt);
     if (older.length > 0) {
-      feedProgramId ??= older[0]!.program_id;
+      // A quarantined event's program_id proves nothing about the feed.
+      feedProgramId ??= older.find((event) => event.invalid === undefined)?.program_id ?? null;
       reached = older.at(-1)!.sequence_number;
       skipped += older.length;
     }

@@ -13,13 +13,16 @@ import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
+import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
+import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
+import type { EventPublisher } from '../core/ports.ts';
 import { systemClock } from '../core/system-clock.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
@@ -36,7 +39,8 @@ interface Runtime {
   readonly config: PollerConfig;
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
-  readonly publisher: EventBridgePublisher;
+  /** The bus, behind the claim check when a bucket is configured. */
+  readonly publisher: EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
 }
@@ -57,15 +61,30 @@ function getRuntime(): Runtime {
       config,
       secretsManager: new SecretsManagerClient(boundedClientConfig),
       dynamodb: new DynamoDBClient(boundedClientConfig),
-      publisher: new EventBridgePublisher({
-        client: new EventBridgeClient(boundedClientConfig),
-        eventBusName: config.eventBusName,
-        source: config.eventSource,
-      }),
+      publisher: publisherFor(config),
       upstreams: new Map(),
     };
   }
   return runtime;
+}
+
+function publisherFor(config: PollerConfig): EventPublisher {
+  const bus = new EventBridgePublisher({
+    client: new EventBridgeClient(boundedClientConfig),
+    eventBusName: config.eventBusName,
+    source: config.eventSource,
+    maxRequestBytes: config.maxEventEntryBytes,
+  });
+  if (config.claimCheckBucket === undefined) return bus;
+  return new ClaimCheckPublisher(
+    {
+      inner: bus,
+      store: new S3ClaimCheckStore({ bucket: config.claimCheckBucket, clientConfig: boundedClientConfig }),
+      metrics: metricsSink,
+      logger: cycleLogger,
+    },
+    { maxEntryBytes: config.maxEventEntryBytes },
+  );
 }
 
 function upstreamFor(current: Runtime, secretId: string): Upstream {

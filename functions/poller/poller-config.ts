@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
@@ -66,6 +67,16 @@ export interface PollerConfig {
   readonly gapRepairMaxLookups: number;
   /** How long a skipped number is looked up again (`GAP_REPAIR_GRACE_SECONDS`). @default 300 */
   readonly gapRepairGraceMs: number;
+  /**
+   * Largest PutEvents entry sent (`MAX_EVENT_ENTRY_BYTES`); larger events go through the claim
+   * check. @default 1_000_000 (see `core/claim-check.ts`)
+   */
+  readonly maxEventEntryBytes: number;
+  /**
+   * S3 bucket for events too large for the bus (`CLAIM_CHECK_BUCKET`). @default none: such an
+   * event stops the run with `EVENT_TOO_LARGE`, the checkpoint just before it
+   */
+  readonly claimCheckBucket: string | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -202,6 +213,14 @@ export function loadPollerConfig(env: Env): PollerConfig {
     ),
     gapRepairMaxLookups: integer(env, 'GAP_REPAIR_MAX_LOOKUPS', 100, 0, 10_000),
     gapRepairGraceMs: integer(env, 'GAP_REPAIR_GRACE_SECONDS', 300, 0, 86_400) * 1000,
+    maxEventEntryBytes: integer(
+      env,
+      'MAX_EVENT_ENTRY_BYTES',
+      DEFAULT_MAX_ENTRY_BYTES,
+      MIN_MAX_ENTRY_BYTES,
+      PUT_EVENTS_MAX_BYTES,
+    ),
+    claimCheckBucket: env.CLAIM_CHECK_BUCKET?.trim() || undefined,
   });
 }
 

@@ -4,6 +4,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ConfigurationError } from '../../functions/core/errors.ts';
+import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import { pascalCase } from './construct-names.ts';
 
 /**
@@ -45,8 +46,15 @@ export interface EventRoutingProps {
   readonly eventSource: string;
   /** Detail-type (lower case) → route. */
   readonly routes: Readonly<Record<string, EventRouteOptions>>;
-  /** The catch-all for every detail-type not in `routes`. */
+  /** The catch-all for every detail-type not in `routes` (nor the quarantine's). */
   readonly unrouted: EventRouteOptions;
+  /**
+   * The quarantine: events that failed validation, published with the detail-type
+   * `invalid_event`. A route of its own, so they never mix with the unrouted ones.
+   *
+   * @default - no quarantine route (they reach the catch-all)
+   */
+  readonly quarantine?: EventRouteOptions;
   /**
    * Receives after which a message on a created queue moves to the route's DLQ.
    *
@@ -60,6 +68,8 @@ export interface Route {
   /** The detail-type, or `unrouted` for the catch-all. */
   readonly name: string;
   readonly isCatchAll: boolean;
+  /** The route of `invalid_event`: events that failed validation. */
+  readonly isQuarantine: boolean;
   readonly rule: events.Rule;
   /** The queue the route created; `undefined` when the caller supplied its own targets. */
   readonly queue: sqs.Queue | undefined;
@@ -73,6 +83,8 @@ const MAX_EVENT_AGE = Duration.hours(24);
 const MAX_RETRY_ATTEMPTS = 185;
 /** The longest SQS allows: a consumer outage of up to two weeks loses nothing. */
 const QUEUE_RETENTION = Duration.days(14);
+/** SQS's largest message (1 MiB), as large as an event the bus delivers. */
+const MAX_MESSAGE_BYTES = 1_048_576;
 
 /**
  * Type-based routing on the bus: one rule per routed detail-type and a catch-all rule
@@ -80,9 +92,10 @@ const QUEUE_RETENTION = Duration.days(14);
  * Every target gets a DLQ and an explicit retry policy.
  */
 export class EventRouting extends Construct {
-  /** Routed types first, in the order given, then the catch-all. */
+  /** Routed types first, in the order given, then the quarantine (if any), then the catch-all. */
   public readonly routes: readonly Route[];
   public readonly catchAll: Route;
+  public readonly quarantine: Route | undefined;
 
   private readonly maxReceiveCount: number;
 
@@ -92,25 +105,41 @@ export class EventRouting extends Construct {
 
     const eventTypes = Object.keys(props.routes);
     validateEventTypes(eventTypes);
+    if (props.quarantine !== undefined && eventTypes.includes(INVALID_EVENT_TYPE)) {
+      throw new ConfigurationError(
+        `Route "${INVALID_EVENT_TYPE}": that detail-type is the quarantine's; configure it with the quarantine option`,
+        { route: INVALID_EVENT_TYPE },
+      );
+    }
 
     const routes: Route[] = [];
     for (const eventType of eventTypes) {
       const options = props.routes[eventType]!;
       routes.push(
-        this.addRoute(`Route${pascalCase(eventType)}`, eventType, false, options, {
+        this.addRoute(`Route${pascalCase(eventType)}`, eventType, 'type', options, {
           eventBus: props.eventBus,
           description: `Routes ${eventType} events from ${props.eventSource}`,
           eventPattern: { source: [props.eventSource], detailType: [eventType] },
         }),
       );
     }
-    this.catchAll = this.addRoute('Unrouted', 'unrouted', true, props.unrouted, {
+    const claimed = [...eventTypes];
+    if (props.quarantine !== undefined) {
+      this.quarantine = this.addRoute('Quarantine', INVALID_EVENT_TYPE, 'quarantine', props.quarantine, {
+        eventBus: props.eventBus,
+        description: `Quarantines events from ${props.eventSource} that failed validation (${INVALID_EVENT_TYPE})`,
+        eventPattern: { source: [props.eventSource], detailType: [INVALID_EVENT_TYPE] },
+      });
+      routes.push(this.quarantine);
+      claimed.push(INVALID_EVENT_TYPE);
+    }
+    this.catchAll = this.addRoute('Unrouted', 'unrouted', 'catch-all', props.unrouted, {
       eventBus: props.eventBus,
       description: `Catches events from ${props.eventSource} whose type has no route, so none is lost`,
       eventPattern:
-        eventTypes.length === 0
+        claimed.length === 0
           ? { source: [props.eventSource] }
-          : { source: [props.eventSource], detailType: events.Match.anythingBut(...eventTypes) },
+          : { source: [props.eventSource], detailType: events.Match.anythingBut(...claimed) },
     });
     routes.push(this.catchAll);
     this.routes = routes;
@@ -119,7 +148,7 @@ export class EventRouting extends Construct {
   private addRoute(
     id: string,
     name: string,
-    isCatchAll: boolean,
+    kind: 'type' | 'quarantine' | 'catch-all',
     options: EventRouteOptions,
     ruleProps: events.RuleProps,
   ): Route {
@@ -158,13 +187,30 @@ export class EventRouting extends Construct {
     }
     for (const target of ruleTargets) rule.addTarget(target);
     rule.node.addValidation({ validate: () => missingDeliverySettings(rule, name) });
-    return { name, isCatchAll, rule, queue, deadLetterQueue };
+    return {
+      name,
+      isCatchAll: kind === 'catch-all',
+      isQuarantine: kind === 'quarantine',
+      rule,
+      queue,
+      deadLetterQueue,
+    };
   }
 }
 
-/** Encrypted at rest with SQS-managed keys (EventBridge and Scheduler can write to those) and TLS only. */
+/**
+ * Encrypted at rest with SQS-managed keys (EventBridge and Scheduler can write to those), TLS
+ * only, and as large a message as SQS takes: the bus delivers events of up to 1 MiB (the claim
+ * check keeps every entry under that with room for the envelope), and the queue's default of
+ * 256 KiB would refuse the larger ones, in the DLQ too.
+ */
 function queueSecurity(): sqs.QueueProps {
-  return { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: QUEUE_RETENTION };
+  return {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: QUEUE_RETENTION,
+    maxMessageSizeBytes: MAX_MESSAGE_BYTES,
+  };
 }
 
 function validateEventTypes(eventTypes: readonly string[]): void {

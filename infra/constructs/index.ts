@@ -1,10 +1,6 @@
 /** Public API of the reusable construct: `import { BankingEventsPoller } from './infra/constructs/index.ts'`. */
 export { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
-export {
-  BankingEventsPoller,
-  type BankingEventsPollerProps,
-  type PollerProgram,
-} from './banking-events-poller.ts';
+export { BankingEventsPoller } from './banking-events-poller.ts';
 export {
   type EventRouteOptions,
   EventRouting,
@@ -16,3 +12,4 @@ export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } fro
 export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
 export { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
+export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';

@@ -77,6 +77,8 @@ export class PollerAlarms extends Construct {
   public readonly deadLetterAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** An event type arrived that no route names (only when the catch-all has a queue). */
   public readonly unroutedEventsAlarm: cloudwatch.Alarm | undefined;
+  /** An event failed validation and waits in the quarantine queue (only when the quarantine has a queue). */
+  public readonly quarantineAlarm: cloudwatch.Alarm | undefined;
   /** Every alarm above, for dashboards and composite alarms. */
   public readonly alarms: readonly cloudwatch.Alarm[];
 
@@ -209,7 +211,11 @@ export class PollerAlarms extends Construct {
 
     const deadLetters = new Map<string, cloudwatch.Alarm>();
     for (const route of props.routes) {
-      const id = route.isCatchAll ? 'UnroutedDeadLetter' : `DeadLetter${pascalCase(route.name)}`;
+      const id = route.isCatchAll
+        ? 'UnroutedDeadLetter'
+        : route.isQuarantine
+          ? 'QuarantineDeadLetter'
+          : `DeadLetter${pascalCase(route.name)}`;
       deadLetters.set(
         route.name,
         this.notEmpty(
@@ -231,6 +237,16 @@ export class PollerAlarms extends Construct {
             unroutedQueue,
             'Events of a type no route names reached the catch-all queue: the banking service added a type. ' +
               `Runbook: ${runbook('unrouted')}`,
+          );
+    const quarantineQueue = props.routes.find((route) => route.isQuarantine)?.queue;
+    this.quarantineAlarm =
+      quarantineQueue === undefined
+        ? undefined
+        : this.notEmpty(
+            'QuarantineEvents',
+            quarantineQueue,
+            'An event from the banking service failed validation and was published as invalid_event to the ' +
+              `quarantine queue: it needs a person. Runbook: ${runbook('quarantine')}`,
           );
     this.alarms = this.all;
   }

@@ -105,6 +105,8 @@ export class PollerDashboard extends Construct {
           metrics.metric('PublishRetries', p, { statistic: 'Sum', label: `${p} publish retries` }),
           metrics.metric('AuthRefreshes', p, { statistic: 'Sum', label: `${p} token refreshes` }),
           metrics.metric('LateEvents', p, { statistic: 'Sum', label: `${p} late or re-sent events` }),
+          metrics.metric('InvalidEvents', p, { statistic: 'Sum', label: `${p} quarantined (invalid_event)` }),
+          metrics.metric('ClaimChecks', p, { statistic: 'Sum', label: `${p} claim-checked (too large)` }),
         ]),
         width: WIDTH,
         height: HEIGHT,

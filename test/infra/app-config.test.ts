@@ -37,6 +37,8 @@ describe('parseAppConfig', () => {
       publishConcurrency: 8,
       maxPutEventsPerSecond: undefined,
       startPosition: 'beginning',
+      maxEventEntryBytes: 1_000_000,
+      claimCheckRetentionDays: 30,
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });

@@ -160,15 +160,21 @@ describe('cdk-nag AwsSolutionsChecks', () => {
 
     expect(byConfiguration).toEqual({
       'cdk.json defaults': [
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       'every app option': [
         'AwsSolutions-IAM5[Resource::*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretCards',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       embedded: [
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ Embedding/Poller/FunctionRole',
+        'AwsSolutions-S1 @ Embedding/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretCards',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretLoans',
         'AwsSolutions-SQS3 @ Embedding/Poller/Routing/RouteTransaction/DeadLetterQueue',

@@ -89,6 +89,8 @@ describe('function', () => {
           SAFETY_MARGIN_MS: '10000',
           LEASE_WAIT_MS: '20000',
           PUBLISH_CONCURRENCY: '8',
+          MAX_EVENT_ENTRY_BYTES: '1000000',
+          CLAIM_CHECK_BUCKET: ref(id(poller.claimCheckBucket)),
           NODE_OPTIONS: '--enable-source-maps',
         },
       },
@@ -118,6 +120,50 @@ describe('function', () => {
 
   it('logs to its own log group with a retention', () => {
     synth.template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+});
+
+describe('claim-check bucket', () => {
+  it('is encrypted, TLS only, never public, expires objects after 30 days, and is retained', () => {
+    synth.template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        LifecycleConfiguration: {
+          Rules: [{ Id: 'ExpireClaimChecks', ExpirationInDays: 30, Status: 'Enabled' }],
+        },
+      },
+    });
+    synth.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: ref(id(poller.claimCheckBucket)),
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('takes the entry-size limit and the retention from the context', () => {
+    const custom = synthPollerApp({ maxEventEntryBytes: 262_144, claimCheckRetentionDays: 7 });
+    try {
+      custom.template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ MAX_EVENT_ENTRY_BYTES: '262144' }) },
+      });
+      custom.template.hasResourceProperties('AWS::S3::Bucket', {
+        LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 7 })] },
+      });
+    } finally {
+      custom.dispose();
+    }
   });
 });
 
@@ -194,14 +240,30 @@ describe('routing', () => {
     });
   });
 
+  it('sends events that failed validation (invalid_event) to the quarantine queue', () => {
+    const quarantine = poller.routing.quarantine!;
+
+    synth.template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['banking.events'], 'detail-type': ['invalid_event'] },
+      Targets: [
+        {
+          Arn: getAtt(id(quarantine.queue!)),
+          Id: Match.anyValue(),
+          DeadLetterConfig: { Arn: getAtt(id(quarantine.deadLetterQueue)) },
+          RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+        },
+      ],
+    });
+  });
+
   it('sends every other type to the unrouted queue, so a new upstream type is never lost', () => {
     const { catchAll } = poller.routing;
 
-    synth.template.resourceCountIs('AWS::Events::Rule', 3);
+    synth.template.resourceCountIs('AWS::Events::Rule', 4);
     synth.template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['banking.events'],
-        'detail-type': [{ 'anything-but': ['account_status', 'transaction'] }],
+        'detail-type': [{ 'anything-but': ['account_status', 'transaction', 'invalid_event'] }],
       },
       Targets: [
         {
@@ -222,14 +284,18 @@ describe('routing', () => {
     }
   });
 
-  it('encrypts every queue and refuses plain HTTP to each', () => {
+  it('encrypts every queue, takes messages as large as the bus delivers, and refuses plain HTTP to each', () => {
     const queues = resourcesOfType('AWS::SQS::Queue');
     const policies = resourcesOfType('AWS::SQS::QueuePolicy').map(([, policy]) => policy);
 
-    expect(queues).toHaveLength(7);
+    expect(queues).toHaveLength(9);
     for (const [logicalId, queue] of queues) {
       expect(queue.SqsManagedSseEnabled, logicalId).toBe(true);
       expect(queue.MessageRetentionPeriod, logicalId).toBe(1_209_600);
+      // Route queues and their DLQs receive events from the bus; the schedule DLQ only ticks.
+      if (logicalId !== id(poller.scheduleDeadLetterQueue)) {
+        expect(queue.MaximumMessageSize, logicalId).toBe(1_048_576);
+      }
       const policy = policies.find((candidate) =>
         (candidate.Queues as unknown[]).some(
           (queueRef) => JSON.stringify(queueRef) === JSON.stringify(ref(logicalId)),
@@ -355,11 +421,12 @@ describe('alarms', () => {
     });
   });
 
-  it('raises an alarm as soon as the schedule DLQ, any route DLQ or the unrouted queue holds a message', () => {
+  it('raises an alarm as soon as the schedule DLQ, any route DLQ, the unrouted or the quarantine queue holds a message', () => {
     const queues = [
       poller.scheduleDeadLetterQueue,
       ...poller.routing.routes.map((route) => route.deadLetterQueue),
       poller.routing.catchAll.queue!,
+      poller.routing.quarantine!.queue!,
     ];
     for (const queue of queues) {
       synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -378,7 +445,7 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    expect(alarms).toHaveLength(12);
+    expect(alarms).toHaveLength(14);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -447,12 +514,17 @@ describe('IAM', () => {
         { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus)) },
         {
           Effect: 'Allow',
+          Action: 's3:PutObject',
+          Resource: { 'Fn::Join': ['', [getAtt(id(poller.claimCheckBucket)), '/*']] },
+        },
+        {
+          Effect: 'Allow',
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Resource: getAtt(id(poller.logGroup)),
         },
       ]),
     );
-    expect(statements).toHaveLength(4);
+    expect(statements).toHaveLength(5);
     synth.template.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: {
         Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
@@ -477,13 +549,22 @@ describe('IAM', () => {
     ]);
   });
 
-  it('grants no wildcard resource and no wildcard action in any identity policy', () => {
+  it('grants no wildcard resource where a specific ARN exists, and no wildcard action, in any identity policy', () => {
     const statements = resourcesOfType('AWS::IAM::Policy').flatMap(
       ([, policy]) => (policy.PolicyDocument as { Statement: Json[] }).Statement,
     );
+    // The one exception: claim-check objects are named at run time, so PutObject alone on the
+    // objects of that one bucket.
+    const claimCheckObjects = JSON.stringify({
+      'Fn::Join': ['', [getAtt(id(poller.claimCheckBucket)), '/*']],
+    });
 
     for (const statement of statements) {
       const resources = JSON.stringify(statement.Resource);
+      if (resources === claimCheckObjects) {
+        expect(statement.Action).toBe('s3:PutObject');
+        continue;
+      }
       expect(resources, JSON.stringify(statement)).not.toMatch(/"\*"|:\*"|\/\*"/);
       expect(JSON.stringify(statement.Action)).not.toContain('*');
     }
@@ -500,7 +581,9 @@ describe('outputs', () => {
         'ArchiveName',
         'CheckpointTableName',
         'DashboardUrl',
+        'ClaimCheckBucketName',
         'DeadLetterQueueUrlAccountStatus',
+        'DeadLetterQueueUrlQuarantine',
         'DeadLetterQueueUrlTransaction',
         'DeadLetterQueueUrlUnrouted',
         'EventBusArn',
@@ -508,6 +591,7 @@ describe('outputs', () => {
         'EventSource',
         'Programs',
         'QueueUrlAccountStatus',
+        'QueueUrlQuarantine',
         'QueueUrlTransaction',
         'QueueUrlUnrouted',
         'ScheduleDeadLetterQueueUrl',
@@ -540,6 +624,8 @@ describe('dashboard', () => {
       'CheckpointSequence',
       'ApproximateNumberOfMessagesVisible',
       'CycleDurationMs',
+      'InvalidEvents',
+      'ClaimChecks',
     ]) {
       expect(body).toContain(expected);
     }

@@ -1,11 +1,17 @@
 /**
- * An HTTP proxy in front of moto that injects EventBridge `PutEvents` faults, so the real SDK
- * client sees what AWS sends in bad moments: entries rejected within a successful answer
- * (`FailedEntryCount` > 0) and whole requests refused (`ThrottlingException`, 5xx). Everything
- * else passes through untouched. Point a function at it with `AWS_ENDPOINT_URL_EVENTBRIDGE`.
+ * An HTTP proxy in front of moto that injects the faults AWS sends in bad moments, so the real SDK
+ * clients see them: EventBridge `PutEvents` entries rejected within a successful answer
+ * (`FailedEntryCount` > 0) and whole requests refused (`ThrottlingException`, 5xx); DynamoDB
+ * requests refused (`ProvisionedThroughputExceededException`, …). Everything else passes through
+ * untouched. Point a function at it with `AWS_ENDPOINT_URL_EVENTBRIDGE` and
+ * `AWS_ENDPOINT_URL_DYNAMODB`.
  *
  * Rejected entries are not forwarded, so moto (and the queues behind its rules) receives exactly
- * the entries the client was told were accepted.
+ * the entries the client was told were accepted. The proxy also keeps a **timeline** of what
+ * matters to the no-loss invariant, in the order it happened: entries the bus accepted (when the
+ * answer went back), checkpoint writes asked for (when the request arrived) and applied, and
+ * marks the test sets (a crash). `intercept` lets a test act at an exact point (kill the function
+ * while its commit is held, say).
  *
  * @example
  * const proxy = await AwsFaultProxy.start(motoEndpoint);
@@ -19,12 +25,16 @@ interface EntryFault {
   remaining: number;
   readonly every: number;
   readonly errorCode: string;
+  readonly errorMessage: string;
 }
 
 interface RequestFault {
   remaining: number;
   readonly status: number;
   readonly errorType: string;
+  readonly message: string;
+  /** `AWSEvents.PutEvents`, `DynamoDB_20120810.UpdateItem`, … */
+  readonly target: string;
 }
 
 /** One PutEvents entry as the client sent it, byte for byte. */
@@ -43,6 +53,34 @@ export interface PutEventsStats {
   readonly refusedRequests: number;
 }
 
+/** A request as the proxy sees it, before it is forwarded. */
+export interface AwsCall {
+  /** `events`, `dynamodb` or `other`. */
+  readonly service: 'events' | 'dynamodb' | 'other';
+  /** `PutEvents`, `UpdateItem`, `GetItem`, … (empty for `other`). */
+  readonly operation: string;
+  /** The JSON body (AWS JSON protocols), or `undefined`. */
+  readonly body: unknown;
+  /** For an `UpdateItem` that writes the checkpoint: the number it writes. */
+  readonly checkpoint: number | undefined;
+}
+
+/** What `intercept` decides: forward the request, or drop it (the client never gets an answer). */
+export type InterceptDecision = 'forward' | 'drop';
+
+export type TimelineEntry =
+  | { readonly at: number; readonly kind: 'accepted'; readonly detailType: string; readonly detail: string }
+  | { readonly at: number; readonly kind: 'commit-requested'; readonly checkpoint: number }
+  | { readonly at: number; readonly kind: 'commit-applied'; readonly checkpoint: number }
+  /** A checkpoint write DynamoDB refused (its condition failed, or it was throttled). */
+  | { readonly at: number; readonly kind: 'commit-refused'; readonly checkpoint: number }
+  /** A PutEvents request arrived (before any fault is applied to it). */
+  | { readonly at: number; readonly kind: 'put-events-requested' }
+  | { readonly at: number; readonly kind: 'mark'; readonly label: string };
+
+const DYNAMODB_PREFIX = 'DynamoDB_20120810.';
+const EVENTS_PREFIX = 'AWSEvents.';
+
 export class AwsFaultProxy {
   readonly endpoint: string;
   readonly #server: Server;
@@ -51,6 +89,13 @@ export class AwsFaultProxy {
   readonly #requestFaults: RequestFault[] = [];
   #stats = { requests: 0, rejectedEntries: 0, refusedRequests: 0 };
   readonly #sent: SentEntry[] = [];
+  readonly #timeline: TimelineEntry[] = [];
+  #clock = 0;
+  #interceptors: Array<(call: AwsCall) => InterceptDecision | Promise<InterceptDecision> | undefined> = [];
+  #inFlight = 0;
+  #requestBytesLimit = Number.POSITIVE_INFINITY;
+  #idleWaiters: Array<() => void> = [];
+  readonly #open = new Set<ServerResponse>();
 
   private constructor(server: Server, target: URL) {
     this.#server = server;
@@ -61,9 +106,7 @@ export class AwsFaultProxy {
   static async start(target: string): Promise<AwsFaultProxy> {
     let proxy: AwsFaultProxy | undefined;
     const server = createServer((req, res) => {
-      proxy?.handle(req, res).catch((error: unknown) => {
-        res.writeHead(502).end(String(error));
-      });
+      proxy?.track(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     proxy = new AwsFaultProxy(server, new URL(target));
@@ -79,58 +122,174 @@ export class AwsFaultProxy {
     return this.#sent;
   }
 
+  /** What happened, in order (see the module comment). */
+  get timeline(): readonly TimelineEntry[] {
+    return this.#timeline;
+  }
+
+  /** Adds a mark to the timeline (a crash, a takeover) for the invariant checker. */
+  mark(label: string): void {
+    this.#timeline.push({ at: this.#tick(), kind: 'mark', label });
+  }
+
   /**
    * The next `requests` PutEvents calls have every `every`-th entry (the 1st, then `every` later,
    * …) answered with `errorCode` instead of being forwarded.
    */
-  rejectEntries(requests: number, options: { every?: number; errorCode?: string } = {}): void {
+  rejectEntries(
+    requests: number,
+    options: { every?: number; errorCode?: string; errorMessage?: string } = {},
+  ): void {
     this.#entryFaults.push({
       remaining: requests,
       every: options.every ?? 2,
       errorCode: options.errorCode ?? 'InternalFailure',
+      errorMessage: options.errorMessage ?? 'Injected by the fault proxy',
     });
   }
 
   /** The next `requests` PutEvents calls are refused as a whole with `status` and `errorType`. */
-  refuseRequests(requests: number, options: { status?: number; errorType?: string } = {}): void {
+  refuseRequests(
+    requests: number,
+    options: { status?: number; errorType?: string; message?: string } = {},
+  ): void {
     this.#requestFaults.push({
       remaining: requests,
       status: options.status ?? 400,
       errorType: options.errorType ?? 'ThrottlingException',
+      message: options.message ?? 'Injected by the fault proxy',
+      target: `${EVENTS_PREFIX}PutEvents`,
     });
   }
 
+  /**
+   * From now on, a PutEvents request whose entries add up (as AWS counts them) to more than
+   * `bytes` is refused as a whole with the validation error EventBridge gives for its size: a bus
+   * whose cap is below what the function was configured for.
+   */
+  limitRequestBytes(bytes: number): void {
+    this.#requestBytesLimit = bytes;
+  }
+
+  /** The next `requests` DynamoDB calls of `operation` are refused as a whole (throttled by default). */
+  refuseDynamoDb(
+    requests: number,
+    options: { operation?: string; status?: number; errorType?: string } = {},
+  ): void {
+    this.#requestFaults.push({
+      remaining: requests,
+      status: options.status ?? 400,
+      errorType: `com.amazonaws.dynamodb.v20120810#${options.errorType ?? 'ProvisionedThroughputExceededException'}`,
+      message: 'Injected by the fault proxy',
+      target: `${DYNAMODB_PREFIX}${options.operation ?? 'UpdateItem'}`,
+    });
+  }
+
+  /**
+   * Calls `listener` with every request before it is forwarded; the request waits for it, so a
+   * test can act at that exact point. Returning `'drop'` holds the request forever (the client is
+   * gone, or will time out); anything else forwards it. Listeners run in the order added.
+   */
+  intercept(listener: (call: AwsCall) => InterceptDecision | Promise<InterceptDecision> | undefined): void {
+    this.#interceptors.push(listener);
+  }
+
+  /** Resolves once no request is being handled (forwarded and answered, or dropped). */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
   async close(): Promise<void> {
+    for (const res of this.#open) res.destroy();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  private track(req: IncomingMessage, res: ServerResponse): void {
+    this.#inFlight += 1;
+    this.#open.add(res);
+    // A client that leaves before its answer (killed, timed out) never learns what the call did.
+    res.once('close', () => {
+      if (!res.writableFinished) this.mark('client-gave-up');
+    });
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      this.#open.delete(res);
+      this.#inFlight -= 1;
+      if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    };
+    this.handle(req, res)
+      .catch((error: unknown) => {
+        if (!res.headersSent && !res.destroyed) res.writeHead(502).end(String(error));
+      })
+      .finally(finish);
+  }
+
+  #tick(): number {
+    this.#clock += 1;
+    return this.#clock;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
-    if (req.headers['x-amz-target'] !== 'AWSEvents.PutEvents') {
-      await this.#forward(req, body, res);
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const call = describeCall(target, body);
+    if (call.checkpoint !== undefined) {
+      this.#timeline.push({ at: this.#tick(), kind: 'commit-requested', checkpoint: call.checkpoint });
+    }
+    if (call.operation === 'PutEvents')
+      this.#timeline.push({ at: this.#tick(), kind: 'put-events-requested' });
+    for (const listener of this.#interceptors) {
+      if ((await listener(call)) === 'drop') {
+        // Held until the client gives up: it never learns whether the call was made.
+        await new Promise<void>((resolve) => res.once('close', () => resolve()));
+        return;
+      }
+    }
+    if (target === `${EVENTS_PREFIX}PutEvents`) {
+      await this.#putEvents(req, body, res, target);
       return;
     }
+    const refusal = takeFault(this.#requestFaults, (fault) => fault.target === target);
+    if (refusal !== undefined) {
+      if (call.checkpoint !== undefined) {
+        this.#timeline.push({ at: this.#tick(), kind: 'commit-refused', checkpoint: call.checkpoint });
+      }
+      sendError(res, refusal);
+      return;
+    }
+    const answer = await this.#send(req, body);
+    if (call.checkpoint !== undefined) {
+      const kind = answer.status === 200 ? 'commit-applied' : 'commit-refused';
+      this.#timeline.push({ at: this.#tick(), kind, checkpoint: call.checkpoint });
+    }
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  }
+
+  async #putEvents(req: IncomingMessage, body: Buffer, res: ServerResponse, target: string): Promise<void> {
     this.#stats.requests += 1;
-    this.#sent.push(...(JSON.parse(body.toString('utf8')) as { Entries: SentEntry[] }).Entries);
-    const refusal = takeFault(this.#requestFaults);
+    const input = JSON.parse(body.toString('utf8')) as { Entries: SentEntry[] };
+    this.#sent.push(...input.Entries);
+    const refusal =
+      entriesBytes(input.Entries) > this.#requestBytesLimit
+        ? {
+            remaining: 1,
+            status: 400,
+            errorType: 'ValidationException',
+            message: 'Total size of the entries in the request is over the limit.',
+            target,
+          }
+        : takeFault(this.#requestFaults, (fault) => fault.target === target);
     if (refusal !== undefined) {
       this.#stats.refusedRequests += 1;
-      res
-        .writeHead(refusal.status, {
-          'content-type': 'application/x-amz-json-1.1',
-          'x-amzn-requestid': 'fault-proxy',
-        })
-        .end(JSON.stringify({ __type: refusal.errorType, message: 'Injected by the fault proxy' }));
+      sendError(res, refusal);
       return;
     }
-    const fault = takeFault(this.#entryFaults);
-    if (fault === undefined) {
-      await this.#forward(req, body, res);
-      return;
-    }
-    const input = JSON.parse(body.toString('utf8')) as { Entries: unknown[] };
-    const rejected = input.Entries.map((_, index) => index % fault.every === 0);
+    const fault = takeFault(this.#entryFaults, () => true);
+    const rejected = input.Entries.map((_, index) => fault !== undefined && index % fault.every === 0);
     const forwarded = input.Entries.filter((_, index) => !rejected[index]);
     const results =
       forwarded.length === 0
@@ -140,24 +299,31 @@ export class AwsFaultProxy {
               (
                 await this.#send(req, Buffer.from(JSON.stringify({ ...input, Entries: forwarded })))
               ).body.toString('utf8'),
-            ) as { Entries: unknown[] }
+            ) as { Entries?: Array<{ EventId?: string; ErrorCode?: string }> }
           ).Entries ?? []);
     let next = 0;
     const entries = rejected.map((isRejected) =>
       isRejected
-        ? { ErrorCode: fault.errorCode, ErrorMessage: 'Injected by the fault proxy' }
+        ? { ErrorCode: fault!.errorCode, ErrorMessage: fault!.errorMessage }
         : (results[next++] ?? {}),
     );
-    const failed = rejected.filter(Boolean).length;
-    this.#stats.rejectedEntries += failed;
+    const failed = entries.filter((entry) => 'ErrorCode' in entry && entry.ErrorCode !== undefined).length;
+    this.#stats.rejectedEntries += rejected.filter(Boolean).length;
     res
       .writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': 'fault-proxy' })
       .end(JSON.stringify({ FailedEntryCount: failed, Entries: entries }));
-  }
-
-  async #forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-    const answer = await this.#send(req, body);
-    res.writeHead(answer.status, answer.headers).end(answer.body);
+    // Accepted by the bus once the answer is on its way back; a client killed meanwhile never knew.
+    input.Entries.forEach((entry, index) => {
+      const result = entries[index] as { EventId?: string };
+      if (result.EventId !== undefined && result.EventId !== '') {
+        this.#timeline.push({
+          at: this.#tick(),
+          kind: 'accepted',
+          detailType: entry.DetailType ?? '',
+          detail: entry.Detail ?? '',
+        });
+      }
+    });
   }
 
   #send(
@@ -192,11 +358,65 @@ export class AwsFaultProxy {
   }
 }
 
-function takeFault<T extends { remaining: number }>(queue: T[]): T | undefined {
-  const fault = queue[0];
-  if (fault === undefined) return undefined;
+/** Entry sizes as AWS documents them: Time 14 bytes, Source, DetailType, Detail in UTF-8. */
+function entriesBytes(entries: readonly (SentEntry & { Time?: unknown })[]): number {
+  return entries.reduce(
+    (total, entry) =>
+      total +
+      (entry.Time === undefined ? 0 : 14) +
+      Buffer.byteLength(entry.Source ?? '') +
+      Buffer.byteLength(entry.DetailType ?? '') +
+      Buffer.byteLength(entry.Detail ?? ''),
+    0,
+  );
+}
+
+function describeCall(target: string, body: Buffer): AwsCall {
+  const service = target.startsWith(EVENTS_PREFIX)
+    ? 'events'
+    : target.startsWith(DYNAMODB_PREFIX)
+      ? 'dynamodb'
+      : 'other';
+  const operation = service === 'other' ? '' : target.slice(target.indexOf('.') + 1);
+  let parsed: unknown;
+  try {
+    parsed = body.length === 0 ? undefined : JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  return { service, operation, body: parsed, checkpoint: checkpointWritten(operation, parsed) };
+}
+
+/** The checkpoint an `UpdateItem` sets (`SET checkpoint = :seq`), if it is a checkpoint write. */
+function checkpointWritten(operation: string, body: unknown): number | undefined {
+  if (operation !== 'UpdateItem' || typeof body !== 'object' || body === null) return undefined;
+  const { UpdateExpression, ExpressionAttributeValues } = body as {
+    UpdateExpression?: string;
+    ExpressionAttributeValues?: Record<string, { N?: string }>;
+  };
+  const match = /checkpoint = (:\w+)/.exec(UpdateExpression ?? '');
+  const value = match === null ? undefined : ExpressionAttributeValues?.[match[1]!]?.N;
+  return value === undefined ? undefined : Number(value);
+}
+
+function sendError(res: ServerResponse, fault: RequestFault): void {
+  const contentType = fault.target.startsWith(DYNAMODB_PREFIX)
+    ? 'application/x-amz-json-1.0'
+    : 'application/x-amz-json-1.1';
+  res
+    .writeHead(fault.status, { 'content-type': contentType, 'x-amzn-requestid': 'fault-proxy' })
+    .end(JSON.stringify({ __type: fault.errorType, message: fault.message }));
+}
+
+function takeFault<T extends { remaining: number }>(
+  queue: T[],
+  accepts: (fault: T) => boolean,
+): T | undefined {
+  const index = queue.findIndex(accepts);
+  if (index === -1) return undefined;
+  const fault = queue[index]!;
   fault.remaining -= 1;
-  if (fault.remaining <= 0) queue.shift();
+  if (fault.remaining <= 0) queue.splice(index, 1);
   return fault;
 }
 

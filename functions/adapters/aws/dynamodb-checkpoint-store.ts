@@ -202,16 +202,19 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const outcome = await this.#conditionalUpdate({
       operation: 'commit',
       update:
-        'SET checkpoint = :seq, updated_at = :updatedAt, feed_program_id = :feed' +
+        'SET checkpoint = :seq, updated_at = :updatedAt' +
+        (feedProgramId === null ? '' : ', feed_program_id = :feed') +
         (openGaps === undefined ? '' : ', open_gaps = :gaps') +
         (newestCreatedDt === undefined ? '' : ', newest_created_dt = :newest'),
       condition:
-        'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq) ' +
-        'AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)',
+        'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)' +
+        (feedProgramId === null
+          ? ''
+          : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
       values: {
         ':owner': { S: owner },
         ':seq': { N: String(sequenceNumber) },
-        ':feed': { S: feedProgramId },
+        ...(feedProgramId === null ? {} : { ':feed': { S: feedProgramId } }),
         ':updatedAt': { S: new Date(this.#clock()).toISOString() },
         ...(openGaps === undefined ? {} : { ':gaps': { S: JSON.stringify(openGaps) } }),
         ...newest,
@@ -228,7 +231,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       );
     }
     const recordedFeed = stringAttribute(item, 'feed_program_id');
-    if (recordedFeed !== undefined && recordedFeed !== feedProgramId) {
+    if (feedProgramId !== null && recordedFeed !== undefined && recordedFeed !== feedProgramId) {
       throw new FeedProgramMismatchError(this.#program, recordedFeed, feedProgramId, sequenceNumber);
     }
     throw new CheckpointRegressionError(

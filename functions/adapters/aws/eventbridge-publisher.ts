@@ -7,6 +7,7 @@ import {
   type PutEventsRequestEntry,
   type PutEventsResultEntry,
 } from '@aws-sdk/client-eventbridge';
+import { DEFAULT_MAX_ENTRY_BYTES, isSizeRefusal } from '../../core/claim-check.ts';
 import { ConfigurationError, PublishError } from '../../core/errors.ts';
 import type { BankingEvent } from '../../core/event-model.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
@@ -21,6 +22,11 @@ export interface EventBridgePublisherOptions {
    * @default a new `EventBridgeClient` with the SDK's default configuration
    */
   readonly client?: EventBridgeClient;
+  /**
+   * Bytes one PutEvents request (and so one entry) may carry, entry sizes added up as AWS documents.
+   * @default DEFAULT_MAX_ENTRY_BYTES (1,000,000: see `claim-check.ts` for why)
+   */
+  readonly maxRequestBytes?: number;
 }
 
 /**
@@ -79,7 +85,7 @@ interface SdkErrorShape {
  * const publisher = new EventBridgePublisher({ client: eventBridge, eventBusName: config.busName, source: config.source });
  */
 export class EventBridgePublisher implements EventPublisher {
-  readonly limits: PublishLimits = Object.freeze({ maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 });
+  readonly limits: PublishLimits;
 
   readonly #client: EventBridgeClient;
   readonly #eventBusName: string;
@@ -92,6 +98,10 @@ export class EventBridgePublisher implements EventPublisher {
     if (options.source.trim() === '') {
       throw new ConfigurationError('EventBridge source must be a non-empty string', { field: 'source' });
     }
+    this.limits = Object.freeze({
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: options.maxRequestBytes ?? DEFAULT_MAX_ENTRY_BYTES,
+    });
     this.#client = options.client ?? new EventBridgeClient({});
     this.#eventBusName = options.eventBusName;
     this.#source = options.source;
@@ -183,6 +193,14 @@ export class EventBridgePublisher implements EventPublisher {
       return new ConfigurationError(
         `The function role may not put events on bus ${this.#eventBusName} (needs events:PutEvents)`,
         context,
+        error,
+      );
+    }
+    if (shape.name === 'ValidationException' && isSizeRefusal(shape.name, error.message)) {
+      // Marked for the claim check, which sends the entries again one at a time to find the large one.
+      return new PublishError(
+        `PutEvents to bus ${this.#eventBusName} was refused for its size (${shape.name}, HTTP ${status ?? '?'})`,
+        { ...context, retryable: false, tooLarge: true },
         error,
       );
     }

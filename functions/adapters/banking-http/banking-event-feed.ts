@@ -71,7 +71,7 @@ export interface BankingEventFeedOptions {
    */
   readonly maxBodyBytes?: number;
   /**
-   * Epoch milliseconds, for `Retry-After` dates.
+   * Epoch milliseconds, for `Retry-After` dates and the time an answer arrived.
    * @default Date.now
    */
   readonly clock?: () => number;
@@ -99,9 +99,11 @@ export class BankingEventFeed implements EventFeed, EventLookup {
   readonly #limitParam: string;
   readonly #limit: number;
   readonly #maxBodyBytes: number;
+  readonly #clock: () => number;
 
   constructor(options: BankingEventFeedOptions) {
     this.#requests = new AuthenticatedRequests(options);
+    this.#clock = options.clock ?? Date.now;
     this.#cursorParam = parseQueryParameterName(
       options.cursorParam ?? 'last_sequence_number',
       'BankingEventFeed: cursorParam',
@@ -213,7 +215,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
         return bodiless.get(status) as T;
       }
       if (status !== 200) throw await this.#requests.statusError(exchange, authenticated);
-      const origin = { source: exchange.source, status };
+      const origin = { source: exchange.source, status, receivedAt: this.#clock() };
       const payload = await readJsonBody(body, {
         origin,
         maxBytes: this.#maxBodyBytes,

@@ -157,7 +157,7 @@ describe('an embedding with two programs, existing resources and its own targets
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['banking.events'],
-        'detail-type': [{ 'anything-but': ['transaction', 'card.issued'] }],
+        'detail-type': [{ 'anything-but': ['transaction', 'card.issued', 'invalid_event'] }],
       },
     });
   });

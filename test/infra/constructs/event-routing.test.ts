@@ -79,7 +79,7 @@ beforeAll(async () => {
     }
   }
 
-  const entries = ['account_status', 'transaction', UNKNOWN_TYPE].flatMap((type) =>
+  const entries = ['account_status', 'transaction', 'invalid_event', UNKNOWN_TYPE].flatMap((type) =>
     Array.from({ length: EVENTS_PER_TYPE }, (_, index) => ({
       EventBusName: busName,
       Source: SOURCE,
@@ -118,7 +118,7 @@ function typesReaching(routeName: string): string[] {
 
 describe('routing on a real rule engine (moto)', () => {
   it('targets a queue from every rule in the template', () => {
-    expect(delivered.size).toBe(3);
+    expect(delivered.size).toBe(4);
   });
 
   it.each(['account_status', 'transaction'])(
@@ -127,6 +127,10 @@ describe('routing on a real rule engine (moto)', () => {
       expect(typesReaching(type)).toEqual(Array(EVENTS_PER_TYPE).fill(type));
     },
   );
+
+  it('delivers events that failed validation to the quarantine queue, not to the catch-all', () => {
+    expect(typesReaching('invalid_event')).toEqual(Array(EVENTS_PER_TYPE).fill('invalid_event'));
+  });
 
   it('delivers a type no route names to the catch-all queue', () => {
     expect(typesReaching('unrouted')).toEqual(Array(EVENTS_PER_TYPE).fill(UNKNOWN_TYPE));
@@ -147,7 +151,7 @@ describe('routing on a real rule engine (moto)', () => {
   it('takes nothing from another source on the same bus', () => {
     const all = [...delivered.values()].flat();
 
-    expect(all).toHaveLength(3 * EVENTS_PER_TYPE);
+    expect(all).toHaveLength(4 * EVENTS_PER_TYPE);
     expect(all.every((event) => event.source === SOURCE)).toBe(true);
   });
 });

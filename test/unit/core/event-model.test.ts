@@ -96,10 +96,25 @@ describe('parsePollResponse', () => {
     );
   });
 
-  it('names the field of a bad event inside the page', () => {
-    expect(() => parsePollResponse({ data: [raw, { ...raw, type: 7 }] }, origin)).toThrow(/data\[1\]\.type/);
+  it('refuses a body that is not the documented shape', () => {
     expect(() => parsePollResponse({ data: 'nope' }, origin)).toThrow(/data must be an array/);
     expect(() => parsePollResponse([], origin)).toThrow(/body must be a JSON object/);
+    expect(() => parsePollResponse({ data: [], last_sequence_number: 'x' }, origin)).toThrow(
+      /last_sequence_number must be/,
+    );
+  });
+
+  it('quarantines a bad event inside the page, naming its field, instead of refusing the page', () => {
+    const page = parsePollResponse(
+      { data: [raw, { ...raw, id: 'b', sequence_number: 43, type: 7 }] },
+      origin,
+    );
+
+    expect(page.events.map((e) => [e.sequence_number, e.type])).toEqual([
+      [42, 'account_status'],
+      [43, 'invalid_event'],
+    ]);
+    expect(page.events[1]!.invalid).toMatchObject({ field: 'data[1].type', sequenceNumber: 43 });
   });
 });
 

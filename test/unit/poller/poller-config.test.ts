@@ -71,6 +71,19 @@ describe('loadPollerConfig', () => {
     expect(() => loadPollerConfig({ ...base, STREAM_LINGER_MS: '5000' })).toThrow(/STREAM_LINGER_MS/);
   });
 
+  it('reads the claim check: no bucket and 1,000,000 bytes by default, at most the bus cap of 1 MiB', () => {
+    expect(loadPollerConfig(base)).toMatchObject({
+      claimCheckBucket: undefined,
+      maxEventEntryBytes: 1_000_000,
+    });
+    expect(
+      loadPollerConfig({ ...base, CLAIM_CHECK_BUCKET: ' claims ', MAX_EVENT_ENTRY_BYTES: '262144' }),
+    ).toMatchObject({ claimCheckBucket: 'claims', maxEventEntryBytes: 262_144 });
+    expect(() => loadPollerConfig({ ...base, MAX_EVENT_ENTRY_BYTES: '2000000' })).toThrow(
+      'Environment variable MAX_EVENT_ENTRY_BYTES must be an integer from 1024 to 1048576, got "2000000"',
+    );
+  });
+
   it('refuses a cursor parameter name that could inject into the query string', () => {
     expect(() => loadPollerConfig({ ...base, POLL_CURSOR_PARAM: 'a&token=x' })).toThrow(/POLL_CURSOR_PARAM/);
   });

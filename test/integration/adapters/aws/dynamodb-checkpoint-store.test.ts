@@ -41,12 +41,12 @@ describe('DynamoDbCheckpointStore against moto', () => {
     store: DynamoDbCheckpointStore,
     owner: string,
     sequenceNumber: number,
-    options: { feedProgramId?: string; signal?: AbortSignal; openGaps?: OpenGap[] } = {},
+    options: { feedProgramId?: string | null; signal?: AbortSignal; openGaps?: OpenGap[] } = {},
   ) =>
     store.commit({
       owner,
       sequenceNumber,
-      feedProgramId: options.feedProgramId ?? FEED,
+      feedProgramId: options.feedProgramId === undefined ? FEED : options.feedProgramId,
       openGaps: options.openGaps,
       signal: options.signal,
     });
@@ -248,6 +248,18 @@ describe('DynamoDbCheckpointStore against moto', () => {
         receivedProgramId: 'another-program',
       });
       expect(await store.read()).toMatchObject({ checkpoint: 10, feedProgramId: FEED });
+    });
+
+    it('moves the checkpoint without a feed program_id while none is known, and keeps the recorded one', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await commit(store, 'A', 3, { feedProgramId: null });
+      expect(await store.read()).toMatchObject({ checkpoint: 3, feedProgramId: null });
+
+      await commit(store, 'A', 5);
+      await commit(store, 'A', 7, { feedProgramId: null });
+      expect(await store.read()).toMatchObject({ checkpoint: 7, feedProgramId: FEED });
     });
   });
 

@@ -102,8 +102,16 @@ describe('EventBridgePublisher against moto', () => {
     expect(publisher.entrySize(event)).toBe(expected);
   });
 
-  it('declares the PutEvents limits', () => {
-    expect(publisher.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 262_144 });
+  it('declares the PutEvents limits: 10 entries, and 1,000,000 bytes unless told otherwise', () => {
+    const smaller = new EventBridgePublisher({
+      client: aws.eventBridge,
+      eventBusName: bus.busName,
+      source: SOURCE,
+      maxRequestBytes: 262_144,
+    });
+
+    expect(publisher.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 1_000_000 });
+    expect(smaller.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 262_144 });
   });
 
   it('turns a missing bus into a ConfigurationError naming it', async () => {

@@ -458,14 +458,17 @@ describe('BankingEventFeed.poll: failures', () => {
     expect((error as Error).message).toBe('GET /events (HTTP 200): body is not JSON');
   });
 
-  it('rejects an event that violates the schema, naming the field', async () => {
+  it('quarantines an event that violates the schema, naming the field, and keeps the rest of the page', async () => {
     const { program_id: _dropped, ...broken } = event(11);
     const { feed } = await setup([json(200, { data: [event(12), broken] })]);
 
-    const error = await pollError(feed);
+    const page = await feed.poll({ after: 1, signal: live() });
 
-    expect(error).toBeInstanceOf(PayloadValidationError);
-    expect((error as Error).message).toContain('data[1].program_id must be a non-empty string');
+    expect(page.events.map((e) => [e.sequence_number, e.type])).toEqual([
+      [11, 'invalid_event'],
+      [12, 'account_status'],
+    ]);
+    expect(page.events[0]!.invalid?.message).toContain('data[1].program_id must be a non-empty string');
   });
 
   it('rejects a body larger than the limit', async () => {

@@ -1,0 +1,174 @@
+/**
+ * An `EventPublisher` that sends events too large for the bus through the claim check
+ * (`claim-check.ts`): their text goes to object storage and a pointer event goes to the bus in
+ * their place, within the same `send`, so the cycle checkpoints them like any other event: once
+ * the pointer is accepted. It decorates the bus's publisher; batching, retries and the checkpoint
+ * stay the core's.
+ *
+ * Two ways an event is claim-checked: its entry is larger than `maxEntryBytes`, or the bus refused
+ * it for its size (an entry on its own, or a request whose entries are then sent one at a time to
+ * find the one too large).
+ */
+import { claimCheckKey, claimCheckPointer, isSizeRefusal } from './claim-check.ts';
+import { ConfigurationError, PollerError } from './errors.ts';
+import type { BankingEvent } from './event-model.ts';
+import type {
+  ClaimCheckStore,
+  CycleLogger,
+  EntryOutcome,
+  EventPublisher,
+  MetricsSink,
+  PublishLimits,
+} from './ports.ts';
+
+export interface ClaimCheckPublisherDeps {
+  /** The bus. */
+  readonly inner: EventPublisher;
+  readonly store: ClaimCheckStore;
+  readonly metrics: MetricsSink;
+  readonly logger: CycleLogger;
+}
+
+export interface ClaimCheckPublisherOptions {
+  /** Entries larger than this (as `inner.entrySize` counts) are claim-checked; at most `inner.limits.maxBatchBytes`. */
+  readonly maxEntryBytes: number;
+}
+
+/** One entry of a `send`: its place in the batch, the event asked for, and what goes to the bus. */
+interface Outgoing {
+  readonly index: number;
+  readonly event: BankingEvent;
+  readonly sent: BankingEvent;
+}
+
+/** S3 bucket names are at most 63 characters: a pointer sized with one that long is never larger. */
+const LONGEST_BUCKET = 'b'.repeat(63);
+
+export class ClaimCheckPublisher implements EventPublisher {
+  readonly limits: PublishLimits;
+  readonly #deps: ClaimCheckPublisherDeps;
+  readonly #maxEntryBytes: number;
+  /** One store per event however often it is sent (resends, duplicates in flight). */
+  readonly #pointers = new WeakMap<BankingEvent, Promise<BankingEvent>>();
+
+  constructor(deps: ClaimCheckPublisherDeps, options: ClaimCheckPublisherOptions) {
+    if (options.maxEntryBytes > deps.inner.limits.maxBatchBytes) {
+      throw new ConfigurationError(
+        `The claim-check threshold ${options.maxEntryBytes} is above what one PutEvents request may carry (${deps.inner.limits.maxBatchBytes})`,
+        { maxEntryBytes: options.maxEntryBytes },
+      );
+    }
+    this.#deps = deps;
+    this.#maxEntryBytes = options.maxEntryBytes;
+    this.limits = deps.inner.limits;
+  }
+
+  entrySize(event: BankingEvent): number {
+    const size = this.#deps.inner.entrySize(event);
+    if (size <= this.#maxEntryBytes) return size;
+    return this.#deps.inner.entrySize(
+      claimCheckPointer(event, { bucket: LONGEST_BUCKET, key: claimCheckKey(event) }),
+    );
+  }
+
+  async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
+    const outcomes: EntryOutcome[] = new Array(batch.length);
+    const prepared = await Promise.all(
+      batch.map(async (event, index): Promise<Outgoing | undefined> => {
+        if (this.#deps.inner.entrySize(event) <= this.#maxEntryBytes) return { index, event, sent: event };
+        return this.#claimCheck({ index, event, sent: event }, outcomes, signal);
+      }),
+    );
+    await this.#sendAll(
+      prepared.filter((entry): entry is Outgoing => entry !== undefined),
+      outcomes,
+      signal,
+    );
+    return outcomes;
+  }
+
+  /** Sends `entries` in one request and fills in their outcomes, claim-checking what the bus refused for its size. */
+  async #sendAll(entries: readonly Outgoing[], outcomes: EntryOutcome[], signal: AbortSignal): Promise<void> {
+    if (entries.length === 0) return;
+    let results: readonly EntryOutcome[];
+    try {
+      results = await this.#deps.inner.send(
+        entries.map((entry) => entry.sent),
+        signal,
+      );
+    } catch (error) {
+      if (!(error instanceof PollerError && error.context.tooLarge === true)) throw error;
+      if (entries.length > 1) {
+        // Which entry is too large the answer does not say: one request each finds it.
+        for (const entry of entries) await this.#sendAll([entry], outcomes, signal);
+        return;
+      }
+      results = [
+        { ok: false, errorCode: 'RequestTooLarge', errorMessage: 'PutEvents refused the entry for its size' },
+      ];
+    }
+    const refused: Outgoing[] = [];
+    entries.forEach((entry, position) => {
+      const result = results[position] ?? {
+        ok: false,
+        errorCode: 'MissingOutcome',
+        errorMessage: 'The bus returned no outcome for this entry',
+      };
+      const tooLarge = !result.ok && isSizeRefusal(result.errorCode, result.errorMessage);
+      // A pointer refused for its size would be refused again: report it rather than loop.
+      if (tooLarge && entry.sent === entry.event) refused.push(entry);
+      else outcomes[entry.index] = result;
+    });
+    const pointers = await Promise.all(refused.map((entry) => this.#claimCheck(entry, outcomes, signal)));
+    await this.#sendAll(
+      pointers.filter((entry): entry is Outgoing => entry !== undefined),
+      outcomes,
+      signal,
+    );
+  }
+
+  /**
+   * The entry with its event stored and a pointer to send instead; `undefined` (its outcome a
+   * failure the pipeline retries) when the store failed for a reason that may pass.
+   */
+  async #claimCheck(
+    entry: Outgoing,
+    outcomes: EntryOutcome[],
+    signal: AbortSignal,
+  ): Promise<Outgoing | undefined> {
+    try {
+      return { ...entry, sent: await this.#pointerFor(entry.event, signal) };
+    } catch (error) {
+      if (signal.aborted || error instanceof ConfigurationError) throw error;
+      outcomes[entry.index] = {
+        ok: false,
+        errorCode: 'ClaimCheckFailed',
+        errorMessage: error instanceof Error ? error.message : String(error),
+      };
+      return undefined;
+    }
+  }
+
+  #pointerFor(event: BankingEvent, signal: AbortSignal): Promise<BankingEvent> {
+    let pointer = this.#pointers.get(event);
+    if (pointer === undefined) {
+      const { store, metrics, logger } = this.#deps;
+      const key = claimCheckKey(event);
+      pointer = store.put(key, event.detail, signal).then((location) => {
+        metrics.add('ClaimChecks', 'Count', 1);
+        logger.info('Event too large for the bus: stored in the claim-check bucket, publishing a pointer', {
+          eventId: event.id,
+          sequenceNumber: event.sequence_number,
+          sizeBytes: Buffer.byteLength(event.detail, 'utf8'),
+          bucket: location.bucket,
+          key: location.key,
+        });
+        return claimCheckPointer(event, location);
+      });
+      this.#pointers.set(event, pointer);
+      // A failed store is tried again on the next send.
+      pointer.catch(() => this.#pointers.delete(event));
+    }
+    return pointer;
+  }
+}

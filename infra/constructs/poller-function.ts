@@ -1,0 +1,140 @@
+/**
+ * The poller function: its role, its log group, the handler's environment (the contract of
+ * `functions/poller/poller-config.ts`) and the least-privilege grants it runs with.
+ */
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { formatStartPosition, parseStartPosition } from '../../functions/core/start-position.ts';
+import { leaseWait } from './handover-timing.ts';
+import {
+  POLLER_ARCHITECTURE,
+  POLLER_BUNDLING,
+  POLLER_NODE_OPTIONS,
+  POLLER_RUNTIME,
+} from './poller-bundling.ts';
+import { POLLER_SERVICE_NAME } from './poller-metrics.ts';
+import type { ResolvedPollerProps } from './poller-props.ts';
+
+/** What the function works with, created elsewhere in the construct. */
+export interface PollerFunctionResources {
+  readonly checkpointTable: dynamodb.ITable;
+  /** Program name → its credentials secret; the first program is the handler's default. */
+  readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
+  readonly eventBus: events.IEventBus;
+  /** Whether `eventBus` was imported (it may live in another account: PutEvents then needs its ARN). */
+  readonly eventBusImported: boolean;
+  /** Where events too large for the bus are stored. */
+  readonly claimCheckBucket: s3.Bucket;
+}
+
+export interface PollerFunction {
+  readonly pollerFunction: nodejs.NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+  readonly role: iam.Role;
+}
+
+/**
+ * The function, in `scope`, with its own role: its programs' secrets, item-level actions on its
+ * table, PutEvents on its bus, PutObject on the claim-check bucket and writes to its log group;
+ * nothing else.
+ */
+export function createPollerFunction(
+  scope: Construct,
+  props: ResolvedPollerProps,
+  resources: PollerFunctionResources,
+): PollerFunction {
+  const { programs, eventSource, scheduleInterval, functionTimeout } = props;
+  const { checkpointTable, secrets, eventBus } = resources;
+  const logGroup = new logs.LogGroup(scope, 'LogGroup', { retention: props.logRetention });
+  const role = new iam.Role(scope, 'FunctionRole', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description:
+      'Banking events poller: its secrets, its checkpoint items, PutEvents on its bus, its log group',
+  });
+  logGroup.grantWrite(role);
+  const pollerFunction = new nodejs.NodejsFunction(scope, 'Function', {
+    entry: props.entry,
+    handler: 'handler',
+    description: `Polls the banking event feed and publishes to EventBridge (source ${eventSource})`,
+    runtime: POLLER_RUNTIME,
+    architecture: POLLER_ARCHITECTURE,
+    memorySize: props.memorySize,
+    timeout: functionTimeout,
+    role,
+    logGroup,
+    tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+    // Scheduler invokes asynchronously: a failed or stale tick is not retried, the next one covers it.
+    retryAttempts: 0,
+    maxEventAge: Duration.minutes(1),
+    environment: {
+      // Each program is bound to its own secret here, never by the invocation event.
+      DEFAULT_PROGRAM: programs[0]!.name,
+      SECRET_ID: secrets.get(programs[0]!.name)!.secretArn,
+      ...(programs.length > 1
+        ? {
+            PROGRAM_SECRETS: Stack.of(scope).toJsonString(
+              Object.fromEntries(
+                programs.slice(1).map((program) => [program.name, secrets.get(program.name)!.secretArn]),
+              ),
+            ),
+          }
+        : {}),
+      CHECKPOINT_TABLE: checkpointTable.tableName,
+      // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices for ours.
+      EVENT_BUS_NAME: resources.eventBusImported ? eventBus.eventBusArn : eventBus.eventBusName,
+      EVENT_SOURCE: eventSource,
+      POWERTOOLS_SERVICE_NAME: POLLER_SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POLL_LIMIT: String(props.pollLimit),
+      POLL_CURSOR_PARAM: props.pollCursorParam,
+      POLL_LIMIT_PARAM: props.pollLimitParam,
+      START_POSITION: formatStartPosition(parseStartPosition(props.startPosition, 'startPosition')),
+      SAFETY_MARGIN_MS: String(props.safetyMargin.toMilliseconds()),
+      // The next tick arrives while this run still polls: it waits for the lease, at most until a
+      // crashed holder's lease would expire.
+      LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
+      PUBLISH_CONCURRENCY: String(props.publishConcurrency),
+      ...(props.maxPutEventsPerSecond === undefined
+        ? {}
+        : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(props.maxPutEventsPerSecond) }),
+      MAX_EVENT_ENTRY_BYTES: String(props.maxEventEntryBytes),
+      CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
+      NODE_OPTIONS: POLLER_NODE_OPTIONS,
+    },
+    bundling: POLLER_BUNDLING,
+  });
+  if (props.tracing) {
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions.',
+    });
+  }
+
+  // Least privilege: item-level actions on the table only, its secrets only, PutEvents on its bus
+  // only, and PutObject alone on the claim-check bucket's objects (`grantPut` would add tagging,
+  // legal hold, retention and abort).
+  for (const secret of secrets.values()) secret.grantRead(role);
+  checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
+  eventBus.grantPutEventsTo(role);
+  const bucket = resources.claimCheckBucket;
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
+  );
+  const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnElement);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+    reason:
+      'The claim-check objects are named at run time (program, sequence number, event id): s3:PutObject, and ' +
+      'nothing else, on the objects of the one claim-check bucket is the narrowest grant there is.',
+  });
+  return { pollerFunction, logGroup, role };
+}

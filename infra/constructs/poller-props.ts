@@ -1,0 +1,348 @@
+/**
+ * The construct's props and their defaults, resolved in one place: `resolvePollerProps` turns
+ * what the caller gave into the values every part of the construct builds from, and refuses
+ * conflicting or out-of-range props at synth (`poller-props-validation.ts`) with the fix named.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import { DEFAULT_MAX_ENTRY_BYTES } from '../../functions/core/claim-check.ts';
+import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
+import type { IAlarmActionStrategy } from './alarm-actions.ts';
+import type { EventRouteOptions } from './event-routing.ts';
+import { overlappingTimeout } from './handover-timing.ts';
+import { POLLER_HANDLER_ENTRY } from './poller-bundling.ts';
+import { validatePollerProps } from './poller-props-validation.ts';
+
+/** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
+export interface PollerProgram {
+  /**
+   * The program's name: the checkpoint row key, the `Program` metric dimension and the schedule
+   * payload's `program`. Letters, digits, `.`, `_` and `-`, at most 64 characters.
+   */
+  readonly name: string;
+  /**
+   * A secret that already holds `{"base_url", "client_id", "client_secret"}`.
+   *
+   * @default - a secret is created with a placeholder value; set it before the first tick
+   */
+  readonly existingSecret?: secretsmanager.ISecret;
+}
+
+export interface BankingEventsPollerProps {
+  /**
+   * The programs to poll. One function serves them all; each gets a schedule.
+   *
+   * @default [{ name: 'default' }]
+   */
+  readonly programs?: readonly PollerProgram[];
+  /**
+   * The `source` of every published event.
+   *
+   * @default 'banking.events'
+   */
+  readonly eventSource?: string;
+  /**
+   * How often each program's schedule fires: whole minutes, 1 to 14.
+   *
+   * @default Duration.minutes(1)
+   */
+  readonly scheduleInterval?: Duration;
+  /**
+   * How long before its timeout the handler stops polling to publish and commit
+   * (`SAFETY_MARGIN_MS`; the handler uses a quarter of the remaining time when that is smaller).
+   *
+   * @default Duration.seconds(10)
+   */
+  readonly safetyMargin?: Duration;
+  /**
+   * Function timeout. The default makes each run poll until `handoverOverlap` after the next tick,
+   * while the next run waits for the lease, so the feed is polled without a break. A timeout that
+   * would stop polling before the next tick (a gap every interval), or more than half an
+   * interval after it, is refused.
+   *
+   * @default - the shortest whole-second timeout that polls until `handoverOverlap` after the next
+   * tick: scheduleInterval + handoverOverlap + safetyMargin while the margin is at most a quarter of
+   * it (75 s with the defaults)
+   */
+  readonly functionTimeout?: Duration;
+  /**
+   * How long each run keeps polling after the next tick has arrived. The next run waits for the
+   * lease meanwhile and takes it within a fraction of a second of its release, so tick jitter
+   * shorter than this never leaves the feed unpolled. Less than half the schedule interval.
+   *
+   * @default Duration.seconds(5)
+   */
+  readonly handoverOverlap?: Duration;
+  /**
+   * Function memory in MiB.
+   *
+   * @default 256
+   */
+  readonly memorySize?: number;
+  /**
+   * Events asked for per poll request (`POLL_LIMIT`), 1 to 1000.
+   *
+   * @default 100
+   */
+  readonly pollLimit?: number;
+  /**
+   * Name of the `GET /events` query parameter that carries the cursor, the last sequence number
+   * seen (`POLL_CURSOR_PARAM`); the feed must answer with the events after it. Set it when the
+   * banking service names it differently: a name it ignores makes every run fail with
+   * `FEED_CURSOR_IGNORED`. A letter or `_`, then letters, digits, `_`, `.` or `-`; at most 64.
+   *
+   * @default 'last_sequence_number'
+   */
+  readonly pollCursorParam?: string;
+  /**
+   * Name of the `GET /events` query parameter that carries the page size (`POLL_LIMIT_PARAM`).
+   * Same form as `pollCursorParam`, and a different name.
+   *
+   * @default 'limit'
+   */
+  readonly pollLimitParam?: string;
+  /**
+   * PutEvents requests in flight at once while a program catches up (`PUBLISH_CONCURRENCY`),
+   * 1 to 50. The handler halves it on throttling and grows it back after a run of successes.
+   *
+   * @default 8
+   */
+  readonly publishConcurrency?: number;
+  /**
+   * A cap on PutEvents requests per second per program (`PUBLISH_MAX_REQUESTS_PER_SECOND`): the
+   * PutEvents quota is per account and region and shared with your other producers. Each request
+   * carries up to 10 events.
+   *
+   * @default - no cap
+   */
+  readonly maxPutEventsPerSecond?: number;
+  /**
+   * Where a program without a checkpoint starts (`START_POSITION`): `'beginning'` (every event the
+   * feed still has), `'latest'` (only events created from the first run on: the run passes over the
+   * existing ones without publishing them) or a sequence number (the first event to publish). Used
+   * only while a program has no checkpoint; `banking-events-poller rewind` moves one that has.
+   *
+   * @default 'beginning'
+   */
+  readonly startPosition?: 'beginning' | 'latest' | number;
+  /**
+   * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
+   * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through
+   * the claim check: stored in `claimCheckBucket`, a pointer published in its place.
+   *
+   * @default 1_000_000: EventBridge's 1 MiB cap (raised from 256 KB in January 2026) less room for
+   * the envelope the bus wraps each event in when it delivers it to a 1 MiB SQS or Lambda target
+   */
+  readonly maxEventEntryBytes?: number;
+  /**
+   * How long the claim-check bucket keeps an event's body before it expires (whole days).
+   *
+   * @default Duration.days(30)
+   */
+  readonly claimCheckRetention?: Duration;
+  /**
+   * The quarantine route: events that failed validation, published as `invalid_event`.
+   *
+   * @default - a queue, with an alarm as soon as anything arrives in it
+   */
+  readonly quarantine?: EventRouteOptions;
+  /**
+   * Active X-Ray tracing on the function.
+   *
+   * @default false
+   */
+  readonly tracing?: boolean;
+  /**
+   * Retention of the function's log group.
+   *
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * CloudWatch namespace of the handler's metrics (`POWERTOOLS_METRICS_NAMESPACE`).
+   *
+   * @default 'BankingEventsPoller'
+   */
+  readonly metricsNamespace?: string;
+  /**
+   * The handler's entry file.
+   *
+   * @default - functions/poller/handler.ts of this repository
+   */
+  readonly entry?: string;
+  /**
+   * A checkpoint table with a string partition key `pk`.
+   *
+   * @default - an on-demand table with point-in-time recovery, retained on stack deletion
+   */
+  readonly existingCheckpointTable?: dynamodb.ITable;
+  /**
+   * The bus to publish to.
+   *
+   * @default - a custom bus is created
+   */
+  readonly existingEventBus?: events.IEventBus;
+  /**
+   * Name of the bus this construct creates. Not allowed with `existingEventBus`.
+   *
+   * @default - generated by CloudFormation
+   */
+  readonly eventBusName?: string;
+  /**
+   * How long the archive keeps events for replay; `Duration.days(0)` keeps them indefinitely.
+   *
+   * @default Duration.days(30)
+   */
+  readonly archiveRetention?: Duration;
+  /**
+   * Name of the schema registry.
+   *
+   * @default - generated by CloudFormation
+   */
+  readonly schemaRegistryName?: string;
+  /**
+   * Event type (lower-case detail-type) → route. A route without `targets` gets a queue.
+   *
+   * @default - a queue each for `account_status` and `transaction`
+   */
+  readonly routes?: Readonly<Record<string, EventRouteOptions>>;
+  /**
+   * The catch-all for types no route names.
+   *
+   * @default - a queue, with an alarm when anything arrives in it
+   */
+  readonly unrouted?: EventRouteOptions;
+  /**
+   * `LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm
+   * (at least 1 minute).
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly lagThreshold?: Duration;
+  /**
+   * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
+   * one schedule interval plus a minute: a window of exactly one interval raises false alarms).
+   *
+   * @default - 5 minutes or two schedule intervals, whichever is longer
+   */
+  readonly stallAfter?: Duration;
+  /**
+   * What alarms do. Not allowed with `alarmTopic` or `alarmEmail`.
+   *
+   * @default - notify the alarm topic on ALARM and OK
+   */
+  readonly alarmActions?: IAlarmActionStrategy;
+  /**
+   * An existing topic for alarm notifications. Not allowed with `alarmEmail`.
+   *
+   * @default - a KMS-encrypted topic is created
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Subscribes this address to the created alarm topic (the recipient confirms by email).
+   *
+   * @default - no subscription
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Dashboard name.
+   *
+   * @default - generated by CloudFormation
+   */
+  readonly dashboardName?: string;
+  /**
+   * The runbook every alarm description links to, as `<runbookUrl>#alarm-<name>`.
+   *
+   * @default 'docs/deploy.md' (this repository's runbook)
+   */
+  readonly runbookUrl?: string;
+}
+
+/** Every prop with its default applied: what the parts of the construct are built from. */
+export interface ResolvedPollerProps {
+  readonly programs: readonly PollerProgram[];
+  readonly eventSource: string;
+  readonly scheduleInterval: Duration;
+  readonly safetyMargin: Duration;
+  readonly handoverOverlap: Duration;
+  readonly functionTimeout: Duration;
+  readonly memorySize: number;
+  readonly pollLimit: number;
+  readonly pollCursorParam: string;
+  readonly pollLimitParam: string;
+  readonly publishConcurrency: number;
+  readonly maxPutEventsPerSecond: number | undefined;
+  readonly startPosition: 'beginning' | 'latest' | number;
+  readonly tracing: boolean;
+  readonly logRetention: logs.RetentionDays;
+  readonly metricsNamespace: string;
+  readonly entry: string;
+  readonly archiveRetention: Duration;
+  readonly routes: Readonly<Record<string, EventRouteOptions>>;
+  readonly unrouted: EventRouteOptions;
+  readonly quarantine: EventRouteOptions;
+  readonly maxEventEntryBytes: number;
+  readonly claimCheckRetention: Duration;
+  readonly lagThreshold: Duration;
+  readonly stallAfter: Duration;
+  readonly runbookUrl: string;
+}
+
+/** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
+export const LAG_PERIODS = 3;
+const MIN_STALL_AFTER = Duration.minutes(5);
+
+/**
+ * Applies every default, once, then validates the result together with the props that have no
+ * default (existing resources, alarm wiring).
+ *
+ * @throws ConfigurationError naming the prop and the fix
+ */
+export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPollerProps {
+  const scheduleInterval = props.scheduleInterval ?? Duration.minutes(1);
+  const safetyMargin = props.safetyMargin ?? Duration.seconds(10);
+  const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
+  const resolved: ResolvedPollerProps = {
+    programs: props.programs ?? [{ name: 'default' }],
+    eventSource: props.eventSource ?? 'banking.events',
+    scheduleInterval,
+    safetyMargin,
+    handoverOverlap,
+    functionTimeout:
+      props.functionTimeout ?? overlappingTimeout(scheduleInterval, handoverOverlap, safetyMargin),
+    memorySize: props.memorySize ?? 256,
+    pollLimit: props.pollLimit ?? 100,
+    // The handler's defaults, set explicitly so the function's configuration shows the names in use.
+    pollCursorParam: props.pollCursorParam ?? 'last_sequence_number',
+    pollLimitParam: props.pollLimitParam ?? 'limit',
+    publishConcurrency: props.publishConcurrency ?? 8,
+    maxPutEventsPerSecond: props.maxPutEventsPerSecond,
+    startPosition: props.startPosition ?? 'beginning',
+    tracing: props.tracing ?? false,
+    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    metricsNamespace: props.metricsNamespace ?? 'BankingEventsPoller',
+    entry: props.entry ?? POLLER_HANDLER_ENTRY,
+    archiveRetention: props.archiveRetention ?? Duration.days(30),
+    routes:
+      props.routes ??
+      Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, EventRouteOptions] => [type, {}])),
+    unrouted: props.unrouted ?? {},
+    quarantine: props.quarantine ?? {},
+    maxEventEntryBytes: props.maxEventEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
+    claimCheckRetention: props.claimCheckRetention ?? Duration.days(30),
+    lagThreshold: props.lagThreshold ?? Duration.minutes(5),
+    // One place for the default, so apps embedding the construct get a window that fits their interval.
+    stallAfter:
+      props.stallAfter ??
+      Duration.minutes(
+        Math.max(MIN_STALL_AFTER.toMinutes(), (2 * scheduleInterval.toSeconds({ integral: false })) / 60),
+      ),
+    runbookUrl: props.runbookUrl ?? 'docs/deploy.md',
+  };
+  validatePollerProps(props, resolved);
+  return resolved;
+}

@@ -1,0 +1,127 @@
+/**
+ * The no-loss invariant, checked after every fault scenario against what really happened: the
+ * events the bank holds, what reached the recording sink (a queue behind a catch-all rule), and the
+ * proxy's timeline of entries the bus accepted, checkpoint writes and fault marks.
+ *
+ * 1. Every event at or below the final checkpoint was delivered at least once (an event the proxy
+ *    broke on the way, as its `invalid_event`).
+ * 2. The checkpoint never moved backwards (applied writes, in order).
+ * 3. No checkpoint write was ever asked for past an event the bus had not accepted yet.
+ * 4. Every duplicate delivery is of an event that was in flight at a fault: accepted by the bus
+ *    but above the checkpoint last written when the fault happened.
+ *
+ * Pure: the property test checks the same rules against in-memory ports.
+ */
+import type { TimelineEntry } from './aws-fault-proxy.ts';
+
+/** An event the bank holds. */
+export interface BankEvent {
+  readonly id: string;
+  readonly sequenceNumber: number;
+  /** Set when the event reaches the poller broken: it is expected as an `invalid_event` with this fingerprint. */
+  readonly quarantineFingerprint?: string;
+}
+
+/** A delivered event as the sink received it. */
+export interface Delivery {
+  readonly detailType: string;
+  readonly detail: Record<string, unknown>;
+}
+
+export interface InvariantInput {
+  readonly feed: readonly BankEvent[];
+  readonly delivered: readonly Delivery[];
+  readonly timeline: readonly TimelineEntry[];
+  readonly finalCheckpoint: number | null;
+}
+
+export interface InvariantReport {
+  /** Events the bank holds at or below the final checkpoint. */
+  readonly events: number;
+  /** Those never delivered (must be empty). */
+  readonly lost: readonly string[];
+  /** Deliveries beyond the first of an event. */
+  readonly duplicates: number;
+  /** Events accepted but not yet checkpointed at some fault: what may be delivered twice. */
+  readonly inFlightAtFaults: number;
+  /** Broken rules, each a sentence (must be empty). */
+  readonly violations: readonly string[];
+}
+
+/** How an event is recognised in a delivery or an accepted entry. */
+export function deliveryKey(detailType: string, detail: Record<string, unknown>): string {
+  if (detailType === 'invalid_event' && typeof detail.fingerprint === 'string') {
+    return `q:${detail.fingerprint}`;
+  }
+  return `e:${String(detail.id)}`;
+}
+
+function bankKey(event: BankEvent): string {
+  return event.quarantineFingerprint === undefined ? `e:${event.id}` : `q:${event.quarantineFingerprint}`;
+}
+
+export function checkDeliveryInvariant(input: InvariantInput): InvariantReport {
+  const violations: string[] = [];
+  const counts = new Map<string, number>();
+  for (const { detailType, detail } of input.delivered) {
+    const key = deliveryKey(detailType, detail);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const bySequence = new Map(input.feed.map((event) => [event.sequenceNumber, event]));
+  const covered =
+    input.finalCheckpoint === null
+      ? []
+      : input.feed.filter((event) => event.sequenceNumber <= input.finalCheckpoint!);
+  const lost = covered.filter((event) => !counts.has(bankKey(event))).map(bankKey);
+
+  // Walk the timeline once: acceptance times, commits in order, what was in flight at each fault.
+  const acceptedAt = new Map<string, number>();
+  const sequenceOfKey = new Map(input.feed.map((event) => [bankKey(event), event.sequenceNumber]));
+  let applied: number | null = null;
+  const mayRepeat = new Set<string>();
+  for (const entry of input.timeline) {
+    if (entry.kind === 'accepted') {
+      const key = deliveryKey(entry.detailType, parse(entry.detail));
+      if (!acceptedAt.has(key)) acceptedAt.set(key, entry.at);
+    } else if (entry.kind === 'commit-applied') {
+      if (applied !== null && entry.checkpoint < applied) {
+        violations.push(`the checkpoint moved backwards: ${applied} → ${entry.checkpoint}`);
+      }
+      applied = entry.checkpoint;
+    } else if (entry.kind === 'commit-requested') {
+      for (let sequence = 0; sequence <= entry.checkpoint; sequence += 1) {
+        const event = bySequence.get(sequence);
+        if (event === undefined) continue;
+        const at = acceptedAt.get(bankKey(event));
+        if (at === undefined || at > entry.at) {
+          violations.push(
+            `checkpoint ${entry.checkpoint} was asked for before event ${sequence} (${bankKey(event)}) was accepted`,
+          );
+          break;
+        }
+      }
+    } else if (entry.kind === 'mark') {
+      for (const [key] of acceptedAt) {
+        const sequence = sequenceOfKey.get(key);
+        if (sequence !== undefined && (applied === null || sequence > applied)) mayRepeat.add(key);
+      }
+    }
+  }
+  let duplicates = 0;
+  for (const [key, count] of counts) {
+    if (count < 2) continue;
+    duplicates += count - 1;
+    if (!mayRepeat.has(key)) {
+      violations.push(`${key} was delivered ${count} times although no fault caught it in flight`);
+    }
+  }
+  return { events: covered.length, lost, duplicates, inFlightAtFaults: mayRepeat.size, violations };
+}
+
+function parse(detail: string): Record<string, unknown> {
+  try {
+    return JSON.parse(detail) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
