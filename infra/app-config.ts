@@ -53,6 +53,18 @@ export interface AppConfig {
   readonly maxPutEventsPerSecond: number | undefined;
   /** Where a program without a checkpoint starts: `beginning`, `latest` or a sequence number. */
   readonly startPosition: 'beginning' | 'latest' | number;
+  /** How the feed is read (`FEED_MODE`): long polls or the SSE stream. */
+  readonly feedMode: 'poll' | 'stream';
+  /** Stream mode: how transactions are fetched (`STREAM_RECOVERY`). */
+  readonly streamRecovery: 'page' | 'lookup';
+  /** Stream mode: longest wait for companions of a micro-batch (`STREAM_LINGER_MS`). */
+  readonly streamLingerMs: number;
+  /** Stream mode: the stream's cursor parameter (`STREAM_CURSOR_PARAM`). */
+  readonly streamCursorParam: string;
+  /** Lookups of skipped numbers per invocation (`GAP_REPAIR_MAX_LOOKUPS`); 0 turns repair off. */
+  readonly gapRepairMaxLookups: number;
+  /** How long a skipped number is looked up again (`GAP_REPAIR_GRACE_SECONDS`). */
+  readonly gapRepairGraceSeconds: number;
   /** Largest PutEvents entry; larger events go through the claim check (`MAX_EVENT_ENTRY_BYTES`). */
   readonly maxEventEntryBytes: number;
   /** Days the claim-check bucket keeps an event's body. */
@@ -79,6 +91,12 @@ export const DEFAULT_CONTEXT = Object.freeze({
   publishConcurrency: 8,
   maxPutEventsPerSecond: 0,
   startPosition: 'beginning',
+  feedMode: 'poll',
+  streamRecovery: 'page',
+  streamLingerMs: 100,
+  streamCursorParam: 'last_sequence_number',
+  gapRepairMaxLookups: 100,
+  gapRepairGraceSeconds: 300,
   maxEventEntryBytes: DEFAULT_MAX_ENTRY_BYTES,
   claimCheckRetentionDays: 30,
 });
@@ -173,6 +191,18 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   const publishConcurrency = reader.integer('publishConcurrency', 1, 50);
   const maxPutEventsPerSecond = reader.integer('maxPutEventsPerSecond', 0, 10_000);
   const startPosition = reader.startPosition();
+  const feedMode = reader.string('feedMode', /^(poll|stream)$/, '"poll" or "stream"') as 'poll' | 'stream';
+  const streamRecovery = reader.string('streamRecovery', /^(page|lookup)$/, '"page" or "lookup"') as
+    | 'page'
+    | 'lookup';
+  const streamLingerMs = reader.integer('streamLingerMs', 0, 1_000);
+  const streamCursorParam = reader.string(
+    'streamCursorParam',
+    QUERY_PARAMETER_PATTERN,
+    QUERY_PARAMETER_EXPECTED,
+  );
+  const gapRepairMaxLookups = reader.integer('gapRepairMaxLookups', 0, 10_000);
+  const gapRepairGraceSeconds = reader.integer('gapRepairGraceSeconds', 0, 86_400);
   const maxEventEntryBytes = reader.integer('maxEventEntryBytes', MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES);
   const claimCheckRetentionDays = reader.integer('claimCheckRetentionDays', 1, 36_500);
 
@@ -196,6 +226,12 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     publishConcurrency,
     maxPutEventsPerSecond: maxPutEventsPerSecond === 0 ? undefined : maxPutEventsPerSecond,
     startPosition,
+    feedMode,
+    streamRecovery,
+    streamLingerMs,
+    streamCursorParam,
+    gapRepairMaxLookups,
+    gapRepairGraceSeconds,
     maxEventEntryBytes,
     claimCheckRetentionDays,
   });

@@ -49,6 +49,19 @@ export class PollerStack extends Stack {
       publishConcurrency: config.publishConcurrency,
       maxPutEventsPerSecond: config.maxPutEventsPerSecond,
       startPosition: config.startPosition,
+      feedMode: config.feedMode,
+      // The stream's settings only in stream mode: the construct refuses them beside 'poll'.
+      ...(config.feedMode === 'stream'
+        ? {
+            streamRecovery: config.streamRecovery,
+            streamLinger: Duration.millis(config.streamLingerMs),
+            streamCursorParam: config.streamCursorParam,
+          }
+        : {}),
+      gapRepair: {
+        maxLookups: config.gapRepairMaxLookups,
+        gracePeriod: Duration.seconds(config.gapRepairGraceSeconds),
+      },
       maxEventEntryBytes: config.maxEventEntryBytes,
       claimCheckRetention: Duration.days(config.claimCheckRetentionDays),
     });

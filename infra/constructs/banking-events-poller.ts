@@ -127,6 +127,7 @@ export class BankingEventsPoller extends Construct {
       scheduleInterval,
       lagThreshold: resolved.lagThreshold,
       lagPeriods: LAG_PERIODS,
+      gapRepair: resolved.gapRepairMaxLookups > 0,
       stallAfter: resolved.stallAfter,
       alarmActions: props.alarmActions ?? AlarmActions.notifySns(this.alarmTopic!),
       runbookUrl: resolved.runbookUrl,

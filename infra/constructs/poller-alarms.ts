@@ -24,6 +24,11 @@ export interface PollerAlarmsProps {
   readonly lagThreshold: Duration;
   /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
   readonly lagPeriods: number;
+  /**
+   * Whether the handler repairs gaps. With repair, a skipped number pages only once its grace is
+   * over and no event filled it (`GapsUnfilled`); without, as soon as it is skipped (`SequenceGaps`).
+   */
+  readonly gapRepair: boolean;
   /** No completed cycle (`CycleDurationMs` SampleCount 0) for this long raises the stall alarm. */
   readonly stallAfter: Duration;
   readonly alarmActions: IAlarmActionStrategy;
@@ -65,7 +70,10 @@ export class PollerAlarms extends Construct {
   public readonly stallAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** Per program: PutEvents entries the bus kept rejecting. */
   public readonly failedEntriesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: the feed skipped sequence numbers (`SequenceGaps`). */
+  /**
+   * Per program: skipped sequence numbers that no event filled: `GapsUnfilled` (after the grace
+   * period) with gap repair on, `SequenceGaps` (at once) with it off.
+   */
   public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly. */
   public readonly leaseBusyAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
@@ -163,15 +171,21 @@ export class PollerAlarms extends Construct {
       sequenceGaps.set(
         program,
         this.alarm(`SequenceGaps${suffix}`, {
-          metric: props.metrics.metric('SequenceGaps', program, { statistic: 'Sum', period: tick }),
+          metric: props.metrics.metric(props.gapRepair ? 'GapsUnfilled' : 'SequenceGaps', program, {
+            statistic: 'Sum',
+            period: tick,
+          }),
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          // One skipped number is worth a look: its event may exist upstream and was not published.
+          // One number is worth a look: its event may exist upstream and was not published.
           evaluationPeriods: 1,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription:
-            `Program ${program}: the feed skipped sequence numbers; their events were not published if the ` +
-            `banking service fills them in late. Runbook: ${runbook('sequence-gaps')}`,
+          alarmDescription: props.gapRepair
+            ? `Program ${program}: the feed skipped sequence numbers and no event turned up for them within ` +
+              `the gap-repair grace period; one the banking service fills in later is not published. ` +
+              `Runbook: ${runbook('sequence-gaps')}`
+            : `Program ${program}: the feed skipped sequence numbers; their events were not published if the ` +
+              `banking service fills them in late. Runbook: ${runbook('sequence-gaps')}`,
         }),
       );
       leaseBusy.set(

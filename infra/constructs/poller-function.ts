@@ -106,6 +106,16 @@ export function createPollerFunction(
       ...(props.maxPutEventsPerSecond === undefined
         ? {}
         : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(props.maxPutEventsPerSecond) }),
+      FEED_MODE: props.feedMode,
+      ...(props.feedMode === 'stream'
+        ? {
+            STREAM_RECOVERY: props.streamRecovery,
+            STREAM_LINGER_MS: String(props.streamLinger.toMilliseconds()),
+            STREAM_CURSOR_PARAM: props.streamCursorParam,
+          }
+        : {}),
+      GAP_REPAIR_MAX_LOOKUPS: String(props.gapRepairMaxLookups),
+      GAP_REPAIR_GRACE_SECONDS: String(props.gapRepairGracePeriod.toSeconds()),
       MAX_EVENT_ENTRY_BYTES: String(props.maxEventEntryBytes),
       CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
       NODE_OPTIONS: POLLER_NODE_OPTIONS,

@@ -123,6 +123,7 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: R
   for (const [prop, name] of [
     ['pollCursorParam', resolved.pollCursorParam],
     ['pollLimitParam', resolved.pollLimitParam],
+    ['streamCursorParam', resolved.streamCursorParam],
   ] as const) {
     if (!isQueryParameterName(name)) {
       fail(`${prop} must be ${QUERY_PARAMETER_EXPECTED}; got ${JSON.stringify(name)}`, prop);
@@ -140,6 +141,44 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: R
     fail(
       `startPosition must be 'beginning', 'latest' or a sequence number of 1 or more; got ${JSON.stringify(resolved.startPosition)}`,
       'startPosition',
+    );
+  }
+  if (resolved.feedMode !== 'poll' && resolved.feedMode !== 'stream') {
+    fail(`feedMode must be 'poll' or 'stream'; got ${JSON.stringify(resolved.feedMode)}`, 'feedMode');
+  }
+  if (resolved.streamRecovery !== 'page' && resolved.streamRecovery !== 'lookup') {
+    fail(
+      `streamRecovery must be 'page' or 'lookup'; got ${JSON.stringify(resolved.streamRecovery)}`,
+      'streamRecovery',
+    );
+  }
+  // Settings of a mode that is not on would be ignored without a word: say so at synth instead.
+  if (resolved.feedMode === 'poll') {
+    for (const prop of ['streamRecovery', 'streamLinger', 'streamCursorParam'] as const) {
+      if (props[prop] !== undefined) {
+        fail(
+          `${prop} applies to feedMode 'stream' only; feedMode is 'poll'. Set feedMode: 'stream' or remove it`,
+          prop,
+        );
+      }
+    }
+  }
+  const lingerMs = resolved.streamLinger.toMilliseconds({ integral: false });
+  if (!Number.isInteger(lingerMs) || lingerMs < 0 || lingerMs > 1000) {
+    fail(`streamLinger must be whole milliseconds from 0 to 1 second; got ${lingerMs} ms`, 'streamLinger');
+  }
+  const lookups = resolved.gapRepairMaxLookups;
+  if (!Number.isInteger(lookups) || lookups < 0 || lookups > 10_000) {
+    fail(
+      `gapRepair.maxLookups must be an integer from 0 (off) to 10000; got ${lookups}`,
+      'gapRepair.maxLookups',
+    );
+  }
+  const graceSeconds = resolved.gapRepairGracePeriod.toSeconds({ integral: false });
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > 86_400) {
+    fail(
+      `gapRepair.gracePeriod must be whole seconds, at most 24 hours (the feed's retention); got ${graceSeconds} s`,
+      'gapRepair.gracePeriod',
     );
   }
   const entryBytes = resolved.maxEventEntryBytes;

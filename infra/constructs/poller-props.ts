@@ -32,6 +32,26 @@ export interface PollerProgram {
   readonly existingSecret?: secretsmanager.ISecret;
 }
 
+/** Gap repair: how skipped sequence numbers are looked up (`GET /event/:sequence_number`). */
+export interface GapRepairOptions {
+  /**
+   * Single-event lookups per invocation, first looks and re-checks alike (`GAP_REPAIR_MAX_LOOKUPS`),
+   * 0 to 10000. 0 turns repair off: skipped numbers are then only recorded, and the skipped-numbers
+   * alarm watches `SequenceGaps` instead of `GapsUnfilled`.
+   *
+   * @default 100
+   */
+  readonly maxLookups?: number;
+  /**
+   * How long a skipped number is looked up again, as its age doubles (1, 2, 4 … seconds, at most
+   * a minute apart), before it is given up and counted in `GapsUnfilled` (`GAP_REPAIR_GRACE_SECONDS`).
+   * Whole seconds, at most 24 hours (the feed's retention).
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly gracePeriod?: Duration;
+}
+
 export interface BankingEventsPollerProps {
   /**
    * The programs to poll. One function serves them all; each gets a schedule.
@@ -129,6 +149,45 @@ export interface BankingEventsPollerProps {
    * @default 'beginning'
    */
   readonly startPosition?: 'beginning' | 'latest' | number;
+  /**
+   * How the handler reads the feed (`FEED_MODE`): `'poll'` long-polls `GET /events`; `'stream'`
+   * reads `GET /events/stream` (SSE) and falls back to polls when the service has no stream or
+   * its payloads cannot be read. The README's "Poll or stream" compares them, measured: poll is as
+   * fast against a service that sends the documented stream payloads, and makes fewer requests.
+   *
+   * @default 'poll'
+   */
+  readonly feedMode?: 'poll' | 'stream';
+  /**
+   * Stream mode only: how a transaction whose `data.type` the stream may have replaced is fetched
+   * before it is published (`STREAM_RECOVERY`): `'page'` reads `GET /events` from the cursor (the
+   * stream acts as a doorbell); `'lookup'` fetches each one with `GET /event/:id`.
+   *
+   * @default 'page': the same latency as lookups, with far fewer requests (README)
+   */
+  readonly streamRecovery?: 'page' | 'lookup';
+  /**
+   * Stream mode only: how long a micro-batch waits for more events while earlier ones are still
+   * being published (`STREAM_LINGER_MS`), 0 to 1 second; it never waits when nothing is in flight.
+   *
+   * @default Duration.millis(100)
+   */
+  readonly streamLinger?: Duration;
+  /**
+   * Stream mode only: the `GET /events/stream` query parameter carrying the starting point
+   * (`STREAM_CURSOR_PARAM`). Same form as `pollCursorParam`.
+   *
+   * @default 'last_sequence_number'
+   */
+  readonly streamCursorParam?: string;
+  /**
+   * Gap repair: skipped sequence numbers are looked up at once and again during a grace period,
+   * and an event found is published late. The checkpoint never waits on them (`openGaps` records
+   * them with it).
+   *
+   * @default - 100 lookups per invocation, a 5-minute grace period
+   */
+  readonly gapRepair?: GapRepairOptions;
   /**
    * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
    * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through
@@ -277,6 +336,12 @@ export interface ResolvedPollerProps {
   readonly publishConcurrency: number;
   readonly maxPutEventsPerSecond: number | undefined;
   readonly startPosition: 'beginning' | 'latest' | number;
+  readonly feedMode: 'poll' | 'stream';
+  readonly streamRecovery: 'page' | 'lookup';
+  readonly streamLinger: Duration;
+  readonly streamCursorParam: string;
+  readonly gapRepairMaxLookups: number;
+  readonly gapRepairGracePeriod: Duration;
   readonly tracing: boolean;
   readonly logRetention: logs.RetentionDays;
   readonly metricsNamespace: string;
@@ -322,6 +387,12 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
     publishConcurrency: props.publishConcurrency ?? 8,
     maxPutEventsPerSecond: props.maxPutEventsPerSecond,
     startPosition: props.startPosition ?? 'beginning',
+    feedMode: props.feedMode ?? 'poll',
+    streamRecovery: props.streamRecovery ?? 'page',
+    streamLinger: props.streamLinger ?? Duration.millis(100),
+    streamCursorParam: props.streamCursorParam ?? 'last_sequence_number',
+    gapRepairMaxLookups: props.gapRepair?.maxLookups ?? 100,
+    gapRepairGracePeriod: props.gapRepair?.gracePeriod ?? Duration.minutes(5),
     tracing: props.tracing ?? false,
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     metricsNamespace: props.metricsNamespace ?? 'BankingEventsPoller',

@@ -37,6 +37,12 @@ describe('parseAppConfig', () => {
       publishConcurrency: 8,
       maxPutEventsPerSecond: undefined,
       startPosition: 'beginning',
+      feedMode: 'poll',
+      streamRecovery: 'page',
+      streamLingerMs: 100,
+      streamCursorParam: 'last_sequence_number',
+      gapRepairMaxLookups: 100,
+      gapRepairGraceSeconds: 300,
       maxEventEntryBytes: 1_000_000,
       claimCheckRetentionDays: 30,
     });
@@ -81,6 +87,23 @@ describe('parseAppConfig', () => {
       startPosition: 1200,
     });
     expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
+    expect(
+      parseAppConfig({
+        feedMode: 'stream',
+        streamRecovery: 'lookup',
+        streamLingerMs: '0',
+        streamCursorParam: 'from',
+        gapRepairMaxLookups: '0',
+        gapRepairGraceSeconds: '60',
+      }),
+    ).toMatchObject({
+      feedMode: 'stream',
+      streamRecovery: 'lookup',
+      streamLingerMs: 0,
+      streamCursorParam: 'from',
+      gapRepairMaxLookups: 0,
+      gapRepairGraceSeconds: 60,
+    });
   });
 
   it('uses an existing bus instead of creating one when its ARN is given and the name is cleared', () => {
@@ -112,6 +135,10 @@ describe('parseAppConfig', () => {
       /"startPosition" must be "beginning", "latest", or a sequence number .*, got "earliest"/,
     ],
     ['startPosition', 0, /"startPosition" must be/],
+    ['feedMode', 'sse', /"feedMode" must be "poll" or "stream", got "sse"/],
+    ['streamRecovery', 'guess', /"streamRecovery" must be "page" or "lookup", got "guess"/],
+    ['streamLingerMs', 5000, /"streamLingerMs" must be an integer from 0 to 1000/],
+    ['gapRepairGraceSeconds', 90_000, /"gapRepairGraceSeconds" must be an integer from 0 to 86400/],
     ['programs', [], /"programs" must be a non-empty array/],
     ['programs', '[{"name":', /"programs" is not valid JSON/],
     ['programs', [{ name: 'has space' }], /"programs\[0\]\.name" must be letters, digits/],

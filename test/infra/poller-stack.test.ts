@@ -89,6 +89,9 @@ describe('function', () => {
           SAFETY_MARGIN_MS: '10000',
           LEASE_WAIT_MS: '20000',
           PUBLISH_CONCURRENCY: '8',
+          FEED_MODE: 'poll',
+          GAP_REPAIR_MAX_LOOKUPS: '100',
+          GAP_REPAIR_GRACE_SECONDS: '300',
           MAX_EVENT_ENTRY_BYTES: '1000000',
           CLAIM_CHECK_BUCKET: ref(id(poller.claimCheckBucket)),
           NODE_OPTIONS: '--enable-source-maps',
@@ -107,6 +110,33 @@ describe('function', () => {
       });
     } finally {
       renamed.dispose();
+    }
+  });
+
+  it('reads the stream in stream mode, with its settings and gap repair from the context', () => {
+    const streaming = synthPollerApp({
+      feedMode: 'stream',
+      streamRecovery: 'lookup',
+      streamLingerMs: 50,
+      streamCursorParam: 'from',
+      gapRepairMaxLookups: 20,
+      gapRepairGraceSeconds: 600,
+    });
+    try {
+      streaming.template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectLike({
+            FEED_MODE: 'stream',
+            STREAM_RECOVERY: 'lookup',
+            STREAM_LINGER_MS: '50',
+            STREAM_CURSOR_PARAM: 'from',
+            GAP_REPAIR_MAX_LOOKUPS: '20',
+            GAP_REPAIR_GRACE_SECONDS: '600',
+          }),
+        },
+      });
+    } finally {
+      streaming.dispose();
     }
   });
 
@@ -378,10 +408,10 @@ describe('alarms', () => {
     });
   });
 
-  it('raises sequence gaps as soon as the feed skips a sequence number, missing data not breaching', () => {
+  it('raises skipped sequence numbers that no event filled within the gap-repair grace, missing data not breaching', () => {
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'BankingEventsPoller',
-      MetricName: 'SequenceGaps',
+      MetricName: 'GapsUnfilled',
       Dimensions: dimensions,
       Statistic: 'Sum',
       Period: 60,
@@ -391,6 +421,25 @@ describe('alarms', () => {
       TreatMissingData: 'notBreaching',
       AlarmDescription: Match.stringLikeRegexp('Runbook: docs/deploy.md#alarm-sequence-gaps$'),
     });
+  });
+
+  it('raises sequence gaps as soon as the feed skips a number when gap repair is off', () => {
+    const unrepaired = synthPollerApp({ gapRepairMaxLookups: 0 });
+    try {
+      unrepaired.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'SequenceGaps',
+        EvaluationPeriods: 1,
+        Threshold: 1,
+        AlarmDescription: Match.stringLikeRegexp('the feed skipped sequence numbers; their events'),
+      });
+      expect(
+        unrepaired.template.findResources('AWS::CloudWatch::Alarm', {
+          Properties: { MetricName: 'GapsUnfilled' },
+        }),
+      ).toEqual({});
+    } finally {
+      unrepaired.dispose();
+    }
   });
 
   it('raises lease busy when ticks keep failing to take the lease over, in 3 of 5 minutes', () => {
@@ -621,6 +670,9 @@ describe('dashboard', () => {
       'Errors',
       'FailedEntries',
       'SequenceGaps',
+      'GapsUnfilled',
+      'GapsRepaired',
+      'StreamReconnects',
       'CheckpointSequence',
       'ApproximateNumberOfMessagesVisible',
       'CycleDurationMs',

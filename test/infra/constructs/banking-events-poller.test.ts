@@ -181,7 +181,7 @@ describe('an embedding with two programs, existing resources and its own targets
       });
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'Payments/Poller',
-        MetricName: 'SequenceGaps',
+        MetricName: 'GapsUnfilled',
         Dimensions: Match.arrayWith([{ Name: 'Program', Value: program }]),
         Period: 120,
       });
@@ -218,7 +218,7 @@ function alarmsByMetric(template: Template): Map<string, AlarmProperties> {
 
 describe('alarms on a schedule slower than a minute', () => {
   // The handler flushes its metrics once per invocation: one data point per program per tick.
-  const PER_INVOCATION = ['LagSeconds', 'FailedEntries', 'SequenceGaps', 'Errors', 'Throttles'];
+  const PER_INVOCATION = ['LagSeconds', 'FailedEntries', 'GapsUnfilled', 'Errors', 'Throttles'];
 
   it.each([1, 5, 14])(
     'every %i minute(s): alarms on per-invocation metrics use the interval as period',
@@ -238,7 +238,7 @@ describe('alarms on a schedule slower than a minute', () => {
       for (const metric of ['FailedEntries', 'Errors', 'Throttles']) {
         expect(alarms.get(metric), metric).toMatchObject({ EvaluationPeriods: 5, DatapointsToAlarm: 3 });
       }
-      expect(alarms.get('SequenceGaps')).toMatchObject({
+      expect(alarms.get('GapsUnfilled')).toMatchObject({
         Statistic: 'Sum',
         EvaluationPeriods: 1,
         TreatMissingData: 'notBreaching',
@@ -380,6 +380,7 @@ describe('query parameter names', () => {
     expect(handlerAccepts('POLL_LIMIT_PARAM')).toBe(valid);
     expect(constructAccepts({ pollCursorParam: name })).toBe(valid);
     expect(constructAccepts({ pollLimitParam: name })).toBe(valid);
+    expect(constructAccepts({ feedMode: 'stream', streamCursorParam: name })).toBe(valid);
     if (valid) {
       const env = environmentOf({ pollCursorParam: name, pollLimitParam: `${name.slice(0, 63)}2` });
       expect(
@@ -389,6 +390,40 @@ describe('query parameter names', () => {
         limitParam: `${name.slice(0, 63)}2`,
       });
     }
+  });
+});
+
+describe('feed mode and gap repair', () => {
+  it('polls by default, with gap repair on and no stream setting', () => {
+    const env = environmentOf({});
+
+    expect(env).toMatchObject({
+      FEED_MODE: 'poll',
+      GAP_REPAIR_MAX_LOOKUPS: '100',
+      GAP_REPAIR_GRACE_SECONDS: '300',
+    });
+    expect(Object.keys(env).filter((name) => name.startsWith('STREAM_'))).toEqual([]);
+  });
+
+  it('passes the stream settings, which the handler reads back', () => {
+    const env = environmentOf({
+      feedMode: 'stream',
+      streamRecovery: 'lookup',
+      streamLinger: Duration.millis(0),
+      streamCursorParam: 'from',
+      gapRepair: { maxLookups: 0, gracePeriod: Duration.minutes(10) },
+    });
+
+    expect(
+      loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' }),
+    ).toMatchObject({
+      feedMode: 'stream',
+      streamRecovery: 'lookup',
+      streamLingerMs: 0,
+      streamCursorParam: 'from',
+      gapRepairMaxLookups: 0,
+      gapRepairGraceMs: 600_000,
+    });
   });
 });
 
@@ -629,6 +664,26 @@ describe('invalid props', () => {
       'a targets() with no target',
       () => ({ routes: { transaction: { targets: () => [] } } }),
       /returned no target/,
+    ],
+    [
+      'a stream setting in poll mode',
+      () => ({ streamRecovery: 'lookup' }),
+      /streamRecovery applies to feedMode 'stream' only; feedMode is 'poll'/,
+    ],
+    [
+      'a linger over a second',
+      () => ({ feedMode: 'stream', streamLinger: Duration.seconds(2) }),
+      /streamLinger must be whole milliseconds from 0 to 1 second; got 2000 ms/,
+    ],
+    [
+      'a negative lookup budget',
+      () => ({ gapRepair: { maxLookups: -1 } }),
+      /gapRepair.maxLookups must be an integer from 0 \(off\) to 10000; got -1/,
+    ],
+    [
+      'a grace period over the feed retention',
+      () => ({ gapRepair: { gracePeriod: Duration.hours(25) } }),
+      /gapRepair.gracePeriod must be whole seconds, at most 24 hours/,
     ],
   ])('rejects %s', (_name, props, message) => {
     const stack = newStack();
