@@ -490,7 +490,7 @@ class PollCycle {
       if (found.length > 0) {
         this.#admit([], found);
         this.#inBackground(this.#publishPage([], found));
-      } else if (this.#gaps.changed && this.#feedProgramId !== null) {
+      } else if (this.#gaps.changed) {
         // Gaps given up: written now, so the next run does not count them again.
         this.#committer.offer(this.#tracker.safeCheckpoint, this.#feedProgramId, this.#newest?.created_dt);
       }
@@ -535,7 +535,7 @@ class PollCycle {
     this.#checkFeedIdentity([...late, ...fresh]);
     this.#recordGaps(fresh);
     this.#tracker.track(fresh.map((event) => event.sequence_number));
-    reportInvalidEvents(this.#deps, fresh);
+    reportInvalidEvents(this.#deps, [...late, ...fresh]);
   }
 
   /**

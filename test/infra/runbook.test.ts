@@ -478,10 +478,12 @@ describe('runbook: an event too large for the bus', () => {
 });
 
 describe('runbook: sequence gaps and rewinding', () => {
-  it('sends the person on call from a sequence gap to replay and to the rewind command', () => {
+  it('sends the person on call from a sequence gap to the event lookup, replay and the rewind command', () => {
     const gaps = section('alarm-sequence-gaps');
 
     expect(gaps).toContain('GET /event/sequence/:n');
+    expect(gaps).toContain('GapsUnfilled');
+    expect(gaps).toContain('banking-events-poller --stack <stack> event <n>');
     expect(gaps).toContain('banking-events-poller replay');
     expect(gaps).toContain('(#rewind-the-checkpoint)');
   });

@@ -12,8 +12,10 @@ import {
   normalizeEvent,
   type PayloadOrigin,
   parsePollResponse,
+  parseSequenceNumber,
   singleEventText,
 } from '../../core/event-model.ts';
+import { invalidEvent, placeInvalidEvent, usableSequenceNumber } from '../../core/invalid-event.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
@@ -152,14 +154,17 @@ export class BankingEventFeed implements EventFeed, EventLookup {
   }
 
   /**
-   * `GET /event/sequence/:n`, for gap repair: the event, or `null` on 404.
-   * @throws PayloadValidationError when the upstream answers with another sequence number.
+   * `GET /event/sequence/:n`, for gap repair: the event, or `null` on 404. An event that fails
+   * validation is quarantined as in a poll answer (`invalid_event`, at number `n` when it has no
+   * usable one of its own): gap repair must not leave a bad event behind a skipped number.
+   * @throws PayloadValidationError when the upstream answers with another sequence number, or
+   *   with an empty body.
    */
   async fetchEventBySequence(sequenceNumber: number, signal: AbortSignal): Promise<BankingEvent | null> {
     if (!Number.isSafeInteger(sequenceNumber) || sequenceNumber < 0) {
       throw new RangeError(`sequenceNumber must be a non-negative integer, got ${sequenceNumber}`);
     }
-    const event = await this.#fetchSingle(`/event/sequence/${sequenceNumber}`, signal);
+    const event = await this.#fetchSingle(`/event/sequence/${sequenceNumber}`, signal, sequenceNumber);
     if (event && event.sequence_number !== sequenceNumber) {
       throw new PayloadValidationError(
         `GET /event/sequence/${sequenceNumber} (HTTP 200): returned sequence ${event.sequence_number} instead`,
@@ -187,15 +192,29 @@ export class BankingEventFeed implements EventFeed, EventLookup {
     return event;
   }
 
-  async #fetchSingle(path: string, signal: AbortSignal): Promise<BankingEvent | null> {
+  /** One event; with `quarantineAt`, one that fails validation becomes an `invalid_event` placed there. */
+  async #fetchSingle(path: string, signal: AbortSignal, quarantineAt?: number): Promise<BankingEvent | null> {
     const exchange: Exchange = { target: { method: 'GET', path }, source: `GET ${path}`, signal };
-    return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND, (payload, origin) =>
-      normalizeEvent(
-        payload === undefined ? eventTextOf(undefined) : singleEventText(payload),
-        origin,
-        'event',
-      ),
-    );
+    return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND, (payload, origin) => {
+      if (payload === undefined) return normalizeEvent(eventTextOf(undefined), origin, 'event');
+      const source = singleEventText(payload);
+      try {
+        return normalizeEvent(source, origin, 'event');
+      } catch (error) {
+        if (!(error instanceof PayloadValidationError) || quarantineAt === undefined) throw error;
+        const own = usableSequenceNumber(source.value, (value) =>
+          parseSequenceNumber(value, origin, 'event.sequence_number'),
+        );
+        const quarantined = invalidEvent(source, error, {
+          sequenceNumber: own,
+          receivedAt: origin.receivedAt ?? this.#clock(),
+        });
+        // Without a number of its own it is the event asked for: placed at that number.
+        return own === null
+          ? placeInvalidEvent(quarantined, quarantineAt === 0 ? null : quarantineAt - 1)
+          : quarantined;
+      }
+    });
   }
 
   /**

@@ -61,7 +61,7 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
     if (error instanceof PayloadValidationError) {
       throw new CliError(
         `The banking service answered with an event this poller cannot read: ${error.message}`,
-        'the function would refuse it too; report it to the banking service',
+        'the function publishes such an event as invalid_event (the quarantine queue); report it to the banking service',
       );
     }
     throw error;

@@ -11,6 +11,7 @@ import {
   PublishError,
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
+import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
@@ -337,6 +338,27 @@ describe('runPollCycle repairing gaps', () => {
     expect(metrics.sum('GapsRepaired')).toBe(1);
     expect(lookup.bySequence.filter((n) => n === 5).length).toBeGreaterThanOrEqual(3);
     expect((await checkpoints.read()).openGaps).toEqual([]);
+  });
+
+  it('publishes a skipped event that fails validation as invalid_event, and counts it', async () => {
+    const { deps, feed, publisher, metrics, clock } = setup(0, { committed: 3 });
+    const value = { data: [{ id: 'e-5', program_id: 'program-1', sequence_number: 5, type: 'TRANSACTION' }] };
+    const [broken] = parsePollResponse(
+      { text: JSON.stringify(value), value },
+      { source: 'GET /events', status: 200 },
+    ).events;
+    const lookup = new InMemoryLookup(clock, [broken!]);
+    feed.script({ page: { events: [makeEvent(4), makeEvent(6)], lastSequenceNumber: 6 } });
+
+    const summary = await runPollCycle({ ...deps, lookup }, invocation);
+
+    expect(publisher.accepted.map((e) => [e.sequence_number, e.type])).toEqual([
+      [4, 'transaction'],
+      [5, 'invalid_event'],
+      [6, 'transaction'],
+    ]);
+    expect(summary.checkpoint).toBe(6);
+    expect(metrics.sum('InvalidEvents')).toBe(1);
   });
 
   it('gives a gap up after its grace, once, and writes that with the checkpoint', async () => {

@@ -592,6 +592,32 @@ describe('BankingEventFeed single-event lookups', () => {
     await expect(feed.fetchEventBySequence(42, live())).rejects.toThrow('returned sequence 43 instead');
   });
 
+  it('quarantines an event that fails validation, at its own number or, without one, at the number asked for', async () => {
+    const { feed } = await setup([
+      json(200, { ...event(42), type: 7 }),
+      json(200, { ...event(42), sequence_number: 'forty-two' }),
+    ]);
+
+    const typed = await feed.fetchEventBySequence(42, live());
+    const unnumbered = await feed.fetchEventBySequence(42, live());
+
+    expect(typed).toMatchObject({
+      type: 'invalid_event',
+      sequence_number: 42,
+      invalid: { sequenceNumber: 42 },
+    });
+    expect(unnumbered).toMatchObject({
+      type: 'invalid_event',
+      sequence_number: 42,
+      invalid: { sequenceNumber: null },
+    });
+    expect(JSON.parse(unnumbered!.detail)).toMatchObject({
+      sequence_number: null,
+      position: 42,
+      raw: { sequence_number: 'forty-two' },
+    });
+  });
+
   it('shares the 401 handling with poll', async () => {
     const { credentials, feed } = await setup([json(401, {}), json(200, event(42))]);
 
