@@ -23,6 +23,8 @@ interface ResultRow {
   readonly fault: string;
   /** Runs that passed (a failed run records nothing). */
   readonly runs: number;
+  /** Runs the matrix planned; more than `runs` when some failed. */
+  readonly planned?: number;
   /** Events at or below the final checkpoint, summed over the runs. */
   readonly events: number;
   readonly lost: number;
@@ -68,11 +70,12 @@ function cell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
-/** `20100, 20101, 20102` → `20100–20102` (a scenario's seeds are consecutive). */
+/** `20100, 20101, 20102` → `20100–20102`; seeds with holes (failed runs) are listed. */
 function seedRange(seeds: readonly number[]): string {
   if (seeds.length === 0) return '–';
   const first = seeds[0]!;
   const last = seeds.at(-1)!;
+  if (last - first + 1 !== seeds.length) return seeds.join(', ');
   return first === last ? String(first) : `${first}–${last}`;
 }
 
@@ -108,7 +111,7 @@ function render(report: ResultsReport): string {
         '',
         cell(row.group),
         `\`${row.id}\`: ${cell(row.fault)}`,
-        `${row.runs} (${seedRange(row.seeds)})`,
+        `${row.planned !== undefined && row.planned > row.runs ? `${row.runs} of ${row.planned} (**${row.planned - row.runs} failed**)` : row.runs} (${seedRange(row.seeds)})`,
         figure(row.events),
         figure(row.lost),
         figure(row.maxDuplicates),

@@ -20,6 +20,7 @@
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody, withoutHopHeaders } from './proxy-http.ts';
 
 interface EntryFault {
   remaining: number;
@@ -234,6 +235,8 @@ export class AwsFaultProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Listened for from the start: a client killed while an interceptor runs closes before a drop.
+    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const body = await readBody(req);
     const target = String(req.headers['x-amz-target'] ?? '');
     const call = describeCall(target, body);
@@ -245,7 +248,7 @@ export class AwsFaultProxy {
     for (const listener of this.#interceptors) {
       if ((await listener(call)) === 'drop') {
         // Held until the client gives up: it never learns whether the call was made.
-        await new Promise<void>((resolve) => res.once('close', () => resolve()));
+        await closed;
         return;
       }
     }
@@ -418,26 +421,4 @@ function takeFault<T extends { remaining: number }>(
   fault.remaining -= 1;
   if (fault.remaining <= 0) queue.splice(index, 1);
   return fault;
-}
-
-function readBody(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
-
-function withoutHopHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (
-      value === undefined ||
-      ['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)
-    )
-      continue;
-    kept[name] = value;
-  }
-  return kept;
 }

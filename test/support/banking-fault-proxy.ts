@@ -15,6 +15,7 @@
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { readBody, withoutHopHeaders } from './proxy-http.ts';
 
 /** How an event is broken on its way to the poller. */
 export type Corruption =
@@ -255,26 +256,4 @@ export function corrupted(event: Record<string, unknown>, corruption: Corruption
       return JSON.stringify([copy.id, copy.sequence_number]);
   }
   return JSON.stringify(copy);
-}
-
-function readBody(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
-
-function withoutHopHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (
-      value === undefined ||
-      ['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)
-    )
-      continue;
-    kept[name] = value;
-  }
-  return kept;
 }

@@ -6,6 +6,8 @@
  * from a PRNG seeded with the run's seed, printed with any failure.
  */
 
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
@@ -215,6 +217,36 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       }),
   },
   {
+    id: 'upstream.redirect',
+    group: 'Upstream',
+    fault:
+      'GET /events answers 302 to another host (1 to 3 times): not followed, the bearer token stays home',
+    runs: 2,
+    fast: true,
+    run: (environment, seed) =>
+      withRun(environment, seed, { events: 30 }, async (run, random) => {
+        // "Another host": a listener of our own, which records whatever reaches it.
+        const elsewhere: IncomingHttpHeaders[] = [];
+        const other = createServer((req, res) => {
+          elsewhere.push(req.headers);
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+        });
+        await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+        try {
+          const { port } = other.address() as AddressInfo;
+          run.banking.redirectNext(random.int(1, 3), `http://127.0.0.1:${port}/events`);
+          await run.untilCaughtUp({ maxInvocations: 6 });
+          expect(elsewhere, `seed ${seed}: requests that followed the redirect`).toEqual([]);
+          expect(run.invocations[0]!.outcome).toMatchObject({
+            kind: 'error',
+            errorMessage: expect.stringContaining('302'),
+          });
+        } finally {
+          await new Promise<void>((resolve) => other.close(() => resolve()));
+        }
+      }),
+  },
+  {
     id: 'upstream.wrong-credentials',
     group: 'Upstream',
     fault: 'a client secret the token endpoint refuses: a clear error, no retry storm',
@@ -349,10 +381,12 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
         const invocations = await Promise.all(containers.map((container) => run.invoke(container)));
         const summaries = invocations.map((invocation) => FaultRun.summary(invocation));
         const pollers = summaries.filter((summary) => summary?.status === 'completed');
-        expect(pollers, `seed ${seed}: ${JSON.stringify(invocations.map((i) => i.outcome))}`).toHaveLength(1);
-        expect(summaries.filter((summary) => summary?.status === 'lease-busy')).toHaveLength(
-          containers.length - 1,
-        );
+        const outcomes = `seed ${seed}: ${JSON.stringify(invocations.map((i) => i.outcome))}`;
+        expect(pollers, outcomes).toHaveLength(1);
+        expect(
+          summaries.filter((summary) => summary?.status === 'lease-busy'),
+          outcomes,
+        ).toHaveLength(containers.length - 1);
         // Only the winner polled: every GET /events the bank saw was one of its polls.
         expect(run.banking.pollRequests).toBe(pollers[0]!.polls + pollers[0]!.pollErrors);
         await run.untilCaughtUp();

@@ -41,6 +41,28 @@ def memoize_jsonpath() -> None:
     jsonpath_ng.ext.parser.parse = cached
 
 
+def serialize_dynamodb_writes() -> None:
+    """DynamoDB applies a conditional write atomically per item; moto 5.2 does not (no lock: the
+    threaded server checks the condition and writes in separate steps, and a thread switch between
+    them lets two "only if free" lease writes both succeed under CPU load). One lock around moto's
+    item operations gives tests the service's guarantee."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+
+    def locked(method):
+        @functools.wraps(method)
+        def call(*args, **kwargs):
+            with lock:
+                return method(*args, **kwargs)
+
+        return call
+
+    for name in ("get_item", "put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items"):
+        if hasattr(DynamoDBBackend, name):
+            setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
+
+
 def main() -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--port", type=int, default=0)
@@ -49,6 +71,7 @@ def main() -> int:
 
     if not options.no_jsonpath_cache:
         memoize_jsonpath()
+    serialize_dynamodb_writes()
 
     # werkzeug logs every request to stderr; the parent drains it, but there is no need for it.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

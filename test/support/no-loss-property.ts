@@ -63,6 +63,13 @@ const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc.integer({ min: 1, max:
   }),
 );
 
+/** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
+interface FaultCounters {
+  polls: number;
+  requests: number;
+  commits: number;
+}
+
 /** Shared by every port of one cycle: counts calls, and after the crash point every call hangs. */
 class Process {
   calls = 0;
@@ -87,10 +94,10 @@ class Process {
 
 /** The bank: pages by cursor from a fixed list of parsed events. */
 class ScheduledFeed implements EventFeed {
-  #polls = 0;
   constructor(
     private readonly events: readonly BankingEvent[],
     private readonly schedule: FaultSchedule,
+    private readonly counters: FaultCounters,
     private readonly process: Process,
     private readonly clock: FakeClock,
   ) {}
@@ -98,7 +105,8 @@ class ScheduledFeed implements EventFeed {
   poll(request: PollRequest): Promise<FeedPage> {
     return this.process.run(async () => {
       request.signal.throwIfAborted();
-      const index = this.#polls++;
+      // Counted across cycles, like every scheduled fault: each one happens once, not once per run.
+      const index = this.counters.polls++;
       if (this.schedule.failedPolls.includes(index)) {
         throw new UpstreamHttpError('injected 503', { status: 503, retryable: true });
       }
@@ -115,10 +123,10 @@ class ScheduledFeed implements EventFeed {
 /** The bus: the shared sink, with scheduled refusals; records what it accepted on the timeline. */
 class ScheduledBus implements EventPublisher {
   readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000 };
-  #requests = 0;
   constructor(
     private readonly sink: InMemoryPublisher,
     private readonly schedule: FaultSchedule,
+    private readonly counters: FaultCounters,
     private readonly process: Process,
     private readonly timeline: Timeline,
   ) {}
@@ -129,7 +137,7 @@ class ScheduledBus implements EventPublisher {
 
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     return this.process.run(async () => {
-      if (this.schedule.refusedRequests.includes(this.#requests++)) {
+      if (this.schedule.refusedRequests.includes(this.counters.requests++)) {
         throw new PublishError('injected throttle', { awsError: 'ThrottlingException', retryable: true });
       }
       const outcomes = await this.sink.send(batch, signal);
@@ -146,7 +154,7 @@ class ScheduledBus implements EventPublisher {
 class ScheduledStore implements CheckpointStore {
   constructor(
     private readonly store: MemoryCheckpointStore,
-    private readonly commits: { count: number },
+    private readonly counters: FaultCounters,
     private readonly schedule: FaultSchedule,
     private readonly process: Process,
     private readonly timeline: Timeline,
@@ -159,7 +167,7 @@ class ScheduledStore implements CheckpointStore {
   commit(request: CommitRequest): Promise<void> {
     return this.process.run(async () => {
       this.timeline.push({ kind: 'commit-requested', checkpoint: request.sequenceNumber });
-      if (this.schedule.failedCommits.includes(this.commits.count++)) {
+      if (this.schedule.failedCommits.includes(this.counters.commits++)) {
         throw new PublishError('injected ProvisionedThroughputExceededException', { retryable: true });
       }
       await this.store.commit(request);
@@ -226,7 +234,7 @@ export async function runSchedule(schedule: FaultSchedule): Promise<InvariantRep
   const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000 });
   const store = new MemoryCheckpointStore({ now: () => clock.now() });
   const timeline = new Timeline();
-  const commits = { count: 0 };
+  const counters: FaultCounters = { polls: 0, requests: 0, commits: 0 };
   const claimChecks = new MemoryClaimChecks();
   const crashes = [...schedule.crashes];
   let dead = 0;
@@ -236,15 +244,15 @@ export async function runSchedule(schedule: FaultSchedule): Promise<InvariantRep
     });
     const metrics = new RecordingMetrics();
     const logger = new RecordingLogger();
-    const bus = new ScheduledBus(sink, schedule, process, timeline);
+    const bus = new ScheduledBus(sink, schedule, counters, process, timeline);
     const publisher = new ClaimCheckPublisher(
       { inner: bus, store: claimChecks, metrics, logger },
       { maxEntryBytes: 3_000 },
     );
     const deps = {
-      feed: new ScheduledFeed(events, schedule, process, clock),
+      feed: new ScheduledFeed(events, schedule, counters, process, clock),
       publisher,
-      checkpoints: new ScheduledStore(store, commits, schedule, process, timeline),
+      checkpoints: new ScheduledStore(store, counters, schedule, process, timeline),
       clock,
       metrics,
       logger,

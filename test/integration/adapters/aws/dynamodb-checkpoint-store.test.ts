@@ -61,6 +61,26 @@ describe('DynamoDbCheckpointStore against moto', () => {
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
 
+    it('grants a free lease to exactly one of many simultaneous takers', async () => {
+      // Concurrent requests, each on its own connection, as separate execution environments send them.
+      for (let round = 0; round < 5; round += 1) {
+        const program = aws.uniqueName('program');
+        const takers = Array.from(
+          { length: 12 },
+          () => new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program, clock: () => now }),
+        );
+
+        const grants = await Promise.all(
+          takers.map((store, index) => store.acquireLease(lease(`T${index}`, 0))),
+        );
+
+        expect(
+          grants.filter((grant) => grant.acquired),
+          `round ${round}`,
+        ).toHaveLength(1);
+      }
+    });
+
     it('refuses a live lease and names its holder and expiry', async () => {
       const store = newStore();
       await store.acquireLease(lease('A', 0));
