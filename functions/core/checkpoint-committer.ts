@@ -68,6 +68,16 @@ export class CheckpointCommitter {
     return this.#committed;
   }
 
+  /** Resolves when the writes under way are done (at once when none is); never rejects. */
+  settled(): Promise<void> {
+    return this.#writing ?? Promise.resolve();
+  }
+
+  /** Whether a write is under way or waiting for its turn. */
+  get busy(): boolean {
+    return this.#writing !== undefined;
+  }
+
   /** The error of a failed write, if one failed. */
   get failure(): { readonly error: unknown } | undefined {
     return this.#failure;

@@ -149,6 +149,13 @@ const RELEASE_RESERVE_MS = 250;
  * More would only hold more events in memory (and in doubt after a crash).
  */
 const MAX_PAGES_IN_FLIGHT = 4;
+/**
+ * Accepted sequence numbers past the last checkpoint written, at most, before the next page is
+ * read: what a run cut short sends again. Writes go out every 100 ms, so a catch-up at 3 000
+ * events/s stays far below it; a write that hangs (DynamoDB slow, the lease being taken over)
+ * stops the reading instead of letting duplicates grow with its duration.
+ */
+export const MAX_UNCOMMITTED = 1_000;
 
 const DEFAULTS = {
   safetyMarginMs: 10_000,
@@ -399,6 +406,10 @@ class PollCycle {
           await Promise.race(this.#inFlight);
           continue;
         }
+        if (this.#uncommitted() > MAX_UNCOMMITTED && this.#committer.busy) {
+          await this.#committer.settled();
+          continue;
+        }
         const read = await this.#reader.next(this.#tracker.highestTracked);
         if (read.kind === 'closed') {
           if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
@@ -423,6 +434,16 @@ class PollCycle {
     await Promise.all(this.#inFlight);
     return stopReason;
   }
+
+  /** Accepted sequence numbers past the checkpoint written (a new row: past its first event). */
+  #uncommitted(): number {
+    const safe = this.#tracker.safeCheckpoint;
+    const written = this.#committer.committed ?? this.#firstAdmitted;
+    return safe === null || written === undefined ? 0 : safe - written;
+  }
+
+  /** Just below the first sequence number admitted: a new row's baseline for `#uncommitted`. */
+  #firstAdmitted: number | undefined;
 
   /** Publishing under way: pages, and late events found by re-checks. */
   readonly #inFlight = new Set<Promise<void>>();
@@ -535,6 +556,8 @@ class PollCycle {
     this.#checkFeedIdentity([...late, ...fresh]);
     this.#recordGaps(fresh);
     this.#tracker.track(fresh.map((event) => event.sequence_number));
+    if (this.#firstAdmitted === undefined && fresh.length > 0)
+      this.#firstAdmitted = fresh[0]!.sequence_number - 1;
     reportInvalidEvents(this.#deps, [...late, ...fresh]);
   }
 

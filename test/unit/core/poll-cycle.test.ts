@@ -12,7 +12,8 @@ import {
   UpstreamHttpError,
 } from '../../../functions/core/errors.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
-import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { MAX_UNCOMMITTED, runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import type { CheckpointStore } from '../../../functions/core/ports.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -306,6 +307,42 @@ describe('runPollCycle with sequence gaps', () => {
         attributes: expect.objectContaining({ gaps: [{ from: 5, to: 6 }] }),
       }),
     );
+  });
+});
+
+describe('runPollCycle with a checkpoint write that hangs', () => {
+  it(`reads no further page once ${MAX_UNCOMMITTED} accepted numbers wait for it, and goes on when it lands`, async () => {
+    const { deps, publisher, checkpoints } = setup(3_000, { limit: 100 });
+    // The first write hangs until released (a DynamoDB call held, a lease being taken over).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let writes = 0;
+    let acceptedWhileHeld = 0;
+    const slowStore: CheckpointStore = {
+      acquireLease: (request) => checkpoints.acquireLease(request),
+      releaseLease: (owner, signal) => checkpoints.releaseLease(owner, signal),
+      read: () => checkpoints.read(),
+      recordCycle: (record, signal) => checkpoints.recordCycle(record, signal),
+      commit: async (request) => {
+        if (writes++ === 0) {
+          // Give the pump every chance to run ahead, then look at what it did meanwhile.
+          for (let turn = 0; turn < 200; turn += 1) await deps.clock.sleep(10);
+          acceptedWhileHeld = publisher.accepted.length;
+          release();
+        }
+        await held;
+        return checkpoints.commit(request);
+      },
+    };
+
+    const summary = await runPollCycle({ ...deps, checkpoints: slowStore }, invocation);
+
+    // The window, plus the pages already being published when it filled (4 of 100).
+    expect(acceptedWhileHeld).toBeGreaterThan(0);
+    expect(acceptedWhileHeld).toBeLessThanOrEqual(MAX_UNCOMMITTED + 4 * 100);
+    expect(summary).toMatchObject({ published: 3_000, checkpoint: 3_000 });
   });
 });
 
