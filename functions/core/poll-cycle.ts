@@ -153,7 +153,8 @@ const MAX_PAGES_IN_FLIGHT = 4;
  * Accepted sequence numbers past the last checkpoint written, at most, before the next page is
  * read: what a run cut short sends again. Writes go out every 100 ms, so a catch-up at 3 000
  * events/s stays far below it; a write that hangs (DynamoDB slow, the lease being taken over)
- * stops the reading instead of letting duplicates grow with its duration.
+ * stops the reading instead of letting duplicates grow with its duration. Large pages raise it
+ * to twice the pages in flight, so that it never throttles a healthy catch-up.
  */
 export const MAX_UNCOMMITTED = 1_000;
 
@@ -406,7 +407,8 @@ class PollCycle {
           await Promise.race(this.#inFlight);
           continue;
         }
-        if (this.#uncommitted() > MAX_UNCOMMITTED && this.#committer.busy) {
+        const uncommittedLimit = Math.max(MAX_UNCOMMITTED, 2 * MAX_PAGES_IN_FLIGHT * this.#largestPage);
+        if (this.#uncommitted() > uncommittedLimit && this.#committer.busy) {
           await this.#committer.settled();
           continue;
         }
@@ -444,6 +446,8 @@ class PollCycle {
 
   /** Just below the first sequence number admitted: a new row's baseline for `#uncommitted`. */
   #firstAdmitted: number | undefined;
+  /** Events in the largest page admitted so far. */
+  #largestPage = 0;
 
   /** Publishing under way: pages, and late events found by re-checks. */
   readonly #inFlight = new Set<Promise<void>>();
@@ -558,6 +562,7 @@ class PollCycle {
     this.#tracker.track(fresh.map((event) => event.sequence_number));
     if (this.#firstAdmitted === undefined && fresh.length > 0)
       this.#firstAdmitted = fresh[0]!.sequence_number - 1;
+    this.#largestPage = Math.max(this.#largestPage, fresh.length);
     reportInvalidEvents(this.#deps, [...late, ...fresh]);
   }
 
