@@ -14,6 +14,7 @@ import {
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { MAX_UNCOMMITTED, runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import type { CheckpointStore } from '../../../functions/core/ports.ts';
+import { createRandom } from '../../../functions/simulator/seeded-random.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -745,18 +746,6 @@ describe('runPollCycle with late events', () => {
 });
 
 describe('runPollCycle publishing concurrently', () => {
-  /** Seeded PRNG (mulberry32), so every run of a test sees the same latencies. */
-  function seeded(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   /** The feed and the bus with latencies on the virtual clock; counts what overlaps. */
   function withLatencies(
     context: ReturnType<typeof setup>,
@@ -801,7 +790,8 @@ describe('runPollCycle publishing concurrently', () => {
   it.each(Array.from({ length: 20 }, (_, i) => i + 1))(
     'never commits past an event the bus has not accepted, however batches interleave (seed %i)',
     async (seed) => {
-      const random = seeded(seed);
+      // Seeded, so every run of a test sees the same latencies.
+      const random = createRandom(seed).next;
       const context = setup(600, { limit: 100 });
       const { publisher, checkpoints } = context;
       for (let sequence = 1; sequence <= 600; sequence += 1) {
