@@ -9,7 +9,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
+import { SCHEMA_EVENT_TYPES } from '../../functions/event-schema/event-json-schema.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import { EventRouting } from './event-routing.ts';
@@ -85,7 +85,7 @@ export class BankingEventsPoller extends Construct {
     });
     this.schemas = new EventSchemas(this, 'Schemas', {
       eventSource,
-      eventTypes: KNOWN_EVENT_TYPES,
+      eventTypes: SCHEMA_EVENT_TYPES,
       registryName: props.schemaRegistryName,
     });
     this.routing = new EventRouting(this, 'Routing', {

@@ -1,6 +1,9 @@
 import * as eventschemas from 'aws-cdk-lib/aws-eventschemas';
 import { Construct } from 'constructs';
+import { eventJsonSchema } from '../../functions/event-schema/event-json-schema.ts';
 import { pascalCase } from './construct-names.ts';
+
+export { eventJsonSchema };
 
 export interface EventSchemasProps {
   /** The `source` of every event the poller publishes. */
@@ -18,8 +21,10 @@ export interface EventSchemasProps {
 /**
  * An EventBridge schema registry with one JSON Schema (draft 4) per event type, describing the
  * whole event as a subscriber receives it, so downstream teams can download typed code bindings.
- * `data` of the documented types lists the documented fields; nothing is required and extra fields
- * are allowed, since the banking service does not say which fields each variant carries.
+ * The documents come from `functions/event-schema/event-json-schema.ts`, the one source the
+ * subscriber kit validates against and its types are generated from. `data` of the documented
+ * types lists the documented fields; none is required and extra fields are allowed, since the
+ * banking service does not say which fields each variant carries.
  */
 export class EventSchemas extends Construct {
   public readonly registry: eventschemas.CfnRegistry;
@@ -50,80 +55,4 @@ export class EventSchemas extends Construct {
 /** `banking.events@AccountStatus`: the `<source>@<Type>` form EventBridge uses for discovered schemas. */
 export function schemaName(eventSource: string, eventType: string): string {
   return `${eventSource}@${pascalCase(eventType)}`;
-}
-
-/** JSON Schema of the event envelope plus the `detail` the poller writes (see `BankingEvent`). */
-export function eventJsonSchema(eventSource: string, eventType: string): Record<string, unknown> {
-  const detailName = `${pascalCase(eventType)}Detail`;
-  return {
-    $schema: 'http://json-schema.org/draft-04/schema#',
-    title: pascalCase(eventType),
-    description: `A ${eventType} event from the banking service, published by the banking events poller.`,
-    'x-amazon-events-source': eventSource,
-    'x-amazon-events-detail-type': eventType,
-    type: 'object',
-    required: ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region', 'detail'],
-    properties: {
-      version: { type: 'string' },
-      id: { type: 'string', description: 'EventBridge event id (not the banking event id)' },
-      'detail-type': { type: 'string', enum: [eventType] },
-      source: { type: 'string', enum: [eventSource] },
-      account: { type: 'string' },
-      time: { type: 'string', format: 'date-time' },
-      region: { type: 'string' },
-      resources: { type: 'array', items: { type: 'string' } },
-      detail: { $ref: `#/definitions/${detailName}` },
-    },
-    definitions: {
-      [detailName]: {
-        type: 'object',
-        required: ['id', 'program_id', 'sequence_number', 'created_dt', 'type', 'data'],
-        properties: {
-          id: {
-            type: 'string',
-            description: 'Banking event id; use it to de-duplicate (delivery is at least once)',
-          },
-          program_id: { type: 'string' },
-          sequence_number: {
-            type: 'integer',
-            minimum: 0,
-            description: 'Position in the program feed; strictly increasing per program',
-          },
-          created_dt: { type: 'string', format: 'date-time' },
-          type: { type: 'string', enum: [eventType] },
-          data: dataSchema(eventType),
-        },
-      },
-    },
-  };
-}
-
-/** Fields of `data` as the banking-service interface documents them, per known event type. */
-const DATA_PROPERTIES: Readonly<Record<string, Record<string, unknown>>> = {
-  account_status: {
-    account_id: { type: 'string', description: 'Account id (UUID)' },
-    blockchain_address: { type: 'string' },
-    status: { type: 'string', enum: ['PENDING', 'OPEN', 'FROZEN', 'CLOSED'], description: 'The new status' },
-  },
-  transaction: {
-    transaction_id: { type: 'string' },
-    from_address: { type: 'string', description: 'Blockchain address of the sender' },
-    to_address: { type: 'string', description: 'Blockchain address of the recipient' },
-    amount: { type: 'number', description: 'USD pennies' },
-    type: { type: 'string', enum: ['card', 'fee', 'inbound', 'intra', 'outbound', 'system'] },
-    status: { type: 'string', enum: ['PENDING', 'COMPLETE', 'ERROR'] },
-    network_fee: { description: 'Blockchain network fee (type not documented upstream)' },
-    note: { type: 'string', description: 'e.g. merchant or bank name' },
-    card_id: { type: 'string', description: 'Card used, for card transactions' },
-    created_dt: { type: 'string', description: 'Creation time of the transaction' },
-    updated_dt: { type: 'string', description: 'Latest update of the transaction' },
-  },
-};
-
-function dataSchema(eventType: string): Record<string, unknown> {
-  const properties = DATA_PROPERTIES[eventType];
-  const description = 'Payload as sent by the banking service';
-  return properties === undefined
-    ? { type: 'object', description }
-    : { type: 'object', description, properties, additionalProperties: true };
 }

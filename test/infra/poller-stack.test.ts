@@ -234,11 +234,12 @@ describe('bus, archive and schemas', () => {
     });
   });
 
-  it('registers a JSON Schema for account_status and transaction events', () => {
+  it('registers a JSON Schema for account_status, transaction and invalid_event events', () => {
     const schemas = resourcesOfType('AWS::EventSchemas::Schema').map(([, schema]) => schema);
 
     expect(schemas.map((schema) => schema.SchemaName).sort()).toEqual([
       'banking.events@AccountStatus',
+      'banking.events@InvalidEvent',
       'banking.events@Transaction',
     ]);
     for (const schema of schemas) {
