@@ -1,12 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claimCheckKey, claimCheckPointer } from '../../../functions/core/claim-check.ts';
-import {
-  type BankingEvent,
-  parsePollResponse,
-  selectNewEvents,
-} from '../../../functions/core/event-model.ts';
 import {
   EVENT_SCHEMA_DEFINITIONS,
   type JsonSchema,
@@ -14,6 +8,7 @@ import {
 import { EventGenerator } from '../../../functions/simulator/event-generator.ts';
 import { createRandom } from '../../../functions/simulator/seeded-random.ts';
 import { eventJsonSchema } from '../../../infra/constructs/event-schemas.ts';
+import { delivered, PROGRAM_ID, pointerOf, published } from '../../support/published-events.ts';
 import { REPO_ROOT } from '../support/poller-app-fixture.ts';
 
 const SOURCE = 'banking.events';
@@ -41,35 +36,6 @@ function validate(schema: JsonSchema, instances: readonly unknown[]): (string | 
   });
   if (run.status !== 0) throw new Error(`json_schema_check.py failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as (string | null)[];
-}
-
-/** The event an EventBridge target receives for a PutEvents entry of the poller. */
-function delivered(event: BankingEvent): Record<string, unknown> {
-  return {
-    version: '0',
-    id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718',
-    'detail-type': event.type,
-    source: SOURCE,
-    account: '123456789012',
-    time: '2026-11-23T10:00:00Z',
-    region: 'eu-west-1',
-    resources: [],
-    detail: JSON.parse(event.detail),
-  };
-}
-
-/** What the poller publishes for one poll answer: the events as parsed and normalized by the handler's own code. */
-function published(rawEvents: readonly unknown[]): BankingEvent[] {
-  const text = JSON.stringify({ data: rawEvents, last_sequence_number: null });
-  const page = parsePollResponse(
-    { text, value: JSON.parse(text) },
-    { source: 'GET /events', status: 200, receivedAt: Date.parse('2026-11-23T10:00:00Z') },
-  );
-  return selectNewEvents(page.events, 0);
-}
-
-function pointerOf(event: BankingEvent): BankingEvent {
-  return claimCheckPointer(event, { bucket: 'claim-checks', key: claimCheckKey(event) });
 }
 
 describe('event JSON Schemas', () => {
@@ -117,7 +83,7 @@ describe('registry documents, held against what the poller publishes (reference 
   const generator = new EventGenerator({ random: createRandom(11), unknownTypeRatio: 0, now: Date.now });
   const raw = Array.from({ length: 40 }, (_, index) => ({
     ...generator.next(),
-    program_id: '792a815a-8e8d-4e17-b712-23c27145e12e',
+    program_id: PROGRAM_ID,
     sequence_number: index + 1,
   }));
   const events = published(raw);
@@ -129,14 +95,14 @@ describe('registry documents, held against what the poller publishes (reference 
 
   it.each(['account_status', 'transaction'])('%s: accepts every published event and its pointer', (type) => {
     const ofType = events.filter((event) => event.type === type);
-    const instances = [...ofType, ...ofType.map(pointerOf)].map(delivered);
+    const instances = [...ofType, ...ofType.map((event) => pointerOf(event))].map((event) => delivered(event));
 
     expect(ofType.length).toBeGreaterThan(3);
     expect(validate(eventJsonSchema(SOURCE, type), instances)).toEqual(instances.map(() => null));
   });
 
   it('invalid_event: accepts quarantined events and their pointers', () => {
-    const instances = [...broken, ...broken.map(pointerOf)].map(delivered);
+    const instances = [...broken, ...broken.map((event) => pointerOf(event))].map((event) => delivered(event));
 
     expect(broken.map((event) => event.type)).toEqual(['invalid_event', 'invalid_event']);
     expect(validate(eventJsonSchema(SOURCE, 'invalid_event'), instances)).toEqual([null, null, null, null]);

@@ -1,0 +1,122 @@
+/**
+ * A Lambda handler for SQS batches (an event source mapping with `ReportBatchItemFailures`) of
+ * events routed to a queue: each record parsed, its pointer resolved, its event handled once,
+ * and a partial batch response naming only the records that failed, so SQS delivers just those
+ * again (and moves them to the queue's DLQ after its `maxReceiveCount`). Built on Powertools'
+ * `BatchProcessor`; records are handled one after the other, in sequence order per program, so
+ * two copies of an event in one batch never race: the second is a duplicate.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type ParseOptions, parseEvent } from './event-parser.ts';
+import {
+  type EventHandler,
+  HandledOnce,
+  type HandledOnceOptions,
+  type SubscriberLogger,
+} from './handled-once.ts';
+import { compareBySequence } from './sequence-order.ts';
+import type { ReceivedEvent } from './subscriber-events.ts';
+
+export interface SqsBatchHandlerOptions extends HandledOnceOptions {
+  readonly parse?: ParseOptions;
+}
+
+type Parsed = { readonly event: ReceivedEvent } | { readonly error: unknown };
+
+function parseRecord(record: SQSRecord, options: ParseOptions | undefined): Parsed {
+  try {
+    return { event: parseEvent(record, options) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Unparseable records first (they fail at once), then events by program and sequence number. */
+function bySequence(parsed: ReadonlyMap<SQSRecord, Parsed>): (a: SQSRecord, b: SQSRecord) => number {
+  return (a, b) => {
+    const first = parsed.get(a)!;
+    const second = parsed.get(b)!;
+    if (!('event' in first)) return 'event' in second ? -1 : 0;
+    if (!('event' in second)) return 1;
+    return compareBySequence(first.event, second.event);
+  };
+}
+
+/** What a failed record's log line says: the error's code, field and message, never the payload. */
+function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const { code, field } = error as Error & { code?: unknown; field?: unknown };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(code === undefined ? {} : { code }),
+    ...(field === undefined ? {} : { field }),
+  };
+}
+
+function logFailure(
+  logger: SubscriberLogger,
+  record: SQSRecord,
+  event: ReceivedEvent | undefined,
+  error: unknown,
+): void {
+  const attributes = {
+    messageId: record.messageId,
+    receiveCount: record.attributes?.ApproximateReceiveCount,
+    ...(event === undefined ? {} : { detailType: event.detailType, eventId: event.detail.id }),
+    error: describeError(error),
+  };
+  if (error instanceof Error && error.name === 'IdempotencyAlreadyInProgressError') {
+    logger.warn(
+      'Event being handled by another invocation right now; SQS will deliver this copy again',
+      attributes,
+    );
+  } else {
+    logger.error(
+      'Event not handled; SQS will deliver it again, then move it to the dead-letter queue',
+      attributes,
+    );
+  }
+}
+
+/**
+ * Wraps `handler` into a Lambda handler of SQS batches with partial batch responses. When every
+ * record fails, it throws (Powertools' `FullBatchFailureError`) and the whole batch returns.
+ *
+ * @example
+ * export const handler = makeSqsBatchHandler(async (event) => {
+ *   switch (event.kind) {
+ *     case 'transaction': return book(event.detail);
+ *     default: return; // account_status, invalid_event, unknown: not ours
+ *   }
+ * }, { idempotency: { tableName: process.env.IDEMPOTENCY_TABLE! } });
+ */
+export function makeSqsBatchHandler(
+  handler: EventHandler<unknown>,
+  options: SqsBatchHandlerOptions,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const once = new HandledOnce(handler, options);
+  const logger = options.logger ?? console;
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (batch, context) => {
+    once.registerLambdaContext(context);
+    const parsed = new Map(batch.Records.map((record) => [record, parseRecord(record, options.parse)]));
+    const records = [...batch.Records].sort(bySequence(parsed));
+    const handleRecord = async (record: SQSRecord): Promise<void> => {
+      const outcome = parsed.get(record)!;
+      const event = 'event' in outcome ? outcome.event : undefined;
+      try {
+        if (event === undefined) throw (outcome as { error: unknown }).error;
+        await once.handle(event, { lambdaContext: context, sqsRecord: record });
+      } catch (error) {
+        logFailure(logger, record, event, error);
+        throw error;
+      }
+    };
+    return processPartialResponse({ Records: records }, handleRecord, processor, {
+      context,
+      processInParallel: false,
+    });
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Events exactly as the poller publishes them, made by the handler's own code (poll answer parsed
+ * and normalized, quarantine, claim-check pointers), and as an EventBridge target receives them:
+ * fixtures for the subscriber kit and the schema tests that cannot drift from the poller.
+ */
+import { claimCheckKey, claimCheckPointer } from '../../functions/core/claim-check.ts';
+import { type BankingEvent, parsePollResponse, selectNewEvents } from '../../functions/core/event-model.ts';
+
+export const EVENT_SOURCE = 'banking.events';
+export const PROGRAM_ID = '792a815a-8e8d-4e17-b712-23c27145e12e';
+
+/** What the poller publishes for one `GET /events` answer whose body is `text` (its events after sequence 0). */
+export function publishedFromText(text: string): BankingEvent[] {
+  const page = parsePollResponse(
+    { text, value: JSON.parse(text) },
+    { source: 'GET /events', status: 200, receivedAt: Date.parse('2026-11-23T10:00:00Z') },
+  );
+  return selectNewEvents(page.events, 0);
+}
+
+/** What the poller publishes for an answer holding `rawEvents`. */
+export function published(rawEvents: readonly unknown[]): BankingEvent[] {
+  return publishedFromText(JSON.stringify({ data: rawEvents, last_sequence_number: null }));
+}
+
+/** The pointer the poller publishes in place of `event` when it is too large for the bus. */
+export function pointerOf(event: BankingEvent, options: { readonly bucket?: string } = {}): BankingEvent {
+  return claimCheckPointer(event, { bucket: options.bucket ?? 'claim-checks', key: claimCheckKey(event) });
+}
+
+/** The EventBridge event around a published entry, as JSON text (an SQS message body) with `detail` spliced in as published. */
+export function deliveredText(event: BankingEvent, options: { readonly source?: string } = {}): string {
+  const envelope = JSON.stringify({
+    version: '0',
+    id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718',
+    'detail-type': event.type,
+    source: options.source ?? EVENT_SOURCE,
+    account: '123456789012',
+    time: '2026-11-23T10:00:00Z',
+    region: 'eu-west-1',
+    resources: [],
+    detail: null,
+  });
+  // Spliced as text, as the bus does: the detail's numbers stay digit for digit.
+  return envelope.replace('"detail":null', `"detail":${event.detail}`);
+}
+
+/** The same event as a Lambda target receives it: parsed by the runtime. */
+export function delivered(
+  event: BankingEvent,
+  options: { readonly source?: string } = {},
+): Record<string, unknown> {
+  return JSON.parse(deliveredText(event, options)) as Record<string, unknown>;
+}
+
+/** A raw bank event of the documented shape (as `GET /events` carries it). */
+export function rawEvent(
+  sequence: number,
+  type: string,
+  data: Record<string, unknown>,
+  id = `evt-${sequence}`,
+): Record<string, unknown> {
+  return {
+    id,
+    program_id: PROGRAM_ID,
+    sequence_number: sequence,
+    created_dt: '2026-11-23T09:59:59.123+00:00',
+    type: type.toUpperCase(),
+    data,
+  };
+}
