@@ -95,14 +95,18 @@ describe('registry documents, held against what the poller publishes (reference 
 
   it.each(['account_status', 'transaction'])('%s: accepts every published event and its pointer', (type) => {
     const ofType = events.filter((event) => event.type === type);
-    const instances = [...ofType, ...ofType.map((event) => pointerOf(event))].map((event) => delivered(event));
+    const instances = [...ofType, ...ofType.map((event) => pointerOf(event))].map((event) =>
+      delivered(event),
+    );
 
     expect(ofType.length).toBeGreaterThan(3);
     expect(validate(eventJsonSchema(SOURCE, type), instances)).toEqual(instances.map(() => null));
   });
 
   it('invalid_event: accepts quarantined events and their pointers', () => {
-    const instances = [...broken, ...broken.map((event) => pointerOf(event))].map((event) => delivered(event));
+    const instances = [...broken, ...broken.map((event) => pointerOf(event))].map((event) =>
+      delivered(event),
+    );
 
     expect(broken.map((event) => event.type)).toEqual(['invalid_event', 'invalid_event']);
     expect(validate(eventJsonSchema(SOURCE, 'invalid_event'), instances)).toEqual([null, null, null, null]);
