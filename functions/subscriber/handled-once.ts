@@ -163,7 +163,9 @@ export class HandledOnce<R> {
       context: HandlerContext,
     ): Promise<StoredResult> => {
       const complete = await this.#claimChecks.resolve(event);
-      return { result: await handler(complete, context) };
+      const result = await handler(complete, context);
+      // DynamoDB's marshalling refuses an undefined member: a handler returning nothing stores `{}`.
+      return result === undefined ? {} : { result };
     };
     this.#run = makeIdempotent(handle, {
       persistenceStore,
