@@ -69,6 +69,8 @@ export interface AppConfig {
   readonly maxEventEntryBytes: number;
   /** Days the claim-check bucket keeps an event's body. */
   readonly claimCheckRetentionDays: number;
+  /** Deploys the example subscriber of transactions (`infra/example-subscriber.ts`), built with the subscriber kit. */
+  readonly exampleSubscriber: boolean;
 }
 
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
@@ -99,6 +101,7 @@ export const DEFAULT_CONTEXT = Object.freeze({
   gapRepairGraceSeconds: 300,
   maxEventEntryBytes: DEFAULT_MAX_ENTRY_BYTES,
   claimCheckRetentionDays: 30,
+  exampleSubscriber: false,
 });
 
 export type ContextKey = keyof typeof DEFAULT_CONTEXT;
@@ -205,6 +208,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   const gapRepairGraceSeconds = reader.integer('gapRepairGraceSeconds', 0, 86_400);
   const maxEventEntryBytes = reader.integer('maxEventEntryBytes', MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES);
   const claimCheckRetentionDays = reader.integer('claimCheckRetentionDays', 1, 36_500);
+  const exampleSubscriber = reader.boolean('exampleSubscriber');
 
   reader.throwIfInvalid();
   return deepFreeze({
@@ -234,6 +238,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
     gapRepairGraceSeconds,
     maxEventEntryBytes,
     claimCheckRetentionDays,
+    exampleSubscriber,
   });
 }
 

@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import type { AppConfig, ProgramConfig } from './app-config.ts';
 import { pascalCase } from './constructs/construct-names.ts';
 import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from './constructs/index.ts';
+import { ExampleSubscriber } from './example-subscriber.ts';
 
 export interface PollerStackProps extends StackProps {
   readonly config: AppConfig;
@@ -14,6 +15,8 @@ export interface PollerStackProps extends StackProps {
 /** Composition only: the typed config in, one `BankingEventsPoller` and the outputs operators need. */
 export class PollerStack extends Stack {
   public readonly poller: BankingEventsPoller;
+  /** With `exampleSubscriber`: a subscriber of transactions built with the subscriber kit. */
+  public readonly exampleSubscriber: ExampleSubscriber | undefined;
 
   constructor(scope: Construct, id: string, props: PollerStackProps) {
     super(scope, id, props);
@@ -65,6 +68,13 @@ export class PollerStack extends Stack {
       maxEventEntryBytes: config.maxEventEntryBytes,
       claimCheckRetention: Duration.days(config.claimCheckRetentionDays),
     });
+    this.exampleSubscriber = config.exampleSubscriber
+      ? new ExampleSubscriber(this, 'ExampleSubscriber', {
+          poller: this.poller,
+          eventSource: config.eventSource,
+          logRetention: config.logRetentionDays as logs.RetentionDays,
+        })
+      : undefined;
     this.addOutputs(config);
   }
 
@@ -143,6 +153,15 @@ export class PollerStack extends Stack {
       description: 'Bodies of events too large for the bus (pointer events name the key)',
     });
     new CfnOutput(this, 'SchemaRegistryName', { value: poller.schemas.registry.attrRegistryName });
+    if (this.exampleSubscriber !== undefined) {
+      new CfnOutput(this, 'ExampleSubscriberQueueUrl', {
+        value: this.exampleSubscriber.queue.queueUrl,
+        description: "The example subscriber's queue of transaction events",
+      });
+      new CfnOutput(this, 'ExampleSubscriberFunctionName', {
+        value: this.exampleSubscriber.subscriberFunction.functionName,
+      });
+    }
     if (poller.alarmTopic !== undefined)
       new CfnOutput(this, 'AlarmTopicArn', { value: poller.alarmTopic.topicArn });
     new CfnOutput(this, 'DashboardUrl', { value: poller.dashboardUrl });

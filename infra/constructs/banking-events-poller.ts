@@ -1,5 +1,6 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -21,8 +22,24 @@ import { PollerMetrics } from './poller-metrics.ts';
 import { type BankingEventsPollerProps, LAG_PERIODS, resolvePollerProps } from './poller-props.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
 import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
+import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
+
+export interface SubscriberGrantOptions {
+  /**
+   * The subscriber's own idempotency table (partition key `id`, string; TTL on `expiration`).
+   *
+   * @default - the construct's `SubscriberIdempotencyTable`, created by the first call and shared
+   * by every subscriber granted without one
+   */
+  readonly idempotencyTable?: dynamodb.ITable;
+}
+
+/** What a subscriber was granted: pass the table's name to the kit (`idempotency.tableName`). */
+export interface SubscriberGrant {
+  readonly idempotencyTable: dynamodb.ITable;
+}
 
 /**
  * Polls a banking service's event feed on a schedule and publishes every event to EventBridge,
@@ -62,6 +79,7 @@ export class BankingEventsPoller extends Construct {
   public readonly alarmTopic: sns.ITopic | undefined;
   public readonly alarms: PollerAlarms;
   public readonly dashboard: PollerDashboard;
+  #subscriberIdempotencyTable: dynamodb.Table | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -147,5 +165,35 @@ export class BankingEventsPoller extends Construct {
   /** Console link to the dashboard. */
   get dashboardUrl(): string {
     return this.dashboard.dashboardUrl;
+  }
+
+  /**
+   * Lets `grantee` follow claim-check pointers: `s3:GetObject` on the claim-check bucket's objects
+   * (nothing else; no listing).
+   */
+  grantClaimCheckRead(grantee: iam.IGrantable): iam.Grant {
+    return grantClaimCheckRead(this.claimCheckBucket, grantee);
+  }
+
+  /**
+   * Everything a subscriber built with the subscriber kit needs: read on the claim-check objects
+   * and the item actions of Powertools idempotency on an idempotency table, its own
+   * (`options.idempotencyTable`) or the construct's shared one, created on first use.
+   *
+   * @example
+   * const { idempotencyTable } = poller.grantSubscriber(fn);
+   * fn.addEnvironment('IDEMPOTENCY_TABLE', idempotencyTable.tableName);
+   */
+  grantSubscriber(grantee: iam.IGrantable, options: SubscriberGrantOptions = {}): SubscriberGrant {
+    this.grantClaimCheckRead(grantee);
+    const idempotencyTable = options.idempotencyTable ?? this.#sharedIdempotencyTable();
+    grantIdempotencyRecords(idempotencyTable, grantee);
+    return { idempotencyTable };
+  }
+
+  #sharedIdempotencyTable(): dynamodb.Table {
+    // Logical id pinned by a test: a new id would replace the table and forget every handled event.
+    this.#subscriberIdempotencyTable ??= createIdempotencyTable(this, 'SubscriberIdempotencyTable');
+    return this.#subscriberIdempotencyTable;
   }
 }

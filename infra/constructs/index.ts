@@ -1,6 +1,10 @@
 /** Public API of the reusable construct: `import { BankingEventsPoller } from './infra/constructs/index.ts'`. */
 export { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
-export { BankingEventsPoller } from './banking-events-poller.ts';
+export {
+  BankingEventsPoller,
+  type SubscriberGrant,
+  type SubscriberGrantOptions,
+} from './banking-events-poller.ts';
 export {
   type EventRouteOptions,
   EventRouting,

@@ -45,6 +45,7 @@ describe('parseAppConfig', () => {
       gapRepairGraceSeconds: 300,
       maxEventEntryBytes: 1_000_000,
       claimCheckRetentionDays: 30,
+      exampleSubscriber: false,
     });
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
@@ -70,9 +71,11 @@ describe('parseAppConfig', () => {
       publishConcurrency: '4',
       maxPutEventsPerSecond: '200',
       startPosition: '1200',
+      exampleSubscriber: 'true',
     });
 
     expect(config).toMatchObject({
+      exampleSubscriber: true,
       publishConcurrency: 4,
       maxPutEventsPerSecond: 200,
       lagThresholdSeconds: 600,
@@ -129,6 +132,7 @@ describe('parseAppConfig', () => {
       /"eventSource" must be an EventBridge source .* \(not starting with "aws."\)/,
     ],
     ['tracing', 'yes', /"tracing" must be true or false, got "yes"/],
+    ['exampleSubscriber', 'on', /"exampleSubscriber" must be true or false, got "on"/],
     [
       'startPosition',
       'earliest',

@@ -1,7 +1,7 @@
 /**
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
- * defaults (bundled for real, as `cdk synth` does), every app option switched on, and the construct
- * embedded with a caller-built target.
+ * defaults (bundled for real, as `cdk synth` does), every app option switched on (the example
+ * subscriber included), and the construct embedded with a caller-built target.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -131,6 +131,7 @@ beforeAll(() => {
       },
       logRetentionDays: 90,
       archiveRetentionDays: 0,
+      exampleSubscriber: true,
     });
     return { root: app, assembly, dispose };
   });
@@ -167,6 +168,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
       ],
       'every app option': [
         'AwsSolutions-IAM5[Resource::*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/ExampleSubscriber/FunctionRole',
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretCards',
