@@ -19,6 +19,7 @@ export default defineConfig({
           globalSetup: [
             'test/support/moto-global-setup.ts',
             'test/support/poller-artifact-global-setup.ts',
+            'test/support/subscriber-deployment-global-setup.ts',
             'test/support/cli-build-global-setup.ts',
           ],
           testTimeout: 120_000,

@@ -43,15 +43,19 @@ function bySequence(parsed: ReadonlyMap<SQSRecord, Parsed>): (a: SQSRecord, b: S
   };
 }
 
-/** What a failed record's log line says: the error's code, field and message, never the payload. */
+/**
+ * What a failed record's log line says: the error's name, code, field, message and context (the
+ * kit's errors keep payloads out of all four), never the message body.
+ */
 function describeError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { message: String(error) };
-  const { code, field } = error as Error & { code?: unknown; field?: unknown };
+  const { code, field, context } = error as Error & { code?: unknown; field?: unknown; context?: unknown };
   return {
     name: error.name,
     message: error.message,
     ...(code === undefined ? {} : { code }),
     ...(field === undefined ? {} : { field }),
+    ...(context === undefined ? {} : { context }),
   };
 }
 

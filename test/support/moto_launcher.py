@@ -2,6 +2,10 @@
 
 Usage: python3 moto_launcher.py [--port N] [--no-jsonpath-cache]
 
+Three patches make moto behave as the services do where the tests depend on it: JSONPath parsing
+memoized (speed, below), DynamoDB item writes serialized (conditional writes atomic, as in
+DynamoDB) and `account` in the events EventBridge delivers to targets.
+
 Prints one line `MOTO_READY http://127.0.0.1:<port>` on stdout once the server listens, then runs
 until stdin closes (the parent test process went away, even if it was killed) or SIGTERM/SIGINT.
 Port 0 (the default) lets the OS pick a free port, so two test runs never race for one.
@@ -41,6 +45,20 @@ def memoize_jsonpath() -> None:
     jsonpath_ng.ext.parser.parse = cached
 
 
+def deliver_account_to_targets() -> None:
+    """EventBridge delivers every event to its targets with its `account`; moto 5.2's default input
+    template (`EventTemplateParser.DEFAULT_EVENT_INPUT_TEMPLATE`) leaves it out, although its input
+    paths map reads `$.account`. Subscribers validate the envelope a real target receives, so the
+    template gets the member back, in EventBridge's order."""
+    from moto.events.utils import EventTemplateParser
+
+    template = EventTemplateParser.DEFAULT_EVENT_INPUT_TEMPLATE
+    if '"account"' not in template:
+        EventTemplateParser.DEFAULT_EVENT_INPUT_TEMPLATE = template.replace(
+            '"source": "<source>", ', '"source": "<source>", "account": "<account>", '
+        )
+
+
 def serialize_dynamodb_writes() -> None:
     """DynamoDB applies a conditional write atomically per item; moto 5.2 does not (no lock: the
     threaded server checks the condition and writes in separate steps, and a thread switch between
@@ -72,6 +90,7 @@ def main() -> int:
     if not options.no_jsonpath_cache:
         memoize_jsonpath()
     serialize_dynamodb_writes()
+    deliver_account_to_targets()
 
     # werkzeug logs every request to stderr; the parent drains it, but there is no need for it.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
