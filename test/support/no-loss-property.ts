@@ -19,13 +19,14 @@ import type {
   ClaimCheckLocation,
   ClaimCheckStore,
   CommitRequest,
-  CycleRecord,
   EntryOutcome,
   EventFeed,
   EventPublisher,
   LeaseGrant,
   LeaseRequest,
   PollRequest,
+  ReleaseOptions,
+  StartRequest,
 } from '../../functions/core/ports.ts';
 import type { TimelineEntry } from './aws-fault-proxy.ts';
 import { type BankEvent, checkDeliveryInvariant, type InvariantReport } from './delivery-invariant.ts';
@@ -175,16 +176,16 @@ class ScheduledStore implements CheckpointStore {
     });
   }
 
-  releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
-    return this.process.run(() => this.store.releaseLease(owner, signal));
+  recordStart(request: StartRequest): Promise<void> {
+    return this.process.run(() => this.store.recordStart(request));
+  }
+
+  releaseLease(owner: string, options?: ReleaseOptions): Promise<void> {
+    return this.process.run(() => this.store.releaseLease(owner, options));
   }
 
   read(): Promise<CheckpointState> {
     return this.process.run(() => this.store.read());
-  }
-
-  recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
-    return this.process.run(() => this.store.recordCycle(record, signal));
   }
 }
 

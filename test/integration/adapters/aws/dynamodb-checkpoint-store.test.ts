@@ -57,7 +57,14 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('A', 0));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: null, feedProgramId: null, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: null,
+        feedProgramId: null,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: false,
+      });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
 
@@ -106,7 +113,14 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('B', LEASE_MS + 1));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 41, feedProgramId: FEED, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 41,
+        feedProgramId: FEED,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: true,
+      });
       expect((await store.read()).lease?.owner).toBe('B');
     });
 
@@ -130,7 +144,64 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await store.releaseLease('A');
       const grant = await store.acquireLease(lease('B', 1_000));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 7, feedProgramId: FEED, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 7,
+        feedProgramId: FEED,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: true,
+      });
+    });
+
+    it('writes the cycle record in the same update, so the next holder finds it', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      const record = {
+        endedAt: '2026-01-01T00:01:00.000Z',
+        outcome: 'failed' as const,
+        published: 3,
+        lagSeconds: null,
+        error: { code: 'PUBLISH_FAILED', message: 'refused' },
+      };
+
+      await store.releaseLease('A', { record });
+
+      expect(await store.read()).toMatchObject({
+        lease: null,
+        lastCycle: record,
+        lastError: { code: 'PUBLISH_FAILED', at: record.endedAt },
+      });
+    });
+
+    it('records the cycle of a holder that lost its lease only if no newer record is there', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.acquireLease(lease('B', LEASE_MS + 1));
+      const newer = {
+        endedAt: '2026-01-01T00:05:00.000Z',
+        outcome: 'completed' as const,
+        published: 9,
+        lagSeconds: 0,
+      };
+      await store.releaseLease('B', { record: newer });
+      const older = {
+        endedAt: '2026-01-01T00:04:00.000Z',
+        outcome: 'failed' as const,
+        published: 0,
+        lagSeconds: null,
+        error: { code: 'LEASE_LOST', message: 'lost' },
+      };
+
+      await store.releaseLease('A', { record: older });
+      const kept = await store.read();
+      await store.releaseLease('A', { record: { ...older, endedAt: '2026-01-01T00:06:00.000Z' } });
+
+      expect(kept.lastCycle).toEqual(newer);
+      expect((await store.read()).lastCycle).toMatchObject({
+        outcome: 'failed',
+        endedAt: '2026-01-01T00:06:00.000Z',
+      });
     });
 
     it('does nothing when called by someone who does not hold the lease', async () => {
@@ -157,6 +228,65 @@ describe('DynamoDbCheckpointStore against moto', () => {
     });
   });
 
+  describe('the start record', () => {
+    it('keeps the time of the first lease ever taken, whoever takes it later', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 5_000));
+      await store.acquireLease(lease('B', 5_000 + LEASE_MS + 1));
+
+      expect((await store.read()).firstLeasedAt).toBe(5_000);
+    });
+
+    it('records a landing without a number: applied, reading from the beginning', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordStart({ owner: 'A', position: 'latest', checkpoint: null, feedProgramId: null });
+      const grant = await store.acquireLease(lease('A', 10));
+
+      expect(await store.read()).toMatchObject({ checkpoint: null, start: { position: 'latest' } });
+      expect(grant).toMatchObject({ acquired: true, checkpoint: null, startApplied: true });
+    });
+
+    it('records a landing with its checkpoint and feed', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordStart({ owner: 'A', position: 'latest', checkpoint: 40, feedProgramId: FEED });
+
+      expect(await store.read()).toMatchObject({
+        checkpoint: 40,
+        feedProgramId: FEED,
+        start: { position: 'latest' },
+      });
+    });
+
+    it('refuses a landing by a non-holder, or on a row that has a checkpoint', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      const request = { position: '10', checkpoint: 9, feedProgramId: null };
+
+      await expect(store.recordStart({ owner: 'B', ...request })).rejects.toBeInstanceOf(LeaseLostError);
+      await commit(store, 'A', 3);
+      await expect(store.recordStart({ owner: 'A', ...request })).rejects.toBeInstanceOf(
+        CheckpointRegressionError,
+      );
+
+      expect(await store.read()).toMatchObject({ checkpoint: 3 });
+      expect((await store.read()).start).toBeUndefined();
+    });
+
+    it('reads a row written before the start record existed: a completed cycle without checkpoint is applied', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.releaseLease('A', {
+        record: { endedAt: '2026-01-01T00:00:00.000Z', outcome: 'completed', published: 0, lagSeconds: 0 },
+      });
+
+      expect(await store.acquireLease(lease('B', 1))).toMatchObject({ acquired: true, startApplied: true });
+    });
+  });
+
   describe('commit', () => {
     it('moves the checkpoint forward and stamps updated_at', async () => {
       const store = newStore();
@@ -177,7 +307,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await expect(commit(store, 'A', 9, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
         DeadlineExceededError,
       );
-      await expect(store.releaseLease('A', AbortSignal.abort())).rejects.toBeInstanceOf(
+      await expect(store.releaseLease('A', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
         DeadlineExceededError,
       );
 
