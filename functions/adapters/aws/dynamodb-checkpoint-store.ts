@@ -18,7 +18,15 @@
  * |                    |      | `published` N, `lag_seconds` N (absent: unknown)              |
  * | `last_error_*`     | S    | the last failed cycle's `code`, `message` and `at`            |
  *
+ * | `format_version`   | N    | the item format (below); absent: format 1                     |
+ *
  * Every write is one conditional `UpdateItem`, so checkpoint and lease change together atomically.
+ *
+ * Formats: 1 (0.1.x) has every attribute above but `first_leased_at`, `start_position`,
+ * `start_applied_at` and `format_version`; 2 adds them. This version reads both and upgrades a
+ * format-1 item to 2 at its next lease; an item of a newer format than it knows (written after an
+ * upgrade, then read by a rolled-back function) is refused with `CONFIGURATION_INVALID` rather than
+ * misread.
  */
 import {
   type AttributeValue,
@@ -97,6 +105,12 @@ export type CheckpointMoveOutcome =
 
 type Item = Record<string, AttributeValue>;
 
+/** The checkpoint item format this version writes, and the newest it reads. */
+export const CHECKPOINT_ITEM_FORMAT = 2;
+
+/** An item whose format this version knows: none written yet, format 1 (no attribute), or up to ours. */
+const FORMAT_KNOWN = '(attribute_not_exists(format_version) OR format_version <= :format)';
+
 /** One conditional write: what to set, under which condition. */
 interface ConditionalUpdate {
   /** Names the write in a deadline error, e.g. `commit`. */
@@ -155,12 +169,14 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const write: ConditionalUpdate = {
       operation: 'acquireLease',
       update:
-        'SET lease_owner = :owner, lease_expires_at = :expiresAt, first_leased_at = if_not_exists(first_leased_at, :now)',
-      condition: 'attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner',
+        'SET lease_owner = :owner, lease_expires_at = :expiresAt, format_version = :format, ' +
+        'first_leased_at = if_not_exists(first_leased_at, :now)',
+      condition: `(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner) AND ${FORMAT_KNOWN}`,
       values: {
         ':owner': { S: owner },
         ':expiresAt': { N: String(expiresAt) },
         ':now': { N: String(now) },
+        ':format': { N: String(CHECKPOINT_ITEM_FORMAT) },
       },
       returnNew: true,
     };
@@ -168,7 +184,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       const outcome = await this.#conditionalUpdate(write);
       if (outcome.applied) {
-        const state = stateOf(outcome.item);
+        const state = this.#stateOf(outcome.item);
         return {
           acquired: true,
           checkpoint: state.checkpoint,
@@ -178,6 +194,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           startApplied: isStartApplied(state),
         };
       }
+      this.#assertKnownFormat(outcome.item);
       const holder = leaseOf(outcome.item);
       if (holder !== null) return { acquired: false, holder: holder.owner, expiresAt: holder.expiresAt };
     }
@@ -222,7 +239,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       signal,
     });
     if (outcome.applied) return;
-    const state = stateOf(outcome.item);
+    const state = this.#stateOf(outcome.item);
     if (state.lease?.owner !== owner) {
       throw new LeaseLostError(
         `Lease of program ${this.#program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}: start position not recorded`,
@@ -333,7 +350,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
   }
 
   async read(): Promise<CheckpointState> {
-    return stateOf(await this.#getItem());
+    return this.#stateOf(await this.#getItem());
   }
 
   /**
@@ -370,9 +387,10 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const now = this.#clock();
     const conditions = [
       move.expected === null ? 'attribute_not_exists(checkpoint)' : 'checkpoint = :expected',
+      FORMAT_KNOWN,
     ];
     if (!move.breakLease) conditions.push('(attribute_not_exists(lease_owner) OR lease_expires_at < :now)');
-    const sets = ['checkpoint = :to', 'updated_at = :updatedAt'];
+    const sets = ['checkpoint = :to', 'updated_at = :updatedAt', 'format_version = :format'];
     if (move.feedProgramId !== undefined)
       sets.push('feed_program_id = if_not_exists(feed_program_id, :feed)');
     const outcome = await this.#conditionalUpdate({
@@ -381,6 +399,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       condition: conditions.join(' AND '),
       values: {
         ':to': { N: String(move.to) },
+        ':format': { N: String(CHECKPOINT_ITEM_FORMAT) },
         ':updatedAt': { S: new Date(now).toISOString() },
         ...(move.expected === null ? {} : { ':expected': { N: String(move.expected) } }),
         ...(move.breakLease ? {} : { ':now': { N: String(now) } }),
@@ -388,7 +407,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       },
       returnNew: true,
     });
-    const state = stateOf(outcome.item);
+    const state = this.#stateOf(outcome.item);
     if (outcome.applied) return { moved: true, state };
     const changed = state.checkpoint !== move.expected;
     return { moved: false, reason: changed ? 'checkpoint-changed' : 'lease-held', state };
@@ -430,6 +449,21 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     } catch (error) {
       throw this.#translate(error);
     }
+  }
+
+  /** The item as the port's state, once its format is known to be one this version reads. */
+  #stateOf(item: Item | undefined): CheckpointState {
+    this.#assertKnownFormat(item);
+    return stateOf(item);
+  }
+
+  #assertKnownFormat(item: Item | undefined): void {
+    const format = numberAttribute(item, 'format_version') ?? 1;
+    if (format <= CHECKPOINT_ITEM_FORMAT) return;
+    throw new ConfigurationError(
+      `The checkpoint item of program ${this.#program} has format ${format}, written by a newer banking-events-poller; this version reads formats 1 to ${CHECKPOINT_ITEM_FORMAT}. Deploy the newer version again: an older one cannot read it safely`,
+      { program: this.#program, tableName: this.#tableName, format, supported: CHECKPOINT_ITEM_FORMAT },
+    );
   }
 
   /** The signal's own reason when it is the cycle's deadline, else one naming the write. */

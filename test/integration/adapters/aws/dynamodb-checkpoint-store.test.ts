@@ -1,5 +1,9 @@
+import { type AttributeValue, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoDbCheckpointStore } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
+import {
+  CHECKPOINT_ITEM_FORMAT,
+  DynamoDbCheckpointStore,
+} from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,
@@ -225,6 +229,106 @@ describe('DynamoDbCheckpointStore against moto', () => {
         feedProgramId: null,
         openGaps: [],
       });
+    });
+  });
+
+  describe('the item format', () => {
+    /** A row as 0.1.x wrote it: format 1, no format_version, no start record. */
+    async function putFormatOneItem(program: string, attributes: Record<string, AttributeValue>) {
+      await aws.dynamodb.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: { pk: { S: `program#${program}` }, ...attributes },
+        }),
+      );
+    }
+
+    it('reads an item of the previous format and upgrades it at the next lease', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, {
+        checkpoint: { N: '41' },
+        updated_at: { S: '2026-11-20T00:00:00.000Z' },
+        feed_program_id: { S: FEED },
+        open_gaps: { S: JSON.stringify([{ from: 30, to: 31, seenAt: 5 }]) },
+        newest_created_dt: { S: '2026-11-20T00:00:00.000Z' },
+        last_cycle_ended_at: { S: '2026-11-20T00:00:01.000Z' },
+        last_cycle_outcome: { S: 'completed' },
+        last_cycle_published: { N: '3' },
+      });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      const grant = await store.acquireLease(lease('A', 7_000));
+      await commit(store, 'A', 45);
+      const item = (
+        await aws.dynamodb.send(
+          new GetItemCommand({
+            TableName: tableName,
+            Key: { pk: { S: `program#${program}` } },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item!;
+
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 41,
+        feedProgramId: FEED,
+        openGaps: [{ from: 30, to: 31, seenAt: 5 }],
+        firstLeasedAt: 7_000,
+        startApplied: true,
+      });
+      expect(item.format_version?.N).toBe(String(CHECKPOINT_ITEM_FORMAT));
+      expect(item.checkpoint?.N).toBe('45');
+      expect(item.last_cycle_published?.N).toBe('3');
+    });
+
+    it('reads a format-1 row whose latest start landed on an empty feed as started (it has no checkpoint)', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, {
+        last_cycle_ended_at: { S: '2026-11-20T00:00:01.000Z' },
+        last_cycle_outcome: { S: 'completed' },
+        last_cycle_published: { N: '0' },
+      });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      expect(await store.acquireLease(lease('A', 0))).toMatchObject({ checkpoint: null, startApplied: true });
+    });
+
+    it('refuses an item of a newer format, taking no lease and writing nothing', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, { checkpoint: { N: '9' }, format_version: { N: '99' } });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      const error = await store.acquireLease(lease('A', 0)).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).message).toContain('format 99');
+      await expect(store.read()).rejects.toBeInstanceOf(ConfigurationError);
+      const item = (
+        await aws.dynamodb.send(
+          new GetItemCommand({
+            TableName: tableName,
+            Key: { pk: { S: `program#${program}` } },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item!;
+      expect(item.lease_owner).toBeUndefined();
     });
   });
 
