@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Unit, integration and infra make `npm test`; faults is the full fault matrix (`npm run test:faults`).
+// Unit, integration, infra and consumer make `npm test`; faults is the full fault matrix (`npm run test:faults`).
 export default defineConfig({
   test: {
     projects: [
@@ -40,6 +40,17 @@ export default defineConfig({
           ],
           testTimeout: 300_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The package as users get it: the tarball installed into throwaway apps and a global prefix.
+        test: {
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/package-global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
       },
       {
