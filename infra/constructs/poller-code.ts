@@ -23,13 +23,13 @@ export const PREBUILT_HANDLER = 'index.handler';
  *
  * @throws Error naming the missing file and how to get it
  */
-export function prebuiltHandlerCode(): lambda.Code {
-  const file = path.join(PREBUILT_HANDLER_DIR, 'index.mjs');
+export function prebuiltHandlerCode(dir = PREBUILT_HANDLER_DIR): lambda.Code {
+  const file = path.join(dir, 'index.mjs');
   if (!existsSync(file)) {
     throw new Error(
       `The prebuilt poller handler is missing (${file}): in a clone of banking-events-poller run ` +
         '`npm run build`; in an app, reinstall the package. Or give the construct an `entry` to bundle a handler yourself.',
     );
   }
-  return lambda.Code.fromAsset(PREBUILT_HANDLER_DIR);
+  return lambda.Code.fromAsset(dir);
 }

@@ -41,7 +41,9 @@ describe('a plain ESM app', () => {
     }).outputText;
     writeFileSync(
       path.join(app, 'app.mjs'),
-      `${stack}\nconst app = new cdk.App();\nnew PaymentsStack(app, 'PaymentsStack');\n`,
+      `${stack}\nconst app = new cdk.App();\nnew PaymentsStack(app, 'PaymentsStack');\n` +
+        // And the construct with every prop left to its default.
+        "new BankingEventsPoller(new cdk.Stack(app, 'Defaults'), 'Poller', {});\n",
     );
     // The feature flags a cdk init app carries (the same as this repository's cdk.json).
     const flags = Object.fromEntries(Object.entries(cdkJsonContext()).filter(([key]) => key.startsWith('@')));
@@ -107,6 +109,12 @@ describe('a plain ESM app', () => {
     const shipped = path.join(app, 'node_modules/banking-events-poller/dist/assets/poller/index.mjs');
 
     expect(readFileSync(path.join(app, 'cdk.out', assetPath, 'index.mjs'))).toEqual(readFileSync(shipped));
+  });
+
+  it('synthesizes the construct with every prop left to its default, deploying the same handler', () => {
+    const defaults = templateOf(path.join(app, 'cdk.out'), 'Defaults');
+
+    expect(pollerFunctionOf(defaults).Properties?.Code).toEqual(pollerFunctionOf(template).Properties?.Code);
   });
 
   it("creates the resources the repository's app creates when configured alike, the code asset included", () => {

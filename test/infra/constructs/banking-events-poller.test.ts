@@ -24,7 +24,7 @@ import {
   type BankingEventsPollerProps,
   type IAlarmActionStrategy,
 } from '../../../infra/constructs/index.ts';
-import { PREBUILT_HANDLER_DIR } from '../../../infra/constructs/poller-code.ts';
+import { PREBUILT_HANDLER_DIR, prebuiltHandlerCode } from '../../../infra/constructs/poller-code.ts';
 import { cdkJsonContext, logicalIdOf, REPO_ROOT } from '../support/poller-app-fixture.ts';
 
 const LOANS_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/loans-AbC123';
@@ -465,6 +465,16 @@ describe('function code', () => {
     } finally {
       synth.dispose();
     }
+  });
+
+  it('names the missing prebuilt handler and the ways out', () => {
+    const missing = path.join(tmpdir(), 'no-such-package', 'dist/assets/poller');
+
+    expect(() => prebuiltHandlerCode(missing)).toThrow(
+      `The prebuilt poller handler is missing (${path.join(missing, 'index.mjs')}): in a clone of ` +
+        'banking-events-poller run `npm run build`; in an app, reinstall the package. Or give the ' +
+        'construct an `entry` to bundle a handler yourself.',
+    );
   });
 
   it('is bundled from `entry` when one is given, under the same logical id', () => {
