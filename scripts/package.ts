@@ -19,7 +19,7 @@ import {
 import { type Manifest, packageManifest } from './build/package-manifest.ts';
 
 /** What the package holds besides its manifest: documentation, the bin, and what `npm run build` made. */
-export const SHIPPED_PATHS = [
+const SHIPPED_PATHS = [
   'README.md',
   'CHANGELOG.md',
   'docs/deploy.md',
@@ -29,7 +29,7 @@ export const SHIPPED_PATHS = [
   LAYOUT.libraryDir,
 ] as const;
 
-export const PACKAGE_DIR = path.join(REPO_ROOT, 'dist/package');
+const PACKAGE_DIR = path.join(REPO_ROOT, 'dist/package');
 
 await Promise.all([buildHandlerAsset(), buildConstructLibrary(), buildCli()]);
 emitDeclarations();

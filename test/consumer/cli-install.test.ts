@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli, startCli } from '../support/cli-process.ts';
+import { requestSimulatorToken, runCli, type SimulateDetails, startCli } from '../support/cli-process.ts';
 import { exec, temporaryDirectory } from '../support/consumer-app.ts';
 
 describe('the CLI installed with npm install -g', () => {
@@ -50,21 +50,9 @@ describe('the CLI installed with npm install -g', () => {
       cwd: root.dir,
     });
     await simulate.waitFor('stdout', /\n}\n/);
-    const details = JSON.parse(simulate.stdout()) as {
-      tokenUrl: string;
-      clientId: string;
-      clientSecret: string;
-    };
+    const details = JSON.parse(simulate.stdout()) as SimulateDetails;
 
-    const token = await fetch(details.tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: details.clientId,
-        client_secret: details.clientSecret,
-      }),
-    });
+    const token = await requestSimulatorToken(details);
     simulate.child.kill('SIGINT');
     const result = await simulate.result;
 

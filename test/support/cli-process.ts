@@ -97,6 +97,27 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
   return startCli(args, options).result;
 }
 
+/** What `simulate --json` prints. */
+export interface SimulateDetails {
+  readonly baseUrl: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+/** Asks the token endpoint `simulate` printed for a token, with the test credentials it printed. */
+export function requestSimulatorToken(details: SimulateDetails): Promise<Response> {
+  return fetch(details.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: details.clientId,
+      client_secret: details.clientSecret,
+    }),
+  });
+}
+
 /** The AWS variables that send the CLI to moto with fake credentials (and keep a developer's own out). */
 export function motoCliEnvironment(endpoint: string): Record<string, string | undefined> {
   return {
