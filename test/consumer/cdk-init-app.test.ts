@@ -59,7 +59,7 @@ describe('a cdk init TypeScript app', () => {
     expect(stdout.trim()).toBe(path.join(app, 'node_modules/banking-events-poller/dist/lib/index.cjs'));
   });
 
-  it('synthesizes offline, type-checked, running neither esbuild nor Docker', () => {
+  it('synthesizes offline and type-checked, calling no docker or esbuild on the PATH', () => {
     const cdkJson = JSON.parse(readFileSync(path.join(app, 'cdk.json'), 'utf8')) as { app: string };
 
     expect(cdkJson.app).toMatch(/^npx tsc && npx tsx bin\/payments\.ts$/);
