@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Unit, integration and infra make `npm test`; faults is the full fault matrix (`npm run test:faults`).
+// Unit, integration, infra and consumer make `npm test`; faults is the full fault matrix (`npm run test:faults`).
 export default defineConfig({
   test: {
     projects: [
@@ -17,10 +17,10 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           globalSetup: [
+            'test/support/build-global-setup.ts',
             'test/support/moto-global-setup.ts',
             'test/support/poller-artifact-global-setup.ts',
             'test/support/subscriber-deployment-global-setup.ts',
-            'test/support/cli-build-global-setup.ts',
           ],
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -34,9 +34,24 @@ export default defineConfig({
           // Runs of a scenario go in parallel, a few at a time: each is a function process or more.
           maxConcurrency: 3,
           environment: 'node',
-          globalSetup: ['test/support/moto-global-setup.ts', 'test/support/poller-artifact-global-setup.ts'],
+          globalSetup: [
+            'test/support/build-global-setup.ts',
+            'test/support/moto-global-setup.ts',
+            'test/support/poller-artifact-global-setup.ts',
+          ],
           testTimeout: 300_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The package as users get it: the tarball installed into throwaway apps and a global prefix.
+        test: {
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/package-global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
       },
       {
@@ -44,7 +59,7 @@ export default defineConfig({
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/moto-global-setup.ts'],
+          globalSetup: ['test/support/build-global-setup.ts', 'test/support/moto-global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

@@ -1,6 +1,6 @@
 /**
- * Measures the deployed artifact, not the sources: synthesizes the app with real bundling, then
- * runs the bundled handler (`index.mjs` from the cloud assembly) in a fresh Node process against
+ * Measures the deployed artifact, not the sources: builds the package's handler and synthesizes
+ * the app, then runs the bundled handler (`index.mjs` from the cloud assembly) in a fresh Node process against
  * the banking simulator and moto, and reports cold-start time, throughput and peak memory.
  * The numbers behind the function's memory size and timeout (docs/deploy.md):
  *
@@ -15,6 +15,7 @@ import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventb
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { startSimulator } from '../functions/simulator/banking-simulator.ts';
 import { createPollerApp } from '../infra/poller-app.ts';
+import { buildConstructLibrary, buildHandlerAsset } from '../scripts/build/artifacts.ts';
 import { cdkJsonContext } from '../test/infra/support/poller-app-fixture.ts';
 import { startMoto } from '../test/support/moto-server.ts';
 
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
   const budgetMs = Number(process.argv[3] ?? 30) * 1000;
 
   const outdir = mkdtempSync(path.join(tmpdir(), 'poller-measure-'));
+  await Promise.all([buildHandlerAsset(), buildConstructLibrary()]);
   const { app } = createPollerApp({ context: cdkJsonContext(), outdir });
   const assembly = app.synth();
   const bundle = findBundle(assembly.directory);

@@ -21,6 +21,7 @@ import { CreateTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/cli
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { request } from 'undici';
 import { type RunningSimulator, startSimulator } from '../functions/simulator/banking-simulator.ts';
+import { buildConstructLibrary, buildHandlerAsset } from '../scripts/build/artifacts.ts';
 import { LambdaContainer } from '../test/support/lambda-runtime/lambda-container.ts';
 import { startMoto } from '../test/support/moto-server.ts';
 import { type PollerArtifact, synthPollerArtifact } from '../test/support/poller-artifact.ts';
@@ -81,6 +82,8 @@ const AWS_ENV = {
 
 export async function startBench(): Promise<Bench> {
   const workdir = mkdtempSync(path.join(tmpdir(), 'poller-bench-'));
+  // The handler the package ships, built from the sources at hand (the app deploys dist/assets/poller).
+  await Promise.all([buildHandlerAsset(), buildConstructLibrary()]);
   const artifact = synthPollerArtifact(path.join(workdir, 'cdk.out'));
   const naiveBundle = path.join(workdir, 'naive', 'index.mjs');
   await bundleLikeThePoller(path.join(import.meta.dirname, 'naive-poller.ts'), naiveBundle);

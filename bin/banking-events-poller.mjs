@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `banking-events-poller` command (package.json "bin"): runs the bundle that `npm run build`
-// makes from functions/cli/main.ts. `npm ci` and `npm install` build it (the "prepare" script).
+// makes from functions/cli/main.ts, shipped in the package; in a clone `npm ci` builds it ("prepare").
 import { existsSync } from 'node:fs';
 
 const bundle = new URL('../dist/cli/main.mjs', import.meta.url);

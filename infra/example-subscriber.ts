@@ -20,8 +20,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { BankingEventsPoller } from './constructs/banking-events-poller.ts';
-import { queueSecurity } from './constructs/event-routing.ts';
+import type { BankingEventsPoller } from 'banking-events-poller';
 import {
   POLLER_ARCHITECTURE,
   POLLER_BUNDLING,
@@ -34,6 +33,14 @@ export const EXAMPLE_SUBSCRIBER_ENTRY = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
   '../functions/subscriber-example/handler.ts',
 );
+
+/** Queues as the construct's routes make them: encrypted, TLS only, 14 days, 1 MiB messages. */
+const QUEUE_SECURITY: sqs.QueueProps = {
+  encryption: sqs.QueueEncryption.SQS_MANAGED,
+  enforceSSL: true,
+  retentionPeriod: Duration.days(14),
+  maxMessageSizeBytes: 1_048_576,
+};
 
 /** The detail-type it subscribes to. */
 export const EXAMPLE_SUBSCRIBER_DETAIL_TYPE = 'transaction';
@@ -64,9 +71,9 @@ export class ExampleSubscriber extends Construct {
     super(scope, id);
     const { poller, eventSource } = props;
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', queueSecurity());
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', QUEUE_SECURITY);
     this.queue = new sqs.Queue(this, 'Queue', {
-      ...queueSecurity(),
+      ...QUEUE_SECURITY,
       // AWS's advice for a queue a Lambda reads: six times the function's timeout.
       visibilityTimeout: Duration.seconds(FUNCTION_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },

@@ -2,10 +2,10 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from 'banking-events-poller';
 import type { Construct } from 'constructs';
 import type { AppConfig, ProgramConfig } from './app-config.ts';
 import { pascalCase } from './constructs/construct-names.ts';
-import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from './constructs/index.ts';
 import { ExampleSubscriber } from './example-subscriber.ts';
 
 export interface PollerStackProps extends StackProps {

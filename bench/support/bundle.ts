@@ -1,25 +1,11 @@
 /**
  * Bundles a benchmark entry (the naive baseline, an SDK-only module) with the poller's own
- * esbuild settings (infra/constructs/poller-bundling.ts), so comparisons with the shipped
- * artifact are like for like.
+ * esbuild settings (the ones `npm run build` makes the shipped handler with), so comparisons with
+ * the shipped artifact are like for like.
  */
 import { build } from 'esbuild';
-import { POLLER_BUNDLING } from '../../infra/constructs/poller-bundling.ts';
+import { pollerEsbuildOptions } from '../../scripts/build/artifacts.ts';
 
 export async function bundleLikeThePoller(entry: string, outfile: string): Promise<void> {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: POLLER_BUNDLING.target,
-    mainFields: POLLER_BUNDLING.mainFields,
-    banner: { js: POLLER_BUNDLING.banner ?? '' },
-    minify: POLLER_BUNDLING.minify,
-    keepNames: POLLER_BUNDLING.keepNames,
-    sourcemap: POLLER_BUNDLING.sourceMap ? 'external' : false,
-    sourcesContent: POLLER_BUNDLING.sourcesContent,
-    logLevel: 'silent',
-  });
+  await build({ ...pollerEsbuildOptions(entry, outfile), logLevel: 'silent' });
 }

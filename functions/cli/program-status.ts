@@ -2,7 +2,7 @@
  * What `status` says about one program, from its checkpoint row: a plain object for `--json`
  * and the rows of its table. Pure, so its wording is unit-tested.
  */
-import type { CheckpointState, CycleRecord, OpenGap, RecordedError } from '../core/ports.ts';
+import type { CheckpointState, CycleRecord, OpenGap, RecordedError, StartRecord } from '../core/ports.ts';
 import { formatInstant, formatLag } from './output-format.ts';
 
 export interface ProgramStatus {
@@ -22,6 +22,8 @@ export interface ProgramStatus {
   readonly feedProgramId: string | null;
   /** Sequence numbers the feed skipped below the checkpoint whose events were never published. */
   readonly openGaps: readonly OpenGap[];
+  /** The start position the program's first run applied; `null` before it did. */
+  readonly start: StartRecord | null;
 }
 
 export function programStatus(program: string, state: CheckpointState, now: number): ProgramStatus {
@@ -43,6 +45,7 @@ export function programStatus(program: string, state: CheckpointState, now: numb
     lastError: state.lastError ?? null,
     feedProgramId: state.feedProgramId,
     openGaps: state.openGaps,
+    start: state.start ?? null,
   };
 }
 
@@ -54,16 +57,18 @@ function describeGap(gap: OpenGap, now: number): string {
     : `${numbers} (no event by ${formatInstant(gap.gaveUpAt, now)}; no longer looked up)`;
 }
 
+/** The checkpoint, or where the program reads from before it has one. */
+function describeCheckpoint({ checkpoint, start }: ProgramStatus, now: number): string {
+  if (checkpoint !== null) return String(checkpoint);
+  if (start === null) return 'none yet (the first run starts at the start position)';
+  return `none yet (start position ${start.position} applied ${formatInstant(start.appliedAt, now)}: reading from the beginning of the feed)`;
+}
+
 /** The rows of a program's table, in the order a person on call reads them. */
 export function statusRows(status: ProgramStatus, now: number): Array<readonly [string, string]> {
   const { lease, lastCycle, lastError } = status;
   const rows: Array<readonly [string, string]> = [
-    [
-      'checkpoint',
-      status.checkpoint === null
-        ? 'none yet (the first run starts at the start position)'
-        : String(status.checkpoint),
-    ],
+    ['checkpoint', describeCheckpoint(status, now)],
     ['last moved', formatInstant(status.checkpointMovedAt, now)],
     [
       'lease',

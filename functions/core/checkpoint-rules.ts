@@ -1,5 +1,12 @@
 import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
-import type { CheckpointState, CommitRequest, CycleRecord, LeaseGrant, LeaseRequest } from './ports.ts';
+import type {
+  CheckpointState,
+  CommitRequest,
+  CycleRecord,
+  LeaseGrant,
+  LeaseRequest,
+  StartRequest,
+} from './ports.ts';
 
 /**
  * The lease and checkpoint rules as pure functions over a state, for stores that cannot express
@@ -11,21 +18,75 @@ export interface LeaseDecision {
   readonly next: CheckpointState;
 }
 
-/** The lease is free when nobody holds it, it has expired, or the same owner asks again. */
+/**
+ * The lease is free when nobody holds it, it has expired, or the same owner asks again. The first
+ * lease ever taken records its time: the row's first run started then.
+ */
 export function decideLease(state: CheckpointState, request: LeaseRequest): LeaseDecision {
   const { lease } = state;
   if (lease !== null && lease.owner !== request.owner && lease.expiresAt >= request.now) {
     return { grant: { acquired: false, holder: lease.owner, expiresAt: lease.expiresAt }, next: state };
   }
+  const firstLeasedAt = state.firstLeasedAt ?? request.now;
   return {
     grant: {
       acquired: true,
       checkpoint: state.checkpoint,
       feedProgramId: state.feedProgramId,
       openGaps: state.openGaps,
+      firstLeasedAt,
+      startApplied: isStartApplied(state),
     },
-    next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt } },
+    next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt }, firstLeasedAt },
   };
+}
+
+/**
+ * Whether a row's start position has been applied: it was recorded, or the row has a checkpoint.
+ * A row without either whose last cycle completed was written by a version that recorded no start
+ * (it landed on an empty feed then): applied, reading from the beginning, as that version read it.
+ */
+export function isStartApplied(state: CheckpointState): boolean {
+  return state.start != null || state.checkpoint !== null || state.lastCycle?.outcome === 'completed';
+}
+
+/** Records the start position's landing for the lease holder, on a row without a checkpoint. */
+export function decideStart(
+  state: CheckpointState,
+  request: Omit<StartRequest, 'signal'>,
+  program: string,
+  nowIso: string,
+): CheckpointState {
+  const { owner, checkpoint, feedProgramId, position } = request;
+  assertLeaseHolder(state, owner, program, checkpoint);
+  if (state.checkpoint !== null) {
+    throw new CheckpointRegressionError(
+      `The checkpoint of program ${program} is already ${state.checkpoint} although its start position was never applied: another writer set it`,
+      { program, checkpoint: state.checkpoint, sequenceNumber: checkpoint },
+    );
+  }
+  if (feedProgramId !== null && state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
+    throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, checkpoint ?? 0);
+  }
+  return {
+    ...state,
+    start: { position, appliedAt: nowIso },
+    feedProgramId: feedProgramId ?? state.feedProgramId,
+    ...(checkpoint === null ? {} : { checkpoint, updatedAt: nowIso }),
+  };
+}
+
+function assertLeaseHolder(
+  state: CheckpointState,
+  owner: string,
+  program: string,
+  sequenceNumber: number | null,
+): void {
+  if (state.lease?.owner === owner) return;
+  throw new LeaseLostError(
+    `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber ?? 'none'} not written`,
+    { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
+  );
 }
 
 /**
@@ -39,12 +100,7 @@ export function decideCommit(
   nowIso: string,
 ): CheckpointState {
   const { owner, sequenceNumber, feedProgramId, openGaps, newestCreatedDt } = request;
-  if (state.lease?.owner !== owner) {
-    throw new LeaseLostError(
-      `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber} not written`,
-      { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
-    );
-  }
+  assertLeaseHolder(state, owner, program, sequenceNumber);
   if (feedProgramId !== null && state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
     throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, sequenceNumber);
   }
@@ -67,6 +123,10 @@ export function decideCommit(
 /** Keeps the newer of two cycle records; a failed one also becomes the last error. */
 export function decideCycleRecord(state: CheckpointState, record: CycleRecord): CheckpointState {
   if (state.lastCycle != null && state.lastCycle.endedAt > record.endedAt) return state;
+  return withCycleRecord(state, record);
+}
+
+function withCycleRecord(state: CheckpointState, record: CycleRecord): CheckpointState {
   return {
     ...state,
     lastCycle: record,
@@ -74,8 +134,14 @@ export function decideCycleRecord(state: CheckpointState, record: CycleRecord): 
   };
 }
 
-export function decideRelease(state: CheckpointState, owner: string): CheckpointState {
-  return state.lease?.owner === owner ? { ...state, lease: null } : state;
+/**
+ * Frees the lease if `owner` holds it, recording the cycle with it: the holder's record is the
+ * newest by construction. Without the lease, the record goes in only if it is the newer one.
+ */
+export function decideRelease(state: CheckpointState, owner: string, record?: CycleRecord): CheckpointState {
+  if (state.lease?.owner !== owner) return record === undefined ? state : decideCycleRecord(state, record);
+  const released = { ...state, lease: null };
+  return record === undefined ? released : withCycleRecord(released, record);
 }
 
 export const EMPTY_CHECKPOINT_STATE: CheckpointState = Object.freeze({

@@ -1,72 +1,44 @@
 /**
- * What a cycle leaves behind for operators: how it ended, in the checkpoint row (`status` reads it).
- * Recording is best effort: a failed write is logged and never changes the cycle's own result.
+ * What a cycle leaves behind for operators: how it ended, in the checkpoint row (`status` reads
+ * it). The record is written by the update that releases the lease, so it is in place before the
+ * next run can start; a failed write is logged and never changes the cycle's own result.
  */
 import { PollerError } from './errors.ts';
-import type { CycleSummary } from './poll-cycle.ts';
-import type { CheckpointStore, Clock, CycleLogger, CycleRecord } from './ports.ts';
+import type { CycleRecord } from './ports.ts';
 
 /** Long enough to say what failed, short enough for one line of `status`. */
 const MAX_MESSAGE_CHARS = 500;
 
-export interface CycleRecordDeps {
-  readonly checkpoints: CheckpointStore;
-  readonly clock: Clock;
-  readonly logger: CycleLogger;
+/** What the cycle did, whichever way it ended. */
+export interface CycleTally {
+  /** Events the cycle published. */
+  readonly published: number;
+  /** Lag of the newest event it published (0 once caught up; `null` when unknown). */
+  readonly lagSeconds: number | null;
 }
 
-/**
- * Runs `cycle` and records its outcome (success or the error it throws) before handing it on.
- * `signal` bounds the write; it is asked for only when the write happens.
- */
-export async function recordingOutcome(
-  deps: CycleRecordDeps,
-  signal: () => AbortSignal,
-  cycle: () => Promise<CycleSummary>,
-): Promise<CycleSummary> {
-  let summary: CycleSummary;
-  try {
-    summary = await cycle();
-  } catch (error) {
-    await record(deps, failedRecord(deps.clock.now(), error), signal);
-    throw error;
-  }
-  await record(
-    deps,
-    {
-      endedAt: new Date(deps.clock.now()).toISOString(),
-      outcome: 'completed',
-      published: summary.published,
-      lagSeconds: summary.lagSeconds,
-    },
-    signal,
-  );
-  return summary;
+/** The record of a cycle that ran to its end. */
+export function completedRecord(now: number, tally: CycleTally): CycleRecord {
+  return {
+    endedAt: new Date(now).toISOString(),
+    outcome: 'completed',
+    published: tally.published,
+    lagSeconds: tally.lagSeconds,
+  };
 }
 
 /** The record of a cycle that threw: its stable code and message (errors never carry secrets). */
-export function failedRecord(now: number, error: unknown): CycleRecord {
+export function failedRecord(now: number, error: unknown, tally?: CycleTally): CycleRecord {
   const code = error instanceof PollerError ? error.code : 'UNEXPECTED_ERROR';
   const message = error instanceof Error ? `${error.message}` : String(error);
   return {
     endedAt: new Date(now).toISOString(),
     outcome: 'failed',
-    published: 0,
-    lagSeconds: null,
+    published: tally?.published ?? 0,
+    lagSeconds: tally?.lagSeconds ?? null,
     error: {
       code,
       message: message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message,
     },
   };
-}
-
-async function record(deps: CycleRecordDeps, outcome: CycleRecord, signal: () => AbortSignal): Promise<void> {
-  if (deps.checkpoints.recordCycle === undefined) return;
-  try {
-    await deps.checkpoints.recordCycle(outcome, signal());
-  } catch (error) {
-    deps.logger.warn('Could not record the cycle outcome for status; the checkpoint is unaffected', {
-      error,
-    });
-  }
 }

@@ -4,7 +4,10 @@ import type { OpenGap } from './ports.ts';
 export interface GapLedgerOptions {
   /** How long a skipped sequence number is remembered. @default 24 hours */
   readonly retentionMs?: number;
-  /** The most ranges kept (the oldest go first); bounds the checkpoint item. @default 100 */
+  /**
+   * The most ranges kept, within a run as well as in the checkpoint item (the lowest go first);
+   * bounds the item far below DynamoDB's 400 KB. @default 100
+   */
   readonly maxGaps?: number;
 }
 
@@ -25,6 +28,7 @@ export const GAP_LEDGER_DEFAULTS = { retentionMs: 24 * 3_600_000, maxGaps: 100 }
 export class GapLedger {
   readonly #retentionMs: number;
   readonly #maxGaps: number;
+  /** Ascending by `from`, never overlapping: lookups are binary searches. */
   #gaps: OpenGap[];
   #changed = false;
 
@@ -49,24 +53,37 @@ export class GapLedger {
     this.#changed = false;
   }
 
-  /** Adds newly seen gaps; ranges already recorded (a gap seen again after a failed run) are not repeated. */
-  record(gaps: readonly SequenceGap[], now: number): void {
+  /**
+   * Adds newly seen gaps; ranges already recorded (a gap seen again after a failed run) are not
+   * repeated. Beyond the size bound the lowest ranges are forgotten at once, not only when the
+   * ledger is next written, so a feed that skips numbers everywhere keeps the ledger (and the
+   * checkpoint item) small. Returns what was forgotten.
+   */
+  record(gaps: readonly SequenceGap[], now: number): OpenGap[] {
     for (const gap of gaps) {
-      if (this.#gaps.some((open) => open.from <= gap.to && gap.from <= open.to)) continue;
-      this.#gaps.push({ from: gap.from, to: gap.to, seenAt: now });
+      // New gaps lie above the ones recorded, so this is normally an append.
+      const index = this.#firstFromAbove(gap.from);
+      const before = this.#gaps[index - 1];
+      const after = this.#gaps[index];
+      if ((before !== undefined && before.to >= gap.from) || (after !== undefined && after.from <= gap.to)) {
+        continue;
+      }
+      const entry = { from: gap.from, to: gap.to, seenAt: now };
+      if (index === this.#gaps.length) this.#gaps.push(entry);
+      else this.#gaps.splice(index, 0, entry);
       this.#changed = true;
     }
-    this.#gaps.sort((a, b) => a.from - b.from);
+    return this.#forgetBeyondBound();
   }
 
   /** Whether `sequence` is a number the feed skipped and nobody has published since. */
   includes(sequence: number): boolean {
-    return this.#gaps.some((gap) => gap.from <= sequence && sequence <= gap.to);
+    return this.#indexOf(sequence) !== -1;
   }
 
   /** Takes a number out of its gap once its event is published (splitting the range if need be). */
   fill(sequence: number): void {
-    const index = this.#gaps.findIndex((gap) => gap.from <= sequence && sequence <= gap.to);
+    const index = this.#indexOf(sequence);
     if (index === -1) return;
     const gap = this.#gaps[index]!;
     const rest: OpenGap[] = [];
@@ -78,29 +95,48 @@ export class GapLedger {
 
   /** Marks `gap` as no longer looked up (its grace is over). */
   giveUp(gap: OpenGap, now: number): void {
-    const index = this.#gaps.indexOf(gap);
-    if (index === -1 || gap.gaveUpAt !== undefined) return;
+    const index = this.#indexOf(gap.from);
+    if (index === -1 || this.#gaps[index] !== gap || gap.gaveUpAt !== undefined) return;
     this.#gaps[index] = { ...gap, gaveUpAt: now };
     this.#changed = true;
   }
 
   /**
-   * Forgets gaps older than the retention, and the oldest beyond the size bound. Returns what
+   * Forgets gaps older than the retention, and the lowest beyond the size bound. Returns what
    * was forgotten: a number filled in after this is no longer recognised as unpublished.
    */
   prune(now: number): OpenGap[] {
     const expired = this.#gaps.filter((gap) => now - gap.seenAt > this.#retentionMs);
-    let kept = this.#gaps.filter((gap) => now - gap.seenAt <= this.#retentionMs);
-    const overflow = kept.length - this.#maxGaps;
-    if (overflow > 0) {
-      const oldest = [...kept].sort((a, b) => a.seenAt - b.seenAt || a.from - b.from).slice(0, overflow);
-      expired.push(...oldest);
-      kept = kept.filter((gap) => !oldest.includes(gap));
-    }
     if (expired.length > 0) {
-      this.#gaps = kept;
+      this.#gaps = this.#gaps.filter((gap) => now - gap.seenAt <= this.#retentionMs);
       this.#changed = true;
     }
-    return expired;
+    return [...expired, ...this.#forgetBeyondBound()];
+  }
+
+  /** The lowest ranges beyond `maxGaps`, removed: the oldest numbers, seen first. */
+  #forgetBeyondBound(): OpenGap[] {
+    const overflow = this.#gaps.length - this.#maxGaps;
+    if (overflow <= 0) return [];
+    this.#changed = true;
+    return this.#gaps.splice(0, overflow);
+  }
+
+  /** Index of the gap holding `sequence`, or -1. */
+  #indexOf(sequence: number): number {
+    const index = this.#firstFromAbove(sequence) - 1;
+    return index >= 0 && this.#gaps[index]!.to >= sequence ? index : -1;
+  }
+
+  /** Index of the first gap whose `from` is above `sequence` (the length when none is). */
+  #firstFromAbove(sequence: number): number {
+    let low = 0;
+    let high = this.#gaps.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#gaps[middle]!.from <= sequence) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 }

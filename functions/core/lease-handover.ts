@@ -25,6 +25,17 @@ export interface LeaseHandoverRequest {
 }
 
 /**
+ * A lease owner for one invocation: its id (Lambda's request id) and a random part. An
+ * asynchronous invocation may be delivered twice with the same request id; the two deliveries
+ * must not both hold the lease (the lease is re-entrant for its owner).
+ *
+ * @example uniqueLeaseOwner(context.awsRequestId) // '6c1f…-a2#3f9c2b1d'
+ */
+export function uniqueLeaseOwner(invocationId: string): string {
+  return `${invocationId}#${globalThis.crypto.randomUUID().slice(0, 8)}`;
+}
+
+/**
  * Takes the lease, waiting for the run that holds it to release it at its own deadline: the hand
  * over then takes about one check interval instead of a blackout until the next tick. While
  * waiting it only reads the item (cheaper than refused conditional writes) and tries to take

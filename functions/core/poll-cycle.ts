@@ -2,7 +2,7 @@ import type { BackoffOptions } from './backoff.ts';
 import { CheckpointCommitter } from './checkpoint-committer.ts';
 import { CheckpointTracker } from './checkpoint-tracker.ts';
 import { CycleBudget } from './cycle-budget.ts';
-import { recordingOutcome } from './cycle-record.ts';
+import { completedRecord, failedRecord } from './cycle-record.ts';
 import {
   ConfigurationError,
   DeadlineExceededError,
@@ -21,15 +21,23 @@ import type {
   CheckpointStore,
   Clock,
   CycleLogger,
+  CycleRecord,
   EventFeed,
   EventLookup,
   EventPublisher,
   EventStream,
   LeaseGrant,
   MetricsSink,
+  OpenGap,
 } from './ports.ts';
 import { PublishPipeline, type PublishPipelineOptions, type PublishReport } from './publish-pipeline.ts';
-import { fastForward, initialCursor, type StartPositionOptions } from './start-position.ts';
+import {
+  fastForward,
+  formatStartPosition,
+  initialCursor,
+  type StartPosition,
+  type StartPositionOptions,
+} from './start-position.ts';
 import { StreamReader, type StreamRecovery } from './stream-reader.ts';
 
 export interface PollCycleDeps {
@@ -50,7 +58,10 @@ export interface PollCycleDeps {
 export interface PollCycleOptions {
   /** Names the checkpoint row and the metrics dimension. */
   readonly program: string;
-  /** Lease owner: the invocation's request id. */
+  /**
+   * Lease owner, unique per invocation: the request id and a random part (`uniqueLeaseOwner`), so
+   * an asynchronous invocation delivered twice with one request id cannot share a lease.
+   */
   readonly owner: string;
   /** Time left in the invocation at start (`context.getRemainingTimeInMillis()`). */
   readonly remainingMs: number;
@@ -77,7 +88,10 @@ export interface PollCycleOptions {
   readonly stopSignal?: AbortSignal;
   /** Called each time the feed says nothing is new (`run --until-caught-up` stops there). */
   readonly onCaughtUp?: () => void;
-  /** Where a program without a checkpoint starts. @default the beginning of the feed */
+  /**
+   * Where a program's first run starts reading; applied once and recorded before any event is
+   * read to be published. @default the beginning of the feed
+   */
   readonly startPosition?: StartPositionOptions;
   /** How events are read: long polls of `GET /events`, or `GET /events/stream`. @default 'poll' */
   readonly feedMode?: FeedMode;
@@ -205,12 +219,7 @@ export async function runPollCycle(deps: PollCycleDeps, options: PollCycleOption
       await prepared;
       return leaseBusy(deps, options, budget, lease);
     }
-    const cycle = new PollCycle(deps, options, budget, lease);
-    return await recordingOutcome(
-      deps,
-      () => budget.signalBeforeEnd(RELEASE_RESERVE_MS),
-      () => cycle.run(),
-    );
+    return await new PollCycle(deps, options, budget, lease).run();
   } finally {
     budget.dispose();
   }
@@ -265,6 +274,8 @@ class PollCycle {
   /** The contiguous prefix of accepted events, over every page of the run. */
   #tracker: CheckpointTracker;
   readonly #startCheckpoint: number | null;
+  /** The lease as granted: the row's state when this run took it. */
+  readonly #lease: Extract<LeaseGrant, { acquired: true }>;
   /** The `program_id` this row's feed serves, once known. */
   #feedProgramId: string | null;
   /** Skipped sequence numbers below the checkpoint, so a late event for one of them is published. */
@@ -290,6 +301,7 @@ class PollCycle {
     this.#deps = deps;
     this.#options = options;
     this.#budget = budget;
+    this.#lease = lease;
     this.#startCheckpoint = lease.checkpoint;
     this.#feedProgramId = lease.feedProgramId;
     this.#gaps = new GapLedger(lease.openGaps);
@@ -370,25 +382,23 @@ class PollCycle {
       checkpoint: this.#startCheckpoint,
       deadline: new Date(this.#budget.deadline).toISOString(),
     });
-    const forgotten = this.#gaps.prune(this.#deps.clock.now());
-    if (forgotten.length > 0) {
-      this.#deps.logger.warn(
-        'Skipped sequence numbers no longer remembered: an event filled in for them now would be taken for a re-send',
-        { gaps: forgotten.slice(0, 10) },
-      );
-    }
-    let stopReason: StopReason = 'deadline';
+    this.#reportForgottenGaps(this.#gaps.prune(this.#deps.clock.now()));
+    let summary: CycleSummary;
     try {
-      await this.#startAtStartPosition();
-      stopReason = await this.#pump();
+      await this.#applyStartPosition();
+      let stopReason = await this.#pump();
       await this.#committer.flush().catch((error: unknown) => this.#fail(error));
       if (this.#failure !== undefined) throw this.#failure.error;
       if (this.#options.stopSignal?.aborted) stopReason = 'stopped';
       this.#failIfTheFeedNeverAnswered();
-    } finally {
-      await this.#releaseLease();
+      summary = this.#finish(stopReason);
+    } catch (error) {
+      const tally = { published: this.#published, lagSeconds: this.#lagSeconds };
+      await this.#releaseLease(failedRecord(this.#deps.clock.now(), error, tally));
+      throw error;
     }
-    return this.#finish(stopReason);
+    await this.#releaseLease(completedRecord(this.#deps.clock.now(), summary));
+    return summary;
   }
 
   /**
@@ -626,57 +636,72 @@ class PollCycle {
   #recordGaps(fresh: readonly BankingEvent[]): void {
     const gaps = findSequenceGaps(this.#tracker.highestTracked, fresh);
     if (gaps.length === 0) return;
-    this.#gaps.record(gaps, this.#deps.clock.now());
+    this.#reportForgottenGaps(this.#gaps.record(gaps, this.#deps.clock.now()));
     this.#startRechecks();
   }
 
   /**
-   * A program without a checkpoint starts at its start position: a number sets the cursor just
-   * below it; `latest` walks past the existing events without publishing and commits where it
-   * landed.
+   * Skipped numbers the ledger no longer remembers (past its retention, or beyond its size bound):
+   * an event filled in for them later would be taken for a re-send. Those still looked up count as
+   * unfilled, so the alarm on `GapsUnfilled` sees them as it sees gaps given up after the grace.
    */
-  async #startAtStartPosition(): Promise<void> {
-    const { startPosition } = this.#options;
-    if (this.#startCheckpoint !== null || startPosition === undefined) return;
-    const { position, pageLimit } = startPosition;
-    if (position.kind !== 'latest') {
-      this.#startFrom(initialCursor(position), null);
-      return;
-    }
-    // An earlier run already passed over the feed and found nothing to record (it was empty): every
-    // event since is new. Without this, events created between two runs would be passed over too.
-    if ((await this.#deps.checkpoints.read()).lastCycle?.outcome === 'completed') return;
-    const landing = await fastForward(this.#pages, {
-      from: null,
-      startedAt: this.#budget.startedAt,
-      pageLimit,
-    });
-    if (landing.kind === 'interrupted') {
-      if (this.#options.stopSignal?.aborted) return;
-      throw new StartPositionIncompleteError(this.#options.program, landing.reached, landing.pages);
-    }
-    this.#deps.logger.info(
-      'Start position "latest": passed over the existing events without publishing them',
-      {
-        checkpoint: landing.reached,
-        skipped: landing.skipped,
-        pages: landing.pages,
-      },
+  #reportForgottenGaps(forgotten: readonly OpenGap[]): void {
+    if (forgotten.length === 0) return;
+    const unfilled = forgotten
+      .filter((gap) => gap.gaveUpAt === undefined)
+      .reduce((count, gap) => count + gap.to - gap.from + 1, 0);
+    if (unfilled > 0) this.#deps.metrics.add('GapsUnfilled', 'Count', unfilled);
+    this.#deps.logger.warn(
+      'Skipped sequence numbers no longer remembered: an event filled in for them now would be taken for a re-send',
+      { gaps: forgotten.slice(0, 10), ranges: forgotten.length, unfilled },
     );
-    if (landing.reached === null) return;
-    if (landing.feedProgramId === null) {
-      // Only quarantined events were passed over: the landing is committed with the first valid one.
-      this.#startFrom(landing.reached, null);
-      return;
+  }
+
+  /**
+   * A row whose start position was never applied applies it now, before reading any event to
+   * publish, and records where it landed (`recordStart`): `beginning` reads from the start of the
+   * feed, a number N from just below N, and `latest` passes over, without publishing them, the
+   * events created before the row's first run began (`firstLeasedAt`, recorded with its first
+   * lease). So whatever becomes of this run, the next one reads every event created since then.
+   */
+  async #applyStartPosition(): Promise<void> {
+    if (this.#lease.startApplied) return;
+    const position: StartPosition = this.#options.startPosition?.position ?? { kind: 'beginning' };
+    let landing: { readonly checkpoint: number | null; readonly feedProgramId: string | null } = {
+      checkpoint: position.kind === 'latest' ? null : initialCursor(position),
+      feedProgramId: null,
+    };
+    if (position.kind === 'latest') {
+      const walk = await fastForward(this.#pages, {
+        from: null,
+        startedAt: this.#lease.firstLeasedAt,
+        pageLimit: this.#options.startPosition!.pageLimit,
+      });
+      if (walk.kind === 'interrupted') {
+        if (this.#options.stopSignal?.aborted) return;
+        // Nothing recorded: the next run walks again, still from this row's first run.
+        throw new StartPositionIncompleteError(this.#options.program, walk.reached, walk.pages);
+      }
+      this.#deps.logger.info(
+        'Start position "latest": passed over the events created before the first run without publishing them',
+        {
+          checkpoint: walk.reached,
+          skipped: walk.skipped,
+          pages: walk.pages,
+          firstRunStartedAt: new Date(this.#lease.firstLeasedAt).toISOString(),
+        },
+      );
+      landing = { checkpoint: walk.reached, feedProgramId: walk.feedProgramId };
     }
-    this.#feedProgramId = landing.feedProgramId;
-    await this.#deps.checkpoints.commit({
+    await this.#deps.checkpoints.recordStart({
       owner: this.#options.owner,
-      sequenceNumber: landing.reached,
+      position: formatStartPosition(position),
+      checkpoint: landing.checkpoint,
       feedProgramId: landing.feedProgramId,
       signal: this.#budget.workSignal,
     });
-    this.#startFrom(landing.reached, landing.reached);
+    this.#feedProgramId ??= landing.feedProgramId;
+    this.#startFrom(landing.checkpoint, landing.checkpoint);
   }
 
   #newCommitter(committed: number | null): CheckpointCommitter {
@@ -744,15 +769,19 @@ class PollCycle {
     }
   }
 
-  async #releaseLease(): Promise<void> {
+  /** Gives the lease back with the cycle's record, in one write: the next run finds the record. */
+  async #releaseLease(record: CycleRecord): Promise<void> {
     try {
       // Its own bound, so it is tried even when the work signal has fired, yet returns before Lambda's end.
-      await this.#deps.checkpoints.releaseLease(
-        this.#options.owner,
-        this.#budget.signalBeforeEnd(RELEASE_RESERVE_MS),
-      );
+      await this.#deps.checkpoints.releaseLease(this.#options.owner, {
+        signal: this.#budget.signalBeforeEnd(RELEASE_RESERVE_MS),
+        record,
+      });
     } catch (error) {
-      this.#deps.logger.warn('Could not release the lease; it expires on its own', { error });
+      this.#deps.logger.warn(
+        'Could not release the lease nor record the cycle for status; the lease expires on its own',
+        { error },
+      );
     }
   }
 

@@ -186,6 +186,16 @@ export type LeaseGrant =
       readonly feedProgramId: string | null;
       /** Skipped sequence numbers below the checkpoint whose events were never published. */
       readonly openGaps: readonly OpenGap[];
+      /**
+       * Epoch ms the row's first lease was taken: when its first run started. Written by the lease
+       * write itself (never replaced), so a first run that dies at once still leaves it behind.
+       */
+      readonly firstLeasedAt: number;
+      /**
+       * Whether the row's start position was applied: a run recorded where it landed (with or
+       * without a checkpoint). A row with a checkpoint has had it applied too.
+       */
+      readonly startApplied: boolean;
     }
   | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
 
@@ -202,6 +212,22 @@ export interface CheckpointState {
   readonly lastCycle?: CycleRecord | null;
   /** The last failed cycle's error, kept after later cycles succeed; `null` if none was recorded. */
   readonly lastError?: RecordedError | null;
+  /** Epoch ms the row's first lease was taken (its first run's start); absent before any lease. */
+  readonly firstLeasedAt?: number | null;
+  /** The start position as applied by the row's first run; absent until then. */
+  readonly start?: StartRecord | null;
+}
+
+/**
+ * Where a row's first run started reading, recorded before it read any event to publish: the
+ * start position is applied once. A later run, whatever its own setting, reads on from the
+ * checkpoint, or from the beginning of the feed when the landing had no number (an empty feed).
+ */
+export interface StartRecord {
+  /** The start position applied, as configured: `beginning`, `latest` or a sequence number. */
+  readonly position: string;
+  /** ISO time it was applied. */
+  readonly appliedAt: string;
 }
 
 /** The outcome of one cycle that held the lease, for operators (`status`). */
@@ -215,6 +241,36 @@ export interface CycleRecord {
   readonly lagSeconds: number | null;
   /** The error's stable code and message, when `outcome` is `failed`; never a secret (see errors.ts). */
   readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** The landing of a row's start position, recorded once (`CheckpointStore.recordStart`). */
+export interface StartRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  /** The start position applied, as configured (`beginning`, `latest`, a number). */
+  readonly position: string;
+  /**
+   * Where reading goes on from: written as the checkpoint, the last number passed over; `null`
+   * to read from the beginning of the feed (the position `beginning`, or `latest` on an empty
+   * feed), when no checkpoint is written.
+   */
+  readonly checkpoint: number | null;
+  /** The `program_id` of the events passed over, if any was valid: recorded as the row's feed. */
+  readonly feedProgramId: string | null;
+  /** Bounds the write; an aborted one records nothing. */
+  readonly signal?: AbortSignal;
+}
+
+/** How a lease is given back (`CheckpointStore.releaseLease`). */
+export interface ReleaseOptions {
+  /** Bounds the write. */
+  readonly signal?: AbortSignal;
+  /**
+   * How the cycle ended, written in the same update that frees the lease, so it is in place
+   * before the next run can take the lease. If `owner` no longer holds the lease, it is written
+   * on its own, unless a newer record is there.
+   */
+  readonly record?: CycleRecord;
 }
 
 /** A failed cycle's error as the store keeps it. */
@@ -248,21 +304,22 @@ export interface CommitRequest {
  * The checkpoint of one program and its single-flight lease. Implementations guarantee:
  * `commit` never moves the checkpoint backwards (`CheckpointRegressionError`), succeeds only for
  * the current lease holder (else `LeaseLostError`) and only for the row's feed
- * (`FeedProgramMismatchError`); `acquireLease` succeeds only when the lease is free or expired.
- * An aborted `signal` rejects with `DeadlineExceededError`.
+ * (`FeedProgramMismatchError`); `acquireLease` succeeds only when the lease is free or expired,
+ * and the first one ever records `firstLeasedAt`. An aborted `signal` rejects with
+ * `DeadlineExceededError`.
  */
 export interface CheckpointStore {
   acquireLease(request: LeaseRequest): Promise<LeaseGrant>;
+  /**
+   * Records where a row without a checkpoint starts reading (and that checkpoint, if any), for
+   * the lease holder only (else `LeaseLostError`) and only while the row has no checkpoint.
+   */
+  recordStart(request: StartRequest): Promise<void>;
   commit(request: CommitRequest): Promise<void>;
-  /** Frees the lease if `owner` still holds it; a no-op otherwise. */
-  releaseLease(owner: string, signal?: AbortSignal): Promise<void>;
+  /** Frees the lease if `owner` still holds it (a no-op otherwise), with the cycle's record if given. */
+  releaseLease(owner: string, options?: ReleaseOptions): Promise<void>;
   /** Read-only view for operators (`status`) and tests. */
   read(): Promise<CheckpointState>;
-  /**
-   * Records how a cycle ended, for operators (`status`); an older record never replaces a newer
-   * one. Optional: a store without it simply keeps no history.
-   */
-  recordCycle?(record: CycleRecord, signal?: AbortSignal): Promise<void>;
 }
 
 /** Names of the metrics the cycle emits; the CDK alarms and dashboard refer to the same names. */

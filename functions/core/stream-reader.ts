@@ -115,8 +115,14 @@ export class StreamReader implements FeedSource {
   #cursor: number | null = null;
   /** Where a new connection starts: the highest sequence number received. */
   #resumeAfter: number | null = null;
-  /** A message that could not be read announced events up to here: read them with pages. */
-  #unreadThrough: number | null = null;
+  /**
+   * Messages that could not be read announced the events after `after` up to `through`: they are
+   * read with pages until a page returns them or the window closes, and nothing of the stream
+   * beyond them is handed out meanwhile (the cursor never passes an event that was not read).
+   */
+  #unread: { readonly after: number | null; readonly through: number } | undefined;
+  /** Whether the current unread range was already reported as missing from the poll. */
+  #unreadReported = false;
   /** The stream is not used for the rest of the window: every read is a page read. */
   #pagesOnly = false;
   #fatal: { readonly error: unknown } | undefined;
@@ -167,7 +173,9 @@ export class StreamReader implements FeedSource {
     for (;;) {
       if (this.#fatal !== undefined) throw this.#fatal.error;
       this.#dropThrough(after);
-      if (this.#mustReadPage(after)) {
+      if (this.#unread !== undefined && after !== null && this.#unread.through <= after)
+        this.#unread = undefined;
+      if (this.#mustReadPage()) {
         const read = await this.#readPage(after);
         if (read !== undefined) return read;
         continue;
@@ -244,9 +252,8 @@ export class StreamReader implements FeedSource {
     this.#notify();
   }
 
-  #mustReadPage(after: number | null): boolean {
-    if (this.#pagesOnly) return true;
-    if (this.#unreadThrough !== null && (after === null || this.#unreadThrough > after)) return true;
+  #mustReadPage(): boolean {
+    if (this.#pagesOnly || this.#unread !== undefined) return true;
     return this.#entries[0]?.state === 'unrecoverable';
   }
 
@@ -256,8 +263,19 @@ export class StreamReader implements FeedSource {
     if (read.kind === 'closed') return read;
     if (read.kind === 'caught-up') {
       // The poll has nothing beyond the cursor: what the stream announced is not there (yet).
-      this.#unreadThrough = null;
       if (this.#pagesOnly) return read;
+      if (this.#unread !== undefined) {
+        // A poll index that lags the stream: read again (the reader paces empty answers) rather
+        // than leave those events to gap repair.
+        if (!this.#unreadReported) {
+          this.#unreadReported = true;
+          this.#deps.logger.warn(
+            'The poll does not have the events of an unreadable stream message yet; reading pages until it does',
+            { cursor: after, through: this.#unread.through },
+          );
+        }
+        return undefined;
+      }
       const head = this.#entries[0];
       if (head?.state === 'unrecoverable') {
         this.#deps.logger.warn('The stream sent an event the poll does not have yet; reading again', {
@@ -271,7 +289,10 @@ export class StreamReader implements FeedSource {
     const highest = read.events.at(-1)?.sequence_number;
     if (highest !== undefined) {
       this.#entries = this.#entries.filter((entry) => entry.event.sequence_number > highest);
-      if (this.#unreadThrough !== null && this.#unreadThrough <= highest) this.#unreadThrough = null;
+      if (this.#unread !== undefined) {
+        this.#unread = highest >= this.#unread.through ? undefined : { ...this.#unread, after: highest };
+        if (this.#unread === undefined) this.#unreadReported = false;
+      }
       this.#advanceResume(highest);
     }
     this.#caughtUpReported = false;
@@ -407,10 +428,7 @@ export class StreamReader implements FeedSource {
         lastEventId: message.lastEventId,
       });
       if (message.lastEventId === null) this.#usePagesOnly('a message without a usable id could not be read');
-      else {
-        this.#unreadThrough = Math.max(this.#unreadThrough ?? 0, message.lastEventId);
-        this.#advanceResume(message.lastEventId);
-      }
+      else this.#markUnread(message.lastEventId);
       this.#notify();
       return true;
     }
@@ -440,11 +458,23 @@ export class StreamReader implements FeedSource {
     if (entry.state === 'queued') this.#recoveryQueue.push(entry);
   }
 
+  /**
+   * Notes that the events after what was received so far, up to `through`, came in a message that
+   * could not be read. The resume point stays below them: a new connection asks for them again.
+   */
+  #markUnread(through: number): void {
+    const after = this.#unread?.after ?? this.#resumePoint();
+    if (after !== null && through <= after) return;
+    this.#unread = { after, through: Math.max(this.#unread?.through ?? through, through) };
+  }
+
   #canLookUp(): boolean {
     return this.#options.recovery === 'lookup' && this.#deps.lookup !== undefined;
   }
 
+  /** Where a new connection starts: after what was received, but never past events not read. */
   #resumePoint(): number | null {
+    if (this.#unread !== undefined) return this.#unread.after;
     const points = [this.#resumeAfter, this.#cursor].filter((point): point is number => point !== null);
     return points.length === 0 ? null : Math.max(...points);
   }

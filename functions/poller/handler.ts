@@ -21,6 +21,7 @@ import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-c
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
+import { uniqueLeaseOwner } from '../core/lease-handover.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { systemClock } from '../core/system-clock.ts';
@@ -144,7 +145,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
       },
       {
         program: target.program,
-        owner: context.awsRequestId,
+        owner: uniqueLeaseOwner(context.awsRequestId),
         remainingMs: context.getRemainingTimeInMillis(),
         safetyMarginMs: current.config.safetyMarginMs,
         minPollWindowMs: current.config.minPollWindowMs,

@@ -2,7 +2,7 @@
  * The example subscriber's environment, read once at cold start: a missing or empty variable
  * fails the first invocation with its name, not a `TableName` error deep in a DynamoDB call.
  */
-import { SubscriberConfigurationError } from '../subscriber/index.ts';
+import { SubscriberConfigurationError } from 'banking-events-poller/subscriber';
 
 export interface ExampleConfig {
   /** `IDEMPOTENCY_TABLE`: where handled events are recorded. */

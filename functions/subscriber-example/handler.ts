@@ -8,7 +8,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { makeSqsBatchHandler, type SubscriberEvent } from '../subscriber/index.ts';
+import { makeSqsBatchHandler, type SubscriberEvent } from 'banking-events-poller/subscriber';
 import { readExampleConfig } from './example-config.ts';
 
 // Module scope: built once per execution environment and reused by every invocation.

@@ -1,7 +1,7 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
-import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -57,7 +57,8 @@ export interface SubscriberGrant {
  * new events.Rule(this, 'Mine', { eventBus: poller.eventBus, eventPattern: { detailType: ['transaction'] } });
  */
 export class BankingEventsPoller extends Construct {
-  public readonly pollerFunction: nodejs.NodejsFunction;
+  /** The poller: the prebuilt handler, or a `NodejsFunction` bundling `entry` when one was given. */
+  public readonly pollerFunction: lambda.Function;
   public readonly logGroup: logs.LogGroup;
   public readonly checkpointTable: dynamodb.ITable;
   /** Program name → its credentials secret. */

@@ -204,7 +204,7 @@ export class EventRouting extends Construct {
  * check keeps every entry under that with room for the envelope), and the queue's default of
  * 256 KiB would refuse the larger ones, in the DLQ too.
  */
-export function queueSecurity(): sqs.QueueProps {
+function queueSecurity(): sqs.QueueProps {
   return {
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,

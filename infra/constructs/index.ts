@@ -1,4 +1,9 @@
-/** Public API of the reusable construct: `import { BankingEventsPoller } from './infra/constructs/index.ts'`. */
+/**
+ * The package's entry point (`import { BankingEventsPoller } from 'banking-events-poller'`): the
+ * construct, its props types, the alarm-action strategies and the route options, and the parts
+ * it exposes as public members. Nothing else in the package is public.
+ */
+export { ConfigurationError } from '../../functions/core/errors.ts';
 export { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
 export {
   BankingEventsPoller,
@@ -16,4 +21,4 @@ export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } fro
 export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
 export { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
-export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
+export type { BankingEventsPollerProps, GapRepairOptions, PollerProgram } from './poller-props.ts';

@@ -1,18 +1,11 @@
 /**
- * How the poller's Lambda artifact is built and run: one definition, used by the construct's
- * `NodejsFunction`, by the runtime-faithful test harness and by the benchmarks, so what is tested
- * and measured is what `cdk deploy` ships.
+ * How the poller's Lambda artifact is built and run: one definition, used by `npm run build` for
+ * the handler the package ships (scripts/build/artifacts.ts), by the construct's `NodejsFunction`
+ * when given an `entry`, and by the benchmarks, so what is tested and measured is what
+ * `cdk deploy` ships.
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-
-/** The handler's entry file in this repository. */
-export const POLLER_HANDLER_ENTRY = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../functions/poller/handler.ts',
-);
 
 /** The managed runtime the function runs on. */
 export const POLLER_RUNTIME = lambda.Runtime.NODEJS_24_X;

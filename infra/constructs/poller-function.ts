@@ -20,6 +20,7 @@ import {
   POLLER_NODE_OPTIONS,
   POLLER_RUNTIME,
 } from './poller-bundling.ts';
+import { PREBUILT_HANDLER, prebuiltHandlerCode } from './poller-code.ts';
 import { POLLER_SERVICE_NAME } from './poller-metrics.ts';
 import type { ResolvedPollerProps } from './poller-props.ts';
 
@@ -36,7 +37,8 @@ export interface PollerFunctionResources {
 }
 
 export interface PollerFunction {
-  readonly pollerFunction: nodejs.NodejsFunction;
+  /** A `NodejsFunction` when the props name an `entry`; otherwise the prebuilt handler. */
+  readonly pollerFunction: lambda.Function;
   readonly logGroup: logs.LogGroup;
   readonly role: iam.Role;
 }
@@ -60,9 +62,7 @@ export function createPollerFunction(
       'Banking events poller: its secrets, its checkpoint items, PutEvents on its bus, its log group',
   });
   logGroup.grantWrite(role);
-  const pollerFunction = new nodejs.NodejsFunction(scope, 'Function', {
-    entry: props.entry,
-    handler: 'handler',
+  const options = {
     description: `Polls the banking event feed and publishes to EventBridge (source ${eventSource})`,
     runtime: POLLER_RUNTIME,
     architecture: POLLER_ARCHITECTURE,
@@ -120,8 +120,21 @@ export function createPollerFunction(
       CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
       NODE_OPTIONS: POLLER_NODE_OPTIONS,
     },
-    bundling: POLLER_BUNDLING,
-  });
+  } satisfies Omit<lambda.FunctionProps, 'code' | 'handler'>;
+  // The same construct id either way: the function's and its log group's logical ids never change.
+  const pollerFunction =
+    props.entry === undefined
+      ? new lambda.Function(scope, 'Function', {
+          ...options,
+          code: prebuiltHandlerCode(),
+          handler: PREBUILT_HANDLER,
+        })
+      : new nodejs.NodejsFunction(scope, 'Function', {
+          ...options,
+          entry: props.entry,
+          handler: 'handler',
+          bundling: POLLER_BUNDLING,
+        });
   if (props.tracing) {
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

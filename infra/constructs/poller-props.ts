@@ -14,7 +14,6 @@ import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout } from './handover-timing.ts';
-import { POLLER_HANDLER_ENTRY } from './poller-bundling.ts';
 import { validatePollerProps } from './poller-props-validation.ts';
 
 /** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
@@ -228,9 +227,11 @@ export interface BankingEventsPollerProps {
    */
   readonly metricsNamespace?: string;
   /**
-   * The handler's entry file.
+   * A handler entry file to bundle at synth instead of the prebuilt handler: an escape hatch for a
+   * custom build. The function then is a `NodejsFunction` bundled with this package's esbuild
+   * settings, which needs esbuild installed in your app.
    *
-   * @default - functions/poller/handler.ts of this repository
+   * @default - the handler prebuilt into this package (`dist/assets/poller`): no bundler runs at synth
    */
   readonly entry?: string;
   /**
@@ -345,7 +346,7 @@ export interface ResolvedPollerProps {
   readonly tracing: boolean;
   readonly logRetention: logs.RetentionDays;
   readonly metricsNamespace: string;
-  readonly entry: string;
+  readonly entry: string | undefined;
   readonly archiveRetention: Duration;
   readonly routes: Readonly<Record<string, EventRouteOptions>>;
   readonly unrouted: EventRouteOptions;
@@ -396,7 +397,7 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
     tracing: props.tracing ?? false,
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     metricsNamespace: props.metricsNamespace ?? 'BankingEventsPoller',
-    entry: props.entry ?? POLLER_HANDLER_ENTRY,
+    entry: props.entry,
     archiveRetention: props.archiveRetention ?? Duration.days(30),
     routes:
       props.routes ??

@@ -1,7 +1,8 @@
 /**
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
- * defaults (bundled for real, as `cdk synth` does), every app option switched on (the example
- * subscriber included), and the construct embedded with a caller-built target.
+ * defaults (with the handler the package ships, as `cdk synth` deploys it), every app option
+ * switched on (the example subscriber included), and the construct embedded with a caller-built
+ * target.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -106,7 +107,7 @@ function attempt(name: string, synth: () => Omit<Synthesized, 'name'>): void {
 
 beforeAll(() => {
   attempt('cdk.json defaults', () => {
-    const { app, assembly, dispose } = synthPollerApp({}, { bundle: true });
+    const { app, assembly, dispose } = synthPollerApp({});
     return { root: app, assembly, dispose };
   });
   attempt('every app option', () => {

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
+import type { BankingEventsPoller } from 'banking-events-poller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BankingEventsPoller } from '../../infra/constructs/index.ts';
 import {
   logicalIdOf,
   REPO_ROOT,

@@ -163,6 +163,12 @@ export class AwsFaultProxy {
     });
   }
 
+  /** Ends every entry and request fault still pending: the service is healthy again. */
+  clearFaults(): void {
+    this.#entryFaults.length = 0;
+    this.#requestFaults.length = 0;
+  }
+
   /**
    * From now on, a PutEvents request whose entries add up (as AWS counts them) to more than
    * `bytes` is refused as a whole with the validation error EventBridge gives for its size: a bus

@@ -20,6 +20,8 @@ export interface CliOptions {
   /** Written to stdin, which is then closed; stdin is closed at once when absent. */
   readonly input?: string;
   readonly cwd?: string;
+  /** The command to run. @default - this repository's bin/banking-events-poller.mjs */
+  readonly bin?: string;
 }
 
 /** A CLI process still running: its output so far, a way to wait for a line, and its end. */
@@ -35,7 +37,7 @@ export interface RunningCli {
 export function startCli(args: readonly string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env,
     stdio: 'pipe',
@@ -93,6 +95,27 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Run
 /** Runs the CLI to its end. */
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).result;
+}
+
+/** What `simulate --json` prints. */
+export interface SimulateDetails {
+  readonly baseUrl: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+/** Asks the token endpoint `simulate` printed for a token, with the test credentials it printed. */
+export function requestSimulatorToken(details: SimulateDetails): Promise<Response> {
+  return fetch(details.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: details.clientId,
+      client_secret: details.clientSecret,
+    }),
+  });
 }
 
 /** The AWS variables that send the CLI to moto with fake credentials (and keep a developer's own out). */

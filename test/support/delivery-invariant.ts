@@ -4,7 +4,7 @@
  * proxy's timeline of entries the bus accepted, checkpoint writes and fault marks.
  *
  * 1. Every event at or below the final checkpoint was delivered at least once (an event the proxy
- *    broke on the way, as its `invalid_event`).
+ *    broke on the way, as its `invalid_event`), but those the start position passes over by design.
  * 2. The checkpoint never moved backwards (applied writes, in order).
  * 3. No checkpoint write was ever asked for past an event the bus had not accepted yet.
  * 4. Every duplicate delivery is of an event that was in flight at a fault: accepted by the bus
@@ -30,6 +30,8 @@ export interface Delivery {
 
 export interface InvariantInput {
   readonly feed: readonly BankEvent[];
+  /** Events of `feed` the start position passes over by design (`latest`, a number): never expected. */
+  readonly passedOver?: readonly BankEvent[];
   readonly delivered: readonly Delivery[];
   readonly timeline: readonly TimelineEntry[];
   readonly finalCheckpoint: number | null;
@@ -67,11 +69,13 @@ export function checkDeliveryInvariant(input: InvariantInput): InvariantReport {
     const key = deliveryKey(detailType, detail);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  const bySequence = new Map(input.feed.map((event) => [event.sequenceNumber, event]));
+  const passedOver = new Set((input.passedOver ?? []).map(bankKey));
+  const expected = input.feed.filter((event) => !passedOver.has(bankKey(event)));
+  const bySequence = new Map(expected.map((event) => [event.sequenceNumber, event]));
   const covered =
     input.finalCheckpoint === null
       ? []
-      : input.feed.filter((event) => event.sequenceNumber <= input.finalCheckpoint!);
+      : expected.filter((event) => event.sequenceNumber <= input.finalCheckpoint!);
   const lost = covered.filter((event) => !counts.has(bankKey(event))).map(bankKey);
 
   // Walk the timeline once: acceptance times, commits in order, what was in flight at each fault.

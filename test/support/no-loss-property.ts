@@ -1,10 +1,21 @@
 /**
- * The no-loss invariant as a property: fast-check draws a feed (some events invalid, some too
- * large for the bus) and a schedule of faults (failed polls, rejected entries, refused PutEvents,
- * failed checkpoint writes, a crash after a random number of port calls), runs poll cycles over
- * the in-memory ports and a virtual clock until the schedule is spent and the feed caught up, and
- * checks the same invariant as the fault matrix (`delivery-invariant.ts`) on the same kind of
- * timeline. A failure prints the seed and the shrunk schedule.
+ * The no-loss invariant as a property: fast-check draws a feed and a schedule of faults, runs poll
+ * cycles over in-memory ports and a virtual clock until the schedule is spent and the feed caught
+ * up, and checks the same invariant as the fault matrix (`delivery-invariant.ts`) on the same kind
+ * of timeline. A failure prints the seed and the shrunk schedule.
+ *
+ * What is drawn:
+ * - the feed: events created before the first run, and events arriving later (at drawn times),
+ *   some invalid, some too large for the bus, and sequence numbers the feed skips;
+ * - the start position (beginning, a number, latest), so the first runs fail at every step: before
+ *   the landing is recorded, after it, mid-publish, before the cycle's record;
+ * - faults: failed polls, rejected entries, refused PutEvents, failed checkpoint writes, and
+ *   crashes after a drawn number of port calls (the process then never answers again);
+ * - the mode: polls, or the stream with unreadable messages, events to recover with a page, and a
+ *   poll index that lags the stream (gap repair off there, so only the normal path can read them).
+ *
+ * The cycle's modules are a parameter, so a mutation test can run the property against a copy of
+ * the code with a fix undone (`cycle-mutants.ts`) and see it fail.
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -19,49 +30,114 @@ import type {
   ClaimCheckLocation,
   ClaimCheckStore,
   CommitRequest,
-  CycleRecord,
   EntryOutcome,
   EventFeed,
+  EventLookup,
   EventPublisher,
+  EventStream,
   LeaseGrant,
   LeaseRequest,
   PollRequest,
+  ReleaseOptions,
+  StartRequest,
+  StreamMessage,
+  StreamRequest,
 } from '../../functions/core/ports.ts';
+import type { StartPosition } from '../../functions/core/start-position.ts';
 import type { TimelineEntry } from './aws-fault-proxy.ts';
 import { type BankEvent, checkDeliveryInvariant, type InvariantReport } from './delivery-invariant.ts';
 import { FakeClock } from './fake-clock.ts';
 import { InMemoryPublisher, RecordingLogger, RecordingMetrics } from './in-memory-ports.ts';
 
+/** The parts of the product the property runs: the real ones, or a mutant's (`cycle-mutants.ts`). */
+export interface CycleModules {
+  readonly runPollCycle: typeof runPollCycle;
+  readonly MemoryCheckpointStore: typeof MemoryCheckpointStore;
+  readonly ClaimCheckPublisher: typeof ClaimCheckPublisher;
+  readonly UpstreamHttpError: typeof UpstreamHttpError;
+  readonly PublishError: typeof PublishError;
+  readonly parsePollResponse: typeof parsePollResponse;
+}
+
+export const PRODUCT_MODULES: CycleModules = {
+  runPollCycle,
+  MemoryCheckpointStore,
+  ClaimCheckPublisher,
+  UpstreamHttpError,
+  PublishError,
+  parsePollResponse,
+};
+
 /** One drawn case: the feed and what goes wrong, by the index of the call it hits. */
 export interface FaultSchedule {
-  readonly events: number;
+  readonly mode: 'poll' | 'stream';
+  /** Events created before the first run starts (`latest` passes over them). */
+  readonly preexisting: number;
+  /** Milliseconds after the first run's start at which each later event is created, ascending. */
+  readonly arrivals: readonly number[];
+  /** Sequence numbers the feed skips (never used). */
+  readonly skipped: readonly number[];
+  /** `beginning`, `latest`, or the first sequence number to publish. */
+  readonly startPosition: 'beginning' | 'latest' | number;
+  /** Events (by position in the feed, from 1) that fail validation. */
   readonly invalid: readonly number[];
+  /** Events (by position) too large for the bus. */
   readonly oversize: readonly number[];
   readonly pageLimit: number;
   readonly failedPolls: readonly number[];
-  readonly rejectedEntries: readonly { readonly sequence: number; readonly times: number }[];
+  /** Events (by position) the bus rejects, and how many times. */
+  readonly rejectedEntries: readonly { readonly position: number; readonly times: number }[];
   readonly refusedRequests: readonly number[];
   readonly failedCommits: readonly number[];
   /** Port calls after which the process "dies" (every port hangs), one per crash. */
   readonly crashes: readonly number[];
+  /** Stream mode: events (by position) whose stream message cannot be read. */
+  readonly unreadable: readonly number[];
+  /** Stream mode: events (by position) the stream may carry differently (read again with a page). */
+  readonly recover: readonly number[];
+  /** Stream mode: how long after the stream an event shows in the poll index. */
+  readonly pollLagMs: number;
+  /** How long an empty long poll holds before it answers "nothing new" (the service's is random). */
+  readonly pollHoldMs: number;
 }
 
-const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc.integer({ min: 1, max: 60 }).chain((events) =>
-  fc.record({
-    events: fc.constant(events),
-    invalid: fc.uniqueArray(fc.integer({ min: 1, max: events }), { maxLength: 4 }),
-    oversize: fc.uniqueArray(fc.integer({ min: 1, max: events }), { maxLength: 3 }),
-    pageLimit: fc.integer({ min: 1, max: 25 }),
-    failedPolls: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 4 }),
-    rejectedEntries: fc.array(
-      fc.record({ sequence: fc.integer({ min: 1, max: events }), times: fc.integer({ min: 1, max: 6 }) }),
-      { maxLength: 4 },
-    ),
-    refusedRequests: fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { maxLength: 4 }),
-    failedCommits: fc.uniqueArray(fc.integer({ min: 0, max: 10 }), { maxLength: 3 }),
-    crashes: fc.array(fc.integer({ min: 1, max: 80 }), { maxLength: 2 }),
-  }),
-);
+const positions = (count: number, maxLength: number) =>
+  fc.uniqueArray(fc.integer({ min: 1, max: count }), { maxLength });
+
+export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
+  .record({ preexisting: fc.integer({ min: 0, max: 40 }), later: fc.integer({ min: 0, max: 30 }) })
+  .filter(({ preexisting, later }) => preexisting + later > 0)
+  .chain(({ preexisting, later }) => {
+    const events = preexisting + later;
+    return fc.record({
+      mode: fc.constantFrom('poll' as const, 'stream' as const),
+      preexisting: fc.constant(preexisting),
+      arrivals: fc
+        .array(fc.integer({ min: 0, max: 90_000 }), { minLength: later, maxLength: later })
+        .map((times) => [...times].sort((a, b) => a - b)),
+      skipped: fc.uniqueArray(fc.integer({ min: 1, max: events + 8 }), { maxLength: 8 }),
+      startPosition: fc.oneof(
+        fc.constant('beginning' as const),
+        fc.constant('latest' as const),
+        fc.integer({ min: 1, max: events + 10 }),
+      ),
+      invalid: positions(events, 4),
+      oversize: positions(events, 3),
+      pageLimit: fc.integer({ min: 1, max: 25 }),
+      failedPolls: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 4 }),
+      rejectedEntries: fc.array(
+        fc.record({ position: fc.integer({ min: 1, max: events }), times: fc.integer({ min: 1, max: 6 }) }),
+        { maxLength: 4 },
+      ),
+      refusedRequests: fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { maxLength: 4 }),
+      failedCommits: fc.uniqueArray(fc.integer({ min: 0, max: 10 }), { maxLength: 3 }),
+      crashes: fc.array(fc.integer({ min: 1, max: 80 }), { maxLength: 2 }),
+      unreadable: positions(events, 4),
+      recover: positions(events, 6),
+      pollLagMs: fc.integer({ min: 0, max: 10_000 }),
+      pollHoldMs: fc.integer({ min: 0, max: 5_000 }),
+    });
+  });
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 interface FaultCounters {
@@ -92,14 +168,54 @@ class Process {
   }
 }
 
-/** The bank: pages by cursor from a fixed list of parsed events. */
-class ScheduledFeed implements EventFeed {
+/** One event of the bank, with when it was created (it is visible from then on). */
+interface BankRecord {
+  readonly position: number;
+  readonly createdAt: number;
+  readonly event: BankingEvent;
+}
+
+/** The bank: its events over virtual time, as the poll index and the stream show them. */
+class Bank {
   constructor(
-    private readonly events: readonly BankingEvent[],
+    readonly records: readonly BankRecord[],
+    private readonly clock: FakeClock,
+  ) {}
+
+  /** Events after `after` created at least `lagMs` ago, ascending. */
+  visible(after: number | null, lagMs: number): BankRecord[] {
+    const horizon = this.clock.now() - lagMs;
+    return this.records.filter(
+      (record) => record.event.sequence_number > (after ?? 0) && record.createdAt <= horizon,
+    );
+  }
+
+  /** Epoch ms at which the next event after `after` becomes visible with `lagMs`; undefined when none will. */
+  nextVisibleAt(after: number | null, lagMs: number): number | undefined {
+    const now = this.clock.now();
+    return this.records
+      .filter((record) => record.event.sequence_number > (after ?? 0) && record.createdAt + lagMs > now)
+      .map((record) => record.createdAt + lagMs)
+      .sort((a, b) => a - b)[0];
+  }
+
+  /** Sleeps until an event after `after` shows, at most `maxMs`; rejects when `signal` aborts. */
+  async waitForNext(after: number | null, lagMs: number, maxMs: number, signal: AbortSignal): Promise<void> {
+    const next = this.nextVisibleAt(after, lagMs);
+    const wait = next === undefined ? maxMs : Math.min(maxMs, next - this.clock.now());
+    await this.clock.sleep(Math.max(0, wait), signal);
+  }
+}
+
+/** `GET /events`: pages by cursor from the poll index (which may lag), a long poll when empty. */
+class ScheduledFeed implements EventFeed, EventLookup {
+  constructor(
+    private readonly bank: Bank,
     private readonly schedule: FaultSchedule,
     private readonly counters: FaultCounters,
     private readonly process: Process,
-    private readonly clock: FakeClock,
+    private readonly modules: CycleModules,
+    private readonly lagMs: number,
   ) {}
 
   poll(request: PollRequest): Promise<FeedPage> {
@@ -108,15 +224,76 @@ class ScheduledFeed implements EventFeed {
       // Counted across cycles, like every scheduled fault: each one happens once, not once per run.
       const index = this.counters.polls++;
       if (this.schedule.failedPolls.includes(index)) {
-        throw new UpstreamHttpError('injected 503', { status: 503, retryable: true });
+        throw new this.modules.UpstreamHttpError('injected 503', { status: 503, retryable: true });
       }
-      const after = request.after ?? 0;
-      const page = this.events
-        .filter((event) => event.sequence_number > after)
-        .slice(0, this.schedule.pageLimit);
-      if (page.length === 0) await this.clock.sleep(5_000, request.signal);
-      return { events: page, lastSequenceNumber: page.at(-1)?.sequence_number ?? after };
+      let page = this.bank.visible(request.after, this.lagMs);
+      if (page.length === 0) {
+        // A long poll: answers when an event shows, or empty after its hold.
+        await this.bank.waitForNext(request.after, this.lagMs, this.schedule.pollHoldMs, request.signal);
+        page = this.bank.visible(request.after, this.lagMs);
+      }
+      const events = page.slice(0, this.schedule.pageLimit).map((record) => record.event);
+      return { events, lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after };
     });
+  }
+
+  fetchEventBySequence(sequenceNumber: number, signal: AbortSignal): Promise<BankingEvent | null> {
+    return this.process.run(async () => {
+      signal.throwIfAborted();
+      const found = this.bank
+        .visible(sequenceNumber - 1, this.lagMs)
+        .find((record) => record.event.sequence_number === sequenceNumber);
+      return found?.event ?? null;
+    });
+  }
+
+  fetchEventById(id: string, signal: AbortSignal): Promise<BankingEvent | null> {
+    return this.process.run(async () => {
+      signal.throwIfAborted();
+      return this.bank.visible(null, this.lagMs).find((record) => record.event.id === id)?.event ?? null;
+    });
+  }
+}
+
+/** `GET /events/stream`: messages of up to three events as they are created, some unreadable. */
+class ScheduledStream implements EventStream {
+  constructor(
+    private readonly bank: Bank,
+    private readonly schedule: FaultSchedule,
+    private readonly process: Process,
+  ) {}
+
+  open(request: StreamRequest): Promise<AsyncIterable<StreamMessage>> {
+    return this.process.run(async () => {
+      request.signal.throwIfAborted();
+      return this.#messages(request.after, request.signal);
+    });
+  }
+
+  async *#messages(after: number | null, signal: AbortSignal): AsyncGenerator<StreamMessage> {
+    let cursor = after;
+    for (;;) {
+      if (this.process.dead) await new Promise<never>(() => {});
+      const ready = this.bank.visible(cursor, 0);
+      if (ready.length === 0) {
+        await this.bank.waitForNext(cursor, 0, 60_000, signal);
+        continue;
+      }
+      const batch = ready.slice(0, 3);
+      cursor = batch.at(-1)!.event.sequence_number;
+      if (batch.some((record) => this.schedule.unreadable.includes(record.position))) {
+        yield { kind: 'unreadable', lastEventId: cursor, reason: 'its data is not JSON' };
+        continue;
+      }
+      yield {
+        kind: 'events',
+        lastEventId: cursor,
+        events: batch.map((record) => ({
+          event: record.event,
+          needsRecovery: this.schedule.recover.includes(record.position),
+        })),
+      };
+    }
   }
 }
 
@@ -129,6 +306,7 @@ class ScheduledBus implements EventPublisher {
     private readonly counters: FaultCounters,
     private readonly process: Process,
     private readonly timeline: Timeline,
+    private readonly modules: CycleModules,
   ) {}
 
   entrySize(event: BankingEvent): number {
@@ -138,7 +316,10 @@ class ScheduledBus implements EventPublisher {
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     return this.process.run(async () => {
       if (this.schedule.refusedRequests.includes(this.counters.requests++)) {
-        throw new PublishError('injected throttle', { awsError: 'ThrottlingException', retryable: true });
+        throw new this.modules.PublishError('injected throttle', {
+          awsError: 'ThrottlingException',
+          retryable: true,
+        });
       }
       const outcomes = await this.sink.send(batch, signal);
       batch.forEach((event, index) => {
@@ -150,7 +331,7 @@ class ScheduledBus implements EventPublisher {
   }
 }
 
-/** The checkpoint item: shared across cycles; scheduled write failures; commits on the timeline. */
+/** The checkpoint item: shared across cycles; scheduled write failures; checkpoint writes on the timeline. */
 class ScheduledStore implements CheckpointStore {
   constructor(
     private readonly store: MemoryCheckpointStore,
@@ -158,33 +339,41 @@ class ScheduledStore implements CheckpointStore {
     private readonly schedule: FaultSchedule,
     private readonly process: Process,
     private readonly timeline: Timeline,
+    private readonly modules: CycleModules,
   ) {}
 
   acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
     return this.process.run(() => this.store.acquireLease(request));
   }
 
+  recordStart(request: StartRequest): Promise<void> {
+    return this.process.run(async () => {
+      const { checkpoint } = request;
+      if (checkpoint !== null) this.timeline.push({ kind: 'commit-requested', checkpoint });
+      await this.store.recordStart(request);
+      if (checkpoint !== null) this.timeline.push({ kind: 'commit-applied', checkpoint });
+    });
+  }
+
   commit(request: CommitRequest): Promise<void> {
     return this.process.run(async () => {
       this.timeline.push({ kind: 'commit-requested', checkpoint: request.sequenceNumber });
       if (this.schedule.failedCommits.includes(this.counters.commits++)) {
-        throw new PublishError('injected ProvisionedThroughputExceededException', { retryable: true });
+        throw new this.modules.PublishError('injected ProvisionedThroughputExceededException', {
+          retryable: true,
+        });
       }
       await this.store.commit(request);
       this.timeline.push({ kind: 'commit-applied', checkpoint: request.sequenceNumber });
     });
   }
 
-  releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
-    return this.process.run(() => this.store.releaseLease(owner, signal));
+  releaseLease(owner: string, options?: ReleaseOptions): Promise<void> {
+    return this.process.run(() => this.store.releaseLease(owner, options));
   }
 
   read(): Promise<CheckpointState> {
     return this.process.run(() => this.store.read());
-  }
-
-  recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
-    return this.process.run(() => this.store.recordCycle(record, signal));
   }
 }
 
@@ -206,90 +395,158 @@ class Timeline {
   }
 }
 
+/** The sequence numbers of a schedule's events: 1, 2, 3… without the skipped ones. */
+function sequenceNumbers(schedule: FaultSchedule): number[] {
+  const count = schedule.preexisting + schedule.arrivals.length;
+  const skipped = new Set(schedule.skipped);
+  const numbers: number[] = [];
+  for (let sequence = 1; numbers.length < count; sequence += 1) {
+    if (!skipped.has(sequence)) numbers.push(sequence);
+  }
+  return numbers;
+}
+
 /** The bank's events for a schedule: parsed from one answer, so invalid ones are real quarantines. */
-function bankEvents(schedule: FaultSchedule): BankingEvent[] {
-  const raw = Array.from({ length: schedule.events }, (_, index) => {
-    const sequence = index + 1;
+function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: CycleModules): BankRecord[] {
+  const numbers = sequenceNumbers(schedule);
+  const createdAt = numbers.map((_, index) =>
+    index < schedule.preexisting
+      ? firstRunAt - 60_000 + index
+      : firstRunAt + schedule.arrivals[index - schedule.preexisting]!,
+  );
+  const raw = numbers.map((sequence, index) => {
+    const position = index + 1;
     return {
-      id: `e-${sequence}`,
+      id: `e-${position}`,
       program_id: 'p-1',
       sequence_number: sequence,
-      created_dt: '2026-11-22T00:00:00.000+00:00',
+      created_dt: new Date(createdAt[index]!).toISOString(),
       // A type of the wrong type makes the event invalid, at its own number.
-      type: schedule.invalid.includes(sequence) ? 42 : 'TRANSACTION',
-      data: { note: schedule.oversize.includes(sequence) ? 'x'.repeat(5_000) : `n${sequence}` },
+      type: schedule.invalid.includes(position) ? 42 : 'TRANSACTION',
+      data: { note: schedule.oversize.includes(position) ? 'x'.repeat(5_000) : `n${position}` },
     };
   });
   const value = { data: raw };
-  return [
-    ...parsePollResponse({ text: JSON.stringify(value), value }, { source: 'GET /events', status: 200 })
-      .events,
-  ];
+  const events = modules.parsePollResponse(
+    { text: JSON.stringify(value), value },
+    { source: 'GET /events', status: 200 },
+  ).events;
+  return events.map((event, index) => ({ position: index + 1, createdAt: createdAt[index]!, event }));
 }
 
+function startPositionOf(schedule: FaultSchedule): StartPosition {
+  const { startPosition } = schedule;
+  return typeof startPosition === 'number'
+    ? { kind: 'sequence', sequenceNumber: startPosition }
+    : { kind: startPosition };
+}
+
+/** Whether the start position passes over `record` by design (never to be published). */
+function passedOverByStart(schedule: FaultSchedule, record: BankRecord, firstRunAt: number): boolean {
+  const { startPosition } = schedule;
+  if (startPosition === 'beginning') return false;
+  if (startPosition === 'latest') return record.createdAt < firstRunAt;
+  return record.event.sequence_number < startPosition;
+}
+
+function bankEvent(record: BankRecord): BankEvent {
+  const { event } = record;
+  return {
+    id: event.id,
+    sequenceNumber: event.sequence_number,
+    ...(event.invalid === undefined ? {} : { quarantineFingerprint: event.invalid.fingerprint }),
+  };
+}
+
+export type ScheduleReport = InvariantReport & { readonly caughtUp: boolean };
+
 /** Runs cycles until the schedule is spent and the feed caught up; returns the invariant report. */
-export async function runSchedule(schedule: FaultSchedule): Promise<InvariantReport & { caughtUp: boolean }> {
+export async function runSchedule(
+  schedule: FaultSchedule,
+  modules: CycleModules = PRODUCT_MODULES,
+): Promise<ScheduleReport> {
   const clock = new FakeClock();
-  const events = bankEvents(schedule);
+  const firstRunAt = clock.now();
+  const records = bankRecords(schedule, firstRunAt, modules);
+  const bank = new Bank(records, clock);
+  const lastArrivalAt = Math.max(firstRunAt, ...records.map((record) => record.createdAt));
+  const highest = records.at(-1)!.event.sequence_number;
   const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000 });
-  const store = new MemoryCheckpointStore({ now: () => clock.now() });
+  for (const { position, times } of schedule.rejectedEntries) {
+    sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
+  }
+  const store = new modules.MemoryCheckpointStore({ now: () => clock.now() });
   const timeline = new Timeline();
   const counters: FaultCounters = { polls: 0, requests: 0, commits: 0 };
   const claimChecks = new MemoryClaimChecks();
   const crashes = [...schedule.crashes];
+  const stream = schedule.mode === 'stream';
   let dead = 0;
-  for (let cycle = 0; cycle < 20; cycle += 1) {
+  for (let cycle = 0; cycle < 40; cycle += 1) {
     const process = new Process(crashes.shift(), () => {
       dead += 1;
     });
     const metrics = new RecordingMetrics();
     const logger = new RecordingLogger();
-    const bus = new ScheduledBus(sink, schedule, counters, process, timeline);
-    const publisher = new ClaimCheckPublisher(
+    const bus = new ScheduledBus(sink, schedule, counters, process, timeline, modules);
+    const publisher = new modules.ClaimCheckPublisher(
       { inner: bus, store: claimChecks, metrics, logger },
       { maxEntryBytes: 3_000 },
     );
+    const feed = new ScheduledFeed(
+      bank,
+      schedule,
+      counters,
+      process,
+      modules,
+      stream ? schedule.pollLagMs : 0,
+    );
     const deps = {
-      feed: new ScheduledFeed(events, schedule, counters, process, clock),
+      feed,
+      // Gap repair in poll mode; none in stream mode, where the normal path alone must read everything.
+      ...(stream ? { stream: new ScheduledStream(bank, schedule, process) } : { lookup: feed }),
       publisher,
-      checkpoints: new ScheduledStore(store, counters, schedule, process, timeline),
+      checkpoints: new ScheduledStore(store, counters, schedule, process, timeline, modules),
       clock,
       metrics,
       logger,
       random: () => 0.5,
     };
     const crashedBefore = dead;
+    const watch = new AbortController();
     const outcome = await Promise.race([
-      runPollCycle(deps, {
-        program: 'p',
-        owner: `run-${cycle}`,
-        remainingMs: 30_000,
-        publish: { maxAttempts: 3 },
-      }).then(
-        () => 'completed' as const,
-        () => 'failed' as const,
-      ),
+      modules
+        .runPollCycle(deps, {
+          program: 'p',
+          owner: `run-${cycle}`,
+          remainingMs: 30_000,
+          publish: { maxAttempts: 3 },
+          startPosition: { position: startPositionOf(schedule), pageLimit: schedule.pageLimit },
+          feedMode: schedule.mode,
+        })
+        .then(
+          () => 'completed' as const,
+          () => 'failed' as const,
+        ),
       // A dead process never settles its cycle: the harness moves on once it has died.
-      waitUntil(clock, () => dead > crashedBefore).then(() => 'crashed' as const),
+      waitUntil(clock, () => dead > crashedBefore, watch.signal).then(() => 'crashed' as const),
     ]);
+    // The watch must not go on ticking the virtual clock once the cycle has settled.
+    watch.abort();
     if (outcome === 'failed') timeline.push({ kind: 'mark', label: 'failed' });
     // What the dead process had in flight (a PutEvents the bus still answered) lands before the
     // mark: the mark closes the crash's window, so those events count as caught in flight.
     if (outcome === 'crashed') timeline.push({ kind: 'mark', label: 'crash' });
     // A dead holder's lease frees itself at its expiry.
     if (outcome === 'crashed') clock.advance(60_000);
-    const state = await store.read();
-    const last = events.at(-1)!.sequence_number;
-    if (crashes.length === 0 && outcome === 'completed' && state.checkpoint === last) break;
+    const { checkpoint } = await store.read();
+    const arrived = clock.now() >= lastArrivalAt;
+    if (crashes.length === 0 && arrived && outcome === 'completed' && (checkpoint ?? 0) >= highest) break;
   }
   const finalCheckpoint = (await store.read()).checkpoint;
-  const feed: BankEvent[] = events.map((event) => ({
-    id: event.id,
-    sequenceNumber: event.sequence_number,
-    ...(event.invalid === undefined ? {} : { quarantineFingerprint: event.invalid.fingerprint }),
-  }));
   const report = checkDeliveryInvariant({
-    feed,
+    feed: records.map(bankEvent),
+    passedOver: records.filter((record) => passedOverByStart(schedule, record, firstRunAt)).map(bankEvent),
     delivered: sink.accepted.map((event) => ({
       detailType: event.type,
       detail: JSON.parse(event.detail) as Record<string, unknown>,
@@ -297,12 +554,29 @@ export async function runSchedule(schedule: FaultSchedule): Promise<InvariantRep
     timeline: timeline.entries,
     finalCheckpoint,
   });
-  return { ...report, caughtUp: finalCheckpoint === events.at(-1)!.sequence_number };
+  return { ...report, caughtUp: (finalCheckpoint ?? 0) >= highest };
 }
 
-/** Resolves once `condition` holds, checked as virtual time passes. */
-async function waitUntil(clock: FakeClock, condition: () => boolean): Promise<void> {
-  while (!condition()) await clock.sleep(50);
+/** Resolves once `condition` holds, checked as virtual time passes; never settles once `signal` aborts. */
+async function waitUntil(clock: FakeClock, condition: () => boolean, signal: AbortSignal): Promise<void> {
+  while (!condition()) {
+    try {
+      await clock.sleep(50, signal);
+    } catch {
+      return new Promise<void>(() => {});
+    }
+  }
+}
+
+/** The property itself: what every drawn schedule must satisfy. */
+function noLossProperty(modules: CycleModules) {
+  return fc.asyncProperty(scheduleArbitrary, async (schedule) => {
+    const report = await runSchedule(schedule, modules);
+    const context = `schedule ${JSON.stringify(schedule)}`;
+    expect(report.lost, context).toEqual([]);
+    expect(report.violations, context).toEqual([]);
+    expect(report.caughtUp, context).toBe(true);
+  });
 }
 
 /**
@@ -310,14 +584,20 @@ async function waitUntil(clock: FakeClock, condition: () => boolean): Promise<vo
  * the same every time); FC_SEED explores others. Every failure names its seed.
  */
 export async function assertNoLossProperty(options: { numRuns: number; seed: number }): Promise<void> {
-  await fc.assert(
-    fc.asyncProperty(scheduleArbitrary, async (schedule) => {
-      const report = await runSchedule(schedule);
-      const context = `seed ${options.seed}; schedule ${JSON.stringify(schedule)}`;
-      expect(report.lost, context).toEqual([]);
-      expect(report.violations, context).toEqual([]);
-      expect(report.caughtUp, context).toBe(true);
-    }),
-    { numRuns: options.numRuns, seed: options.seed },
-  );
+  await fc.assert(noLossProperty(PRODUCT_MODULES), { numRuns: options.numRuns, seed: options.seed });
+}
+
+/**
+ * Runs the property against `modules` and returns fast-check's verdict (for mutation tests): it
+ * stops at the first failure, without shrinking it.
+ */
+export function checkNoLossProperty(
+  modules: CycleModules,
+  options: { numRuns: number; seed: number },
+): Promise<fc.RunDetails<[FaultSchedule]>> {
+  return fc.check(noLossProperty(modules), {
+    numRuns: options.numRuns,
+    seed: options.seed,
+    endOnFailure: true,
+  });
 }

@@ -1,7 +1,7 @@
 /**
- * Vitest globalSetup for the `integration` project: builds the Lambda artifact once per run (a
- * synth with real bundling, a few seconds) for the tests that run it under the runtime-faithful
- * harness. They read it with `inject('pollerArtifact')`.
+ * Vitest globalSetup for the `integration` project: synthesizes the app once per run (after
+ * build-global-setup.ts built the package) for the tests that run the packaged handler under the
+ * runtime-faithful harness. They read it with `inject('pollerArtifact')`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

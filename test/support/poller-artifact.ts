@@ -1,7 +1,8 @@
 /**
  * The poller's Lambda artifact exactly as `cdk deploy` ships it: the app synthesized from cdk.json
- * with real bundling (the construct's own `POLLER_BUNDLING`), and from the cloud assembly the
- * function's code directory, its literal environment, timeout and memory.
+ * through the package's entry point (`banking-events-poller`, built by `npm run build`), whose
+ * construct deploys the handler prebuilt into the package (`dist/assets/poller`); from the cloud
+ * assembly, the function's code directory, its literal environment, timeout and memory.
  */
 import path from 'node:path';
 import { createPollerApp } from '../../infra/poller-app.ts';

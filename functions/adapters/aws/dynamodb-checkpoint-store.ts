@@ -10,12 +10,23 @@
  * | `open_gaps`        | S    | JSON `[{from, to, seenAt}]`: skipped numbers never published  |
  * | `lease_owner`      | S    | invocation holding the lease (absent: free)                   |
  * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over      |
+ * | `first_leased_at`  | N    | epoch ms the first lease was taken: the row's first run began |
+ * | `start_position`   | S    | the start position the first run applied (absent: not yet)    |
+ * | `start_applied_at` | S    | ISO time it was applied                                       |
  * | `newest_created_dt`| S    | `created_dt` of the newest event published (for `status`)     |
  * | `last_cycle_*`     |      | how the last cycle ended: `ended_at` S, `outcome` S,          |
  * |                    |      | `published` N, `lag_seconds` N (absent: unknown)              |
  * | `last_error_*`     | S    | the last failed cycle's `code`, `message` and `at`            |
  *
+ * | `format_version`   | N    | the item format (below); absent: format 1                     |
+ *
  * Every write is one conditional `UpdateItem`, so checkpoint and lease change together atomically.
+ *
+ * Formats: 1 (0.1.x) has every attribute above but `first_leased_at`, `start_position`,
+ * `start_applied_at` and `format_version`; 2 adds them. This version reads both and upgrades a
+ * format-1 item to 2 at its next lease; an item of a newer format than it knows (written after an
+ * upgrade, then read by a rolled-back function) is refused with `CONFIGURATION_INVALID` rather than
+ * misread.
  */
 import {
   type AttributeValue,
@@ -24,6 +35,7 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { isStartApplied } from '../../core/checkpoint-rules.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,
@@ -39,6 +51,8 @@ import type {
   LeaseGrant,
   LeaseRequest,
   OpenGap,
+  ReleaseOptions,
+  StartRequest,
 } from '../../core/ports.ts';
 
 export interface DynamoDbCheckpointStoreOptions {
@@ -91,6 +105,12 @@ export type CheckpointMoveOutcome =
 
 type Item = Record<string, AttributeValue>;
 
+/** The checkpoint item format this version writes, and the newest it reads. */
+export const CHECKPOINT_ITEM_FORMAT = 2;
+
+/** An item whose format this version knows: none written yet, format 1 (no attribute), or up to ours. */
+const FORMAT_KNOWN = '(attribute_not_exists(format_version) OR format_version <= :format)';
+
 /** One conditional write: what to set, under which condition. */
 interface ConditionalUpdate {
   /** Names the write in a deadline error, e.g. `commit`. */
@@ -134,6 +154,8 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
 
   /**
    * Takes the lease if it is free, expired, or already ours (re-entrant: the expiry is extended).
+   * The same write records `first_leased_at` if the row has none: the first run's start, kept even
+   * if that run dies right after (the start position `latest` counts from it).
    *
    * Timeline, leases of 60 s:
    * ```
@@ -146,12 +168,15 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
   async acquireLease({ owner, expiresAt, now }: LeaseRequest): Promise<LeaseGrant> {
     const write: ConditionalUpdate = {
       operation: 'acquireLease',
-      update: 'SET lease_owner = :owner, lease_expires_at = :expiresAt',
-      condition: 'attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner',
+      update:
+        'SET lease_owner = :owner, lease_expires_at = :expiresAt, format_version = :format, ' +
+        'first_leased_at = if_not_exists(first_leased_at, :now)',
+      condition: `(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner) AND ${FORMAT_KNOWN}`,
       values: {
         ':owner': { S: owner },
         ':expiresAt': { N: String(expiresAt) },
         ':now': { N: String(now) },
+        ':format': { N: String(CHECKPOINT_ITEM_FORMAT) },
       },
       returnNew: true,
     };
@@ -159,17 +184,80 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       const outcome = await this.#conditionalUpdate(write);
       if (outcome.applied) {
+        const state = this.#stateOf(outcome.item);
         return {
           acquired: true,
-          checkpoint: numberAttribute(outcome.item, 'checkpoint') ?? null,
-          feedProgramId: stringAttribute(outcome.item, 'feed_program_id') ?? null,
-          openGaps: openGapsOf(outcome.item),
+          checkpoint: state.checkpoint,
+          feedProgramId: state.feedProgramId,
+          openGaps: state.openGaps,
+          firstLeasedAt: state.firstLeasedAt ?? now,
+          startApplied: isStartApplied(state),
         };
       }
+      this.#assertKnownFormat(outcome.item);
       const holder = leaseOf(outcome.item);
       if (holder !== null) return { acquired: false, holder: holder.owner, expiresAt: holder.expiresAt };
     }
     return { acquired: false, holder: 'unknown (released while being read)', expiresAt: now };
+  }
+
+  /**
+   * Records the start position's landing on a row without a checkpoint, for the lease holder:
+   * `start_position` and `start_applied_at`, with the checkpoint when the landing has a number.
+   *
+   * Timeline, `latest` on an empty feed:
+   * ```
+   * t=0  A takes the lease (first_leased_at 0), finds nothing, records start latest, no checkpoint
+   * t=5  events 1..20 arrive; A publishes some, then PutEvents refuses the rest and A fails
+   * t=60 B takes the lease: start applied, no checkpoint → polls from the beginning, publishes 1..20
+   * ```
+   * @throws LeaseLostError when `owner` no longer holds the lease.
+   * @throws CheckpointRegressionError when the row has a checkpoint already (a writer without the lease).
+   * @throws FeedProgramMismatchError when the row belongs to another feed's `program_id`.
+   */
+  async recordStart({ owner, position, checkpoint, feedProgramId, signal }: StartRequest): Promise<void> {
+    if (checkpoint !== null) assertSequenceNumber(checkpoint);
+    const now = new Date(this.#clock()).toISOString();
+    const sets = ['start_position = :position', 'start_applied_at = :now'];
+    if (checkpoint !== null) sets.push('checkpoint = :seq', 'updated_at = :now');
+    if (feedProgramId !== null) sets.push('feed_program_id = :feed');
+    const outcome = await this.#conditionalUpdate({
+      operation: 'recordStart',
+      update: `SET ${sets.join(', ')}`,
+      condition:
+        'lease_owner = :owner AND attribute_not_exists(checkpoint)' +
+        (feedProgramId === null
+          ? ''
+          : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
+      values: {
+        ':owner': { S: owner },
+        ':position': { S: position },
+        ':now': { S: now },
+        ...(checkpoint === null ? {} : { ':seq': { N: String(checkpoint) } }),
+        ...(feedProgramId === null ? {} : { ':feed': { S: feedProgramId } }),
+      },
+      signal,
+    });
+    if (outcome.applied) return;
+    const state = this.#stateOf(outcome.item);
+    if (state.lease?.owner !== owner) {
+      throw new LeaseLostError(
+        `Lease of program ${this.#program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}: start position not recorded`,
+        { program: this.#program, owner, holder: state.lease?.owner ?? null, sequenceNumber: checkpoint },
+      );
+    }
+    if (state.checkpoint !== null) {
+      throw new CheckpointRegressionError(
+        `Checkpoint of program ${this.#program} is already ${state.checkpoint} although its start position was never applied: another writer set it`,
+        { program: this.#program, owner, checkpoint: state.checkpoint, sequenceNumber: checkpoint },
+      );
+    }
+    throw new FeedProgramMismatchError(
+      this.#program,
+      state.feedProgramId ?? 'unknown',
+      feedProgramId ?? 'unknown',
+      checkpoint ?? 0,
+    );
   }
 
   /**
@@ -241,23 +329,28 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
   }
 
   /**
-   * Frees the lease if `owner` still holds it; the checkpoint is untouched.
+   * Frees the lease if `owner` still holds it, writing the cycle's record in the same update: the
+   * next run cannot take the lease before the record is there. The checkpoint is untouched.
    *
    * Timeline: A's lease expired and B took over; A's release must not free B's lease, so the
-   * condition `lease_owner = :owner` fails and the call does nothing.
+   * condition `lease_owner = :owner` fails; A's record is then written on its own, unless B has
+   * recorded a newer cycle meanwhile.
    */
-  async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
-    await this.#conditionalUpdate({
+  async releaseLease(owner: string, { signal, record }: ReleaseOptions = {}): Promise<void> {
+    const recorded = record === undefined ? undefined : cycleRecordUpdate(record);
+    const removed = ['lease_owner', 'lease_expires_at', ...(recorded?.removes ?? [])];
+    const outcome = await this.#conditionalUpdate({
       operation: 'releaseLease',
-      update: 'REMOVE lease_owner, lease_expires_at',
+      update: `${recorded === undefined ? '' : `SET ${recorded.sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
       condition: 'lease_owner = :owner',
-      values: { ':owner': { S: owner } },
+      values: { ':owner': { S: owner }, ...recorded?.values },
       signal,
     });
+    if (!outcome.applied && record !== undefined) await this.recordCycle(record, signal);
   }
 
   async read(): Promise<CheckpointState> {
-    return stateOf(await this.#getItem());
+    return this.#stateOf(await this.#getItem());
   }
 
   /**
@@ -266,28 +359,10 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * successful cycles leave in place.
    */
   async recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
-    const sets = [
-      'last_cycle_ended_at = :endedAt',
-      'last_cycle_outcome = :outcome',
-      'last_cycle_published = :published',
-    ];
-    const values: Item = {
-      ':endedAt': { S: record.endedAt },
-      ':outcome': { S: record.outcome },
-      ':published': { N: String(record.published) },
-    };
-    if (record.lagSeconds !== null) {
-      sets.push('last_cycle_lag_seconds = :lag');
-      values[':lag'] = { N: String(record.lagSeconds) };
-    }
-    if (record.error !== undefined) {
-      sets.push('last_error_code = :code', 'last_error_message = :message', 'last_error_at = :endedAt');
-      values[':code'] = { S: record.error.code };
-      values[':message'] = { S: record.error.message };
-    }
+    const { sets, removes, values } = cycleRecordUpdate(record);
     await this.#conditionalUpdate({
       operation: 'recordCycle',
-      update: `SET ${sets.join(', ')}${record.lagSeconds === null ? ' REMOVE last_cycle_lag_seconds' : ''}`,
+      update: `SET ${sets.join(', ')}${removes.length === 0 ? '' : ` REMOVE ${removes.join(', ')}`}`,
       condition: 'attribute_not_exists(last_cycle_ended_at) OR last_cycle_ended_at <= :endedAt',
       values,
       signal,
@@ -312,9 +387,10 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const now = this.#clock();
     const conditions = [
       move.expected === null ? 'attribute_not_exists(checkpoint)' : 'checkpoint = :expected',
+      FORMAT_KNOWN,
     ];
     if (!move.breakLease) conditions.push('(attribute_not_exists(lease_owner) OR lease_expires_at < :now)');
-    const sets = ['checkpoint = :to', 'updated_at = :updatedAt'];
+    const sets = ['checkpoint = :to', 'updated_at = :updatedAt', 'format_version = :format'];
     if (move.feedProgramId !== undefined)
       sets.push('feed_program_id = if_not_exists(feed_program_id, :feed)');
     const outcome = await this.#conditionalUpdate({
@@ -323,6 +399,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       condition: conditions.join(' AND '),
       values: {
         ':to': { N: String(move.to) },
+        ':format': { N: String(CHECKPOINT_ITEM_FORMAT) },
         ':updatedAt': { S: new Date(now).toISOString() },
         ...(move.expected === null ? {} : { ':expected': { N: String(move.expected) } }),
         ...(move.breakLease ? {} : { ':now': { N: String(now) } }),
@@ -330,7 +407,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       },
       returnNew: true,
     });
-    const state = stateOf(outcome.item);
+    const state = this.#stateOf(outcome.item);
     if (outcome.applied) return { moved: true, state };
     const changed = state.checkpoint !== move.expected;
     return { moved: false, reason: changed ? 'checkpoint-changed' : 'lease-held', state };
@@ -374,6 +451,21 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     }
   }
 
+  /** The item as the port's state, once its format is known to be one this version reads. */
+  #stateOf(item: Item | undefined): CheckpointState {
+    this.#assertKnownFormat(item);
+    return stateOf(item);
+  }
+
+  #assertKnownFormat(item: Item | undefined): void {
+    const format = numberAttribute(item, 'format_version') ?? 1;
+    if (format <= CHECKPOINT_ITEM_FORMAT) return;
+    throw new ConfigurationError(
+      `The checkpoint item of program ${this.#program} has format ${format}, written by a newer banking-events-poller; this version reads formats 1 to ${CHECKPOINT_ITEM_FORMAT}. Deploy the newer version again: an older one cannot read it safely`,
+      { program: this.#program, tableName: this.#tableName, format, supported: CHECKPOINT_ITEM_FORMAT },
+    );
+  }
+
   /** The signal's own reason when it is the cycle's deadline, else one naming the write. */
   #deadlineError(operation: string, signal: AbortSignal): DeadlineExceededError {
     if (signal.reason instanceof DeadlineExceededError) return signal.reason;
@@ -401,6 +493,30 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     }
     return error;
   }
+}
+
+/** The attributes of a cycle record: `last_cycle_*`, and `last_error_*` for a failed cycle. */
+function cycleRecordUpdate(record: CycleRecord): { sets: string[]; removes: string[]; values: Item } {
+  const sets = [
+    'last_cycle_ended_at = :endedAt',
+    'last_cycle_outcome = :outcome',
+    'last_cycle_published = :published',
+  ];
+  const values: Item = {
+    ':endedAt': { S: record.endedAt },
+    ':outcome': { S: record.outcome },
+    ':published': { N: String(record.published) },
+  };
+  if (record.lagSeconds !== null) {
+    sets.push('last_cycle_lag_seconds = :lag');
+    values[':lag'] = { N: String(record.lagSeconds) };
+  }
+  if (record.error !== undefined) {
+    sets.push('last_error_code = :code', 'last_error_message = :message', 'last_error_at = :endedAt');
+    values[':code'] = { S: record.error.code };
+    values[':message'] = { S: record.error.message };
+  }
+  return { sets, removes: record.lagSeconds === null ? ['last_cycle_lag_seconds'] : [], values };
 }
 
 function isConditionalCheckFailed(error: unknown): error is ConditionalCheckFailedException {
@@ -448,6 +564,8 @@ function stateOf(item: Item | undefined): CheckpointState {
   const errorCode = stringAttribute(item, 'last_error_code');
   const errorMessage = stringAttribute(item, 'last_error_message') ?? '';
   const failed = stringAttribute(item, 'last_cycle_outcome') === 'failed';
+  const firstLeasedAt = numberAttribute(item, 'first_leased_at');
+  const startPosition = stringAttribute(item, 'start_position');
   const lastCycle: CycleRecord | undefined =
     endedAt === undefined
       ? undefined
@@ -466,6 +584,10 @@ function stateOf(item: Item | undefined): CheckpointState {
     openGaps: openGapsOf(item),
     ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
     ...(lastCycle === undefined ? {} : { lastCycle }),
+    ...(firstLeasedAt === undefined ? {} : { firstLeasedAt }),
+    ...(startPosition === undefined
+      ? {}
+      : { start: { position: startPosition, appliedAt: stringAttribute(item, 'start_applied_at') ?? '' } }),
     ...(errorCode === undefined
       ? {}
       : {

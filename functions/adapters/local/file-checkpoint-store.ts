@@ -38,6 +38,8 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         ...(parsed.newestCreatedDt == null ? {} : { newestCreatedDt: parsed.newestCreatedDt }),
         ...(parsed.lastCycle == null ? {} : { lastCycle: parsed.lastCycle }),
         ...(parsed.lastError == null ? {} : { lastError: parsed.lastError }),
+        ...(parsed.firstLeasedAt == null ? {} : { firstLeasedAt: parsed.firstLeasedAt }),
+        ...(parsed.start == null ? {} : { start: parsed.start }),
       };
     } catch (cause) {
       throw new ConfigurationError(

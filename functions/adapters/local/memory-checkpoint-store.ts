@@ -3,6 +3,7 @@ import {
   decideCycleRecord,
   decideLease,
   decideRelease,
+  decideStart,
   EMPTY_CHECKPOINT_STATE,
 } from '../../core/checkpoint-rules.ts';
 import type {
@@ -12,6 +13,8 @@ import type {
   CycleRecord,
   LeaseGrant,
   LeaseRequest,
+  ReleaseOptions,
+  StartRequest,
 } from '../../core/ports.ts';
 
 export interface MemoryCheckpointStoreOptions {
@@ -44,21 +47,28 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return grant;
   }
 
+  async recordStart({ signal, ...request }: StartRequest): Promise<void> {
+    signal?.throwIfAborted();
+    const now = new Date(this.#now()).toISOString();
+    await this.save(decideStart(await this.load(), request, this.#program, now));
+  }
+
   async commit({ signal, ...request }: CommitRequest): Promise<void> {
     signal?.throwIfAborted();
     const now = new Date(this.#now()).toISOString();
     await this.save(decideCommit(await this.load(), request, this.#program, now));
   }
 
-  async releaseLease(owner: string, signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    await this.save(decideRelease(await this.load(), owner));
+  async releaseLease(owner: string, options: ReleaseOptions = {}): Promise<void> {
+    options.signal?.throwIfAborted();
+    await this.save(decideRelease(await this.load(), owner, options.record));
   }
 
   async read(): Promise<CheckpointState> {
     return this.load();
   }
 
+  /** Records a cycle without touching the lease (an older record never replaces a newer one). */
   async recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     await this.save(decideCycleRecord(await this.load(), record));

@@ -20,6 +20,7 @@ import { StaticCredentialsProvider } from '../../adapters/local/static-credentia
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
+import { uniqueLeaseOwner } from '../../core/lease-handover.ts';
 import { type FeedMode, runPollCycle } from '../../core/poll-cycle.ts';
 import type { CheckpointStore, CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
@@ -187,7 +188,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
   ]);
   const events = publisher.build(live.events);
-  const owner = `cli-${hostname()}-${process.pid}`;
+  const invocation = `cli-${hostname()}-${process.pid}`;
   let failures = 0;
   try {
     while (!stop.aborted) {
@@ -205,7 +206,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           },
           {
             program,
-            owner,
+            owner: uniqueLeaseOwner(invocation),
             remainingMs: 60_000,
             safetyMarginMs: 0,
             stopSignal: stop,

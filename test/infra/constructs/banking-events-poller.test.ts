@@ -2,6 +2,9 @@
  * The construct embedded by another app: several programs, existing resources, caller-built
  * targets, an alarm strategy, and the props it refuses with a message that says what to fix.
  */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -9,6 +12,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +24,8 @@ import {
   type BankingEventsPollerProps,
   type IAlarmActionStrategy,
 } from '../../../infra/constructs/index.ts';
-import { cdkJsonContext, logicalIdOf } from '../support/poller-app-fixture.ts';
+import { PREBUILT_HANDLER_DIR, prebuiltHandlerCode } from '../../../infra/constructs/poller-code.ts';
+import { cdkJsonContext, logicalIdOf, REPO_ROOT } from '../support/poller-app-fixture.ts';
 
 const LOANS_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/loans-AbC123';
 const SHARED_BUS_ARN = 'arn:aws:events:eu-west-1:123456789012:event-bus/shared';
@@ -424,6 +429,72 @@ describe('feed mode and gap repair', () => {
       gapRepairMaxLookups: 0,
       gapRepairGraceMs: 600_000,
     });
+  });
+});
+
+describe('function code', () => {
+  /** Synthesizes one poller into a fresh directory, bundling for real; the function's asset directory. */
+  function synthesizedCode(props: BankingEventsPollerProps) {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'poller-code-'));
+    const app = new App({ outdir, context: { ...cdkJsonContext(), 'aws:cdk:enable-asset-metadata': true } });
+    const stack = new Stack(app, 'Host');
+    const poller = new BankingEventsPoller(stack, 'Poller', props);
+    const assembly = app.synth();
+    const template = assembly.getStackArtifact(stack.artifactId).template as {
+      Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties: Json }>;
+    };
+    const logicalId = logicalIdOf(stack, poller.pollerFunction);
+    const resource = template.Resources[logicalId]!;
+    return {
+      poller,
+      logicalId,
+      handler: resource.Properties.Handler,
+      codeDir: path.join(assembly.directory, resource.Metadata!['aws:asset:path']!),
+      dispose: () => rmSync(outdir, { recursive: true, force: true }),
+    };
+  }
+
+  it('is the handler prebuilt into the package by default: nothing is bundled at synth', () => {
+    const synth = synthesizedCode({});
+    try {
+      expect(synth.poller.pollerFunction).not.toBeInstanceOf(nodejs.NodejsFunction);
+      expect(synth.handler).toBe('index.handler');
+      expect(readFileSync(path.join(synth.codeDir, 'index.mjs'))).toEqual(
+        readFileSync(path.join(PREBUILT_HANDLER_DIR, 'index.mjs')),
+      );
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('names the missing prebuilt handler and the ways out', () => {
+    const missing = path.join(tmpdir(), 'no-such-package', 'dist/assets/poller');
+
+    expect(() => prebuiltHandlerCode(missing)).toThrow(
+      `The prebuilt poller handler is missing (${path.join(missing, 'index.mjs')}): in a clone of ` +
+        'banking-events-poller run `npm run build`; in an app, reinstall the package. Or give the ' +
+        'construct an `entry` to bundle a handler yourself.',
+    );
+  });
+
+  it('is bundled from `entry` when one is given, under the same logical id', () => {
+    // NodejsFunction bundles entries inside the project only (.local/ is ignored by git).
+    mkdirSync(path.join(REPO_ROOT, '.local'), { recursive: true });
+    const dir = mkdtempSync(path.join(REPO_ROOT, '.local', 'custom-entry-'));
+    const entry = path.join(dir, 'custom-handler.ts');
+    writeFileSync(entry, "export const handler = async (): Promise<string> => 'custom build';\n");
+    const prebuilt = synthesizedCode({});
+    const custom = synthesizedCode({ entry });
+    try {
+      expect(custom.poller.pollerFunction).toBeInstanceOf(nodejs.NodejsFunction);
+      expect(custom.logicalId).toBe(prebuilt.logicalId);
+      expect(custom.handler).toBe('index.handler');
+      expect(readFileSync(path.join(custom.codeDir, 'index.mjs'), 'utf8')).toContain('custom build');
+    } finally {
+      prebuilt.dispose();
+      custom.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

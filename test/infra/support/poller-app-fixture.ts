@@ -21,14 +21,6 @@ export function cdkJsonContext(): Record<string, unknown> {
   return cdkJson.context;
 }
 
-export interface SynthOptions {
-  /**
-   * Run esbuild for real. Off by default: only the compliance test needs the bundle, and bundling
-   * costs seconds per synth.
-   */
-  readonly bundle?: boolean;
-}
-
 export interface SynthesizedPollerApp extends PollerApp {
   readonly assembly: CloudAssembly;
   readonly template: Template;
@@ -36,23 +28,19 @@ export interface SynthesizedPollerApp extends PollerApp {
   dispose(): void;
 }
 
-/** Synthesizes the app with cdk.json context plus `overrides` into a fresh temporary directory. */
-export function synthPollerApp(
-  overrides: Readonly<Record<string, unknown>> = {},
-  options: SynthOptions = {},
-): SynthesizedPollerApp {
+/**
+ * Synthesizes the app with cdk.json context plus `overrides` into a fresh temporary directory.
+ * Nothing is bundled: the function deploys the handler `npm run build` made (dist/assets/poller).
+ */
+export function synthPollerApp(overrides: Readonly<Record<string, unknown>> = {}): SynthesizedPollerApp {
   const outdir = mkdtempSync(path.join(tmpdir(), 'poller-cdk-'));
-  const context = {
-    ...cdkJsonContext(),
-    ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
-    ...overrides,
-  };
+  const context = { ...cdkJsonContext(), ...overrides };
   const built = createPollerApp({ context, outdir });
   const assembly = built.app.synth();
   return {
     ...built,
     assembly,
-    // From the assembly just written: Template.fromStack would synthesize (and bundle) again.
+    // From the assembly just written: Template.fromStack would synthesize again.
     template: Template.fromJSON(
       assembly.getStackArtifact(built.stack.artifactId).template as Record<string, unknown>,
     ),

@@ -6,7 +6,7 @@ import { GetScheduleCommand, SchedulerClient, UpdateScheduleCommand } from '@aws
 import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
-import { startCli } from '../../support/cli-process.ts';
+import { requestSimulatorToken, type SimulateDetails, startCli } from '../../support/cli-process.ts';
 import { type CliScenario, cliScenario, lines } from './cli-scenario.ts';
 
 interface DoctorReport {
@@ -178,22 +178,9 @@ describe('deployment commands of the CLI', () => {
   it('simulate prints its base URL and test credentials, serves tokens, and stops on Ctrl-C', async () => {
     const simulate = startCli(['simulate', '--port', '0', '--backlog', '3', '--json']);
     await simulate.waitFor('stdout', /\n}\n/);
-    const details = JSON.parse(simulate.stdout()) as {
-      baseUrl: string;
-      tokenUrl: string;
-      clientId: string;
-      clientSecret: string;
-    };
+    const details = JSON.parse(simulate.stdout()) as SimulateDetails;
 
-    const token = await fetch(details.tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: details.clientId,
-        client_secret: details.clientSecret,
-      }),
-    });
+    const token = await requestSimulatorToken(details);
     simulate.child.kill('SIGINT');
     const result = await simulate.result;
 

@@ -117,6 +117,34 @@ describe('programs and their secrets, as deployed', () => {
     }
   });
 
+  it('an asynchronous invocation delivered twice (one request id) polls once: the lease owner is unique per delivery', async () => {
+    const s = await scenario({ simulator: { maxPollHoldMs: 60_000 } });
+    const again = pollerLambda({
+      artifact: inject('pollerArtifact'),
+      motoEndpoint: inject('motoEndpoint'),
+      secretId: s.secretId,
+      checkpointTable: scenarios.checkpointTable,
+      eventBusName: s.busName,
+      environment: { DEFAULT_PROGRAM: s.program, LEASE_WAIT_MS: '0' },
+    });
+    try {
+      const first = s.lambda.invoke({}, { requestId: 'delivered-twice' });
+      await vi.waitFor(async () => expect((await s.item())?.lease_owner?.S).toBeDefined(), {
+        timeout: 4_000,
+        interval: 50,
+      });
+      const holder = (await s.item())?.lease_owner?.S;
+
+      const second = await again.invoke({}, { requestId: 'delivered-twice' });
+
+      expect(holder).toMatch(/^delivered-twice#[0-9a-f]{8}$/);
+      expect(summaryOf(second)).toMatchObject({ status: 'lease-busy', published: 0 });
+      expect(summaryOf(await first)).toMatchObject({ status: 'completed' });
+    } finally {
+      await again.close();
+    }
+  });
+
   it('hands the lease over: the next tick waits for the run before it and polls on from its checkpoint', async () => {
     const s = await scenario({ simulator: { maxPollHoldMs: 60_000 }, timeoutMs: 6_000 });
     const next = pollerLambda({

@@ -128,8 +128,12 @@ export class LambdaContainer {
     return this.#active?.delivered === true && this.#active.outcome === undefined;
   }
 
-  /** Invokes the function once and resolves when the invocation is over, however it ended. */
-  async invoke(event: unknown): Promise<Invocation> {
+  /**
+   * Invokes the function once and resolves when the invocation is over, however it ended.
+   * `requestId` replays a request id, as Lambda does when it delivers an asynchronous invocation
+   * a second time. @default a new UUID
+   */
+  async invoke(event: unknown, options: { readonly requestId?: string } = {}): Promise<Invocation> {
     if (this.#closed) throw new Error('LambdaContainer is closed');
     if (this.#active !== undefined)
       throw new Error('One invocation at a time: a Lambda environment is single-concurrency');
@@ -138,7 +142,7 @@ export class LambdaContainer {
     const sandbox = this.#sandbox ?? this.#startSandbox();
     return new Promise<Invocation>((resolve) => {
       const active: ActiveInvocation = {
-        requestId: randomUUID(),
+        requestId: options.requestId ?? randomUUID(),
         event,
         deadline: Date.now() + this.#spec.timeoutMs,
         coldStart,

@@ -70,6 +70,26 @@ describe('status of a program', () => {
     });
   });
 
+  it('reads a program whose first run landed on an empty feed: no checkpoint, reading from the beginning', () => {
+    const status = programStatus(
+      'new',
+      {
+        checkpoint: null,
+        updatedAt: null,
+        lease: null,
+        feedProgramId: null,
+        openGaps: [],
+        start: { position: 'latest', appliedAt: '2026-11-22T11:58:00.000Z' },
+      },
+      NOW,
+    );
+
+    expect(status.start).toEqual({ position: 'latest', appliedAt: '2026-11-22T11:58:00.000Z' });
+    expect(Object.fromEntries(statusRows(status, NOW)).checkpoint).toBe(
+      'none yet (start position latest applied 2026-11-22T11:58:00.000Z (2 min ago): reading from the beginning of the feed)',
+    );
+  });
+
   it('formats durations with their two largest units and lag in seconds until a minute', () => {
     expect([
       formatDuration(42_000),

@@ -53,4 +53,45 @@ describe('GapLedger', () => {
     ledger.written();
     expect(ledger.changed).toBe(false);
   });
+
+  it('keeps to its bound within a run: the lowest ranges are let go as new ones are recorded', () => {
+    const ledger = new GapLedger([], { maxGaps: 3 });
+
+    const first = ledger.record(
+      [
+        { from: 2, to: 2 },
+        { from: 4, to: 5 },
+      ],
+      0,
+    );
+    const second = ledger.record(
+      [
+        { from: 7, to: 7 },
+        { from: 9, to: 9 },
+      ],
+      1,
+    );
+
+    expect(first).toEqual([]);
+    expect(second).toEqual([{ from: 2, to: 2, seenAt: 0 }]);
+    expect(ledger.open.map((gap) => gap.from)).toEqual([4, 7, 9]);
+    expect(ledger.includes(2)).toBe(false);
+  });
+
+  it('answers for every number among thousands of ranges, and fills any of them', () => {
+    const ledger = new GapLedger([], { maxGaps: 10_000 });
+    // Every even number from 2 to 10 000 skipped, one range each, recorded a page at a time.
+    for (let page = 0; page < 50; page += 1) {
+      const gaps = Array.from({ length: 100 }, (_, i) => {
+        const n = 2 * (page * 100 + i + 1);
+        return { from: n, to: n };
+      });
+      ledger.record(gaps, page);
+    }
+
+    ledger.fill(5_000);
+
+    expect(ledger.open).toHaveLength(4_999);
+    for (let n = 1; n <= 10_001; n += 1) expect(ledger.includes(n)).toBe(n % 2 === 0 && n !== 5_000);
+  });
 });

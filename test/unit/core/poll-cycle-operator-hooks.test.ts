@@ -7,7 +7,7 @@ import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-
 import { StartPositionIncompleteError, UpstreamHttpError } from '../../../functions/core/errors.ts';
 import type { BankingEvent } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
-import type { CheckpointState } from '../../../functions/core/ports.ts';
+import type { CheckpointState, EventFeed } from '../../../functions/core/ports.ts';
 import type { StartPosition } from '../../../functions/core/start-position.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
@@ -21,6 +21,8 @@ import {
 /** The fake clock starts at 2026-11-22T00:00:00Z; makeEvent's events are a second older. */
 const CREATED_LATER = '2026-11-22T00:00:00.500Z';
 const LIMIT = 25;
+/** Attempts per rejected entry before a run gives up (the pipeline's default). */
+const PUBLISH_ATTEMPTS = 5;
 
 function setup(events: BankingEvent[], initial: Partial<CheckpointState> = {}) {
   const clock = new FakeClock();
@@ -73,24 +75,83 @@ describe('start position of a program without a checkpoint', () => {
     await runPollCycle(deps, invocation({ kind: 'latest' }));
 
     expect(published(publisher)).toEqual([]);
-    expect((await checkpoints.read()).checkpoint).toBe(30);
+    expect(await checkpoints.read()).toMatchObject({ checkpoint: 30, start: { position: 'latest' } });
     expect(
       logger.lines.find((line) => line.message.startsWith('Start position "latest"'))?.attributes,
     ).toEqual({
       checkpoint: 30,
       skipped: 30,
       pages: 2,
+      firstRunStartedAt: '2026-11-22T00:00:00.000Z',
     });
   });
 
-  it('latest on an empty feed: records nothing, and a later run publishes what was created in between', async () => {
-    const { deps, publisher, feed } = setup([]);
+  it('latest on an empty feed: records that it started from nothing, and a later run publishes what was created in between', async () => {
+    const { deps, publisher, feed, checkpoints } = setup([]);
     await runPollCycle(deps, invocation({ kind: 'latest' }));
+    const afterFirst = await checkpoints.read();
     feed.append(makeEvent(1), makeEvent(2));
 
     await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
 
+    expect(afterFirst).toMatchObject({ checkpoint: null, start: { position: 'latest' } });
     expect(published(publisher)).toEqual([1, 2]);
+  });
+
+  it('latest on an empty feed, first run refused by the bus: the next run publishes every event created since', async () => {
+    const { deps, publisher, feed, clock } = setup([]);
+    const firstRunStart = clock.now();
+    // Events arrive while the first run polls; the bus refuses them all, so the run fails.
+    feed.append(
+      makeEvent(1, { created_dt: new Date(firstRunStart + 1).toISOString() }),
+      makeEvent(2, { created_dt: new Date(firstRunStart + 1).toISOString() }),
+    );
+    const empty = { events: [], lastSequenceNumber: 0 };
+    feed.script({ page: empty });
+    publisher.rejectSequence(1, PUBLISH_ATTEMPTS);
+
+    await expect(runPollCycle(deps, invocation({ kind: 'latest' }))).rejects.toMatchObject({
+      code: 'PUBLISH_FAILED',
+    });
+    expect(published(publisher)).toEqual([2]);
+    clock.advance(60_000);
+    // The second run finds no checkpoint, yet must not pass over 1 and 2 as if it were the first.
+    await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect(published(publisher)).toEqual([2, 1, 2]);
+  });
+
+  it('latest: a first run that died walking the feed leaves the next to land where the first would have', async () => {
+    const { deps, publisher, feed, checkpoints, clock } = setup(olderEvents(2 * LIMIT));
+    const firstRunStart = clock.now();
+    // The first run reads one page of older events, then the service fails until its deadline.
+    let polls = 0;
+    let outage = true;
+    const flaky: EventFeed = {
+      poll: (request) => {
+        polls += 1;
+        if (outage && polls > 1) {
+          return Promise.reject(new UpstreamHttpError('unavailable', { status: 503, retryable: true }));
+        }
+        return feed.poll(request);
+      },
+    };
+    await expect(
+      runPollCycle({ ...deps, feed: flaky }, invocation({ kind: 'latest' })),
+    ).rejects.toBeInstanceOf(StartPositionIncompleteError);
+    outage = false;
+    // Meanwhile, events are created after the first run began; more older ones were there already.
+    const created = (offsetMs: number) => new Date(firstRunStart + offsetMs).toISOString();
+    feed.append(
+      makeEvent(2 * LIMIT + 1, { created_dt: created(10) }),
+      makeEvent(2 * LIMIT + 2, { created_dt: created(20_000) }),
+    );
+    clock.advance(120_000);
+
+    await runPollCycle({ ...deps, feed: flaky }, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect((await checkpoints.read()).firstLeasedAt).toBe(firstRunStart);
+    expect(published(publisher)).toEqual([2 * LIMIT + 1, 2 * LIMIT + 2]);
   });
 
   it('a sequence number: publishes from that event on', async () => {
@@ -99,6 +160,33 @@ describe('start position of a program without a checkpoint', () => {
     await runPollCycle(deps, invocation({ kind: 'sequence', sequenceNumber: 26 }));
 
     expect(published(publisher)).toEqual([26, 27, 28, 29, 30]);
+  });
+
+  it('a sequence number: records the checkpoint below it before reading, so a first run that fails changes nothing', async () => {
+    const { deps, publisher, checkpoints } = setup(olderEvents(30));
+    publisher.rejectSequence(26, PUBLISH_ATTEMPTS);
+
+    await expect(
+      runPollCycle(deps, invocation({ kind: 'sequence', sequenceNumber: 26 })),
+    ).rejects.toMatchObject({ code: 'PUBLISH_FAILED' });
+    const afterFirst = await checkpoints.read();
+    // Applied once: a later run set to `latest` reads on from 25, it does not fast-forward.
+    await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect(afterFirst).toMatchObject({ checkpoint: 25, start: { position: '26' } });
+    expect(published(publisher).filter((sequence) => sequence === 26)).toEqual([26]);
+    expect((await checkpoints.read()).checkpoint).toBe(30);
+  });
+
+  it('beginning: recorded before reading, so a later run set to latest does not pass over unpublished events', async () => {
+    const { deps, publisher, checkpoints } = setup(olderEvents(5));
+    publisher.rejectSequence(1, PUBLISH_ATTEMPTS);
+
+    await expect(runPollCycle(deps, invocation({ kind: 'beginning' }))).rejects.toBeDefined();
+    await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect((await checkpoints.read()).start).toMatchObject({ position: 'beginning' });
+    expect(new Set(published(publisher))).toEqual(new Set([1, 2, 3, 4, 5]));
   });
 
   it('is ignored once the program has a checkpoint', async () => {

@@ -323,9 +323,9 @@ describe('runPollCycle with a checkpoint write that hangs', () => {
     let acceptedWhileHeld = 0;
     const slowStore: CheckpointStore = {
       acquireLease: (request) => checkpoints.acquireLease(request),
-      releaseLease: (owner, signal) => checkpoints.releaseLease(owner, signal),
+      recordStart: (request) => checkpoints.recordStart(request),
+      releaseLease: (owner, options) => checkpoints.releaseLease(owner, options),
       read: () => checkpoints.read(),
-      recordCycle: (record, signal) => checkpoints.recordCycle(record, signal),
       commit: async (request) => {
         if (writes++ === 0) {
           // Give the pump every chance to run ahead, then look at what it did meanwhile.
@@ -566,9 +566,9 @@ describe('runPollCycle when the checkpoint store hangs', () => {
       signal?.throwIfAborted();
     };
     const release = checkpoints.releaseLease.bind(checkpoints);
-    checkpoints.releaseLease = async (owner, signal) => {
-      signals.push(signal);
-      return release(owner, signal);
+    checkpoints.releaseLease = async (owner, options) => {
+      signals.push(options?.signal);
+      return release(owner, options);
     };
 
     await expect(runPollCycle(deps, invocation)).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });

@@ -196,6 +196,42 @@ describe('StreamReader', () => {
     await reader.close();
   });
 
+  it('reads the events of an unreadable message with pages until the poll has them, though the poll lags the stream', async () => {
+    const { stream, reader, feed, clock, logger } = setup();
+    stream.connection(
+      { message: { kind: 'unreadable', lastEventId: 3, reason: 'its data is not JSON' } },
+      { afterMs: 10, message: message(range(4, 4)) },
+    );
+    // The poll index has events 1..3 only 12 s later: its long polls answer "nothing new" meanwhile.
+    void clock.sleep(12_000).then(() => feed.append(...range(1, 3)));
+
+    expect(sequences(await reader.next(null))).toEqual([1, 2, 3]);
+    expect(sequences(await reader.next(3))).toEqual([4]);
+    expect(feed.requests.length).toBeGreaterThan(1);
+    expect(feed.requests.every((after) => after === null)).toBe(true);
+    expect(logger.lines.some((line) => line.message.startsWith('The poll does not have the events'))).toBe(
+      true,
+    );
+    await reader.close();
+  });
+
+  it('reconnects below the events of an unreadable message, never past them', async () => {
+    const { stream, reader, feed, clock } = setup();
+    stream
+      .connection(
+        { message: message(range(1, 2)) },
+        { message: { kind: 'unreadable', lastEventId: 5, reason: 'its data is not JSON' } },
+        { afterMs: 10, error: new UpstreamHttpError('reset', { retryable: true }) },
+      )
+      .connection({ message: message(range(3, 6)) });
+    void clock.sleep(8_000).then(() => feed.append(...range(1, 5)));
+
+    expect(sequences(await reader.next(null))).toEqual([1, 2, 3, 4, 5]);
+    expect(sequences(await reader.next(5))).toEqual([6]);
+    expect(stream.opens).toEqual([null, 2]);
+    await reader.close();
+  });
+
   it.each([
     ['the service has no stream (406)', new UpstreamHttpError('406', { status: 406, retryable: false })],
     ['the stream breaks its format', new PayloadValidationError('GET /events/stream: not valid UTF-8')],

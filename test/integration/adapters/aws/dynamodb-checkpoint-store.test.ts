@@ -1,5 +1,9 @@
+import { type AttributeValue, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoDbCheckpointStore } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
+import {
+  CHECKPOINT_ITEM_FORMAT,
+  DynamoDbCheckpointStore,
+} from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,
@@ -57,7 +61,14 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('A', 0));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: null, feedProgramId: null, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: null,
+        feedProgramId: null,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: false,
+      });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
 
@@ -106,7 +117,14 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       const grant = await store.acquireLease(lease('B', LEASE_MS + 1));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 41, feedProgramId: FEED, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 41,
+        feedProgramId: FEED,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: true,
+      });
       expect((await store.read()).lease?.owner).toBe('B');
     });
 
@@ -130,7 +148,64 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await store.releaseLease('A');
       const grant = await store.acquireLease(lease('B', 1_000));
 
-      expect(grant).toEqual({ acquired: true, checkpoint: 7, feedProgramId: FEED, openGaps: [] });
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 7,
+        feedProgramId: FEED,
+        openGaps: [],
+        firstLeasedAt: 0,
+        startApplied: true,
+      });
+    });
+
+    it('writes the cycle record in the same update, so the next holder finds it', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      const record = {
+        endedAt: '2026-01-01T00:01:00.000Z',
+        outcome: 'failed' as const,
+        published: 3,
+        lagSeconds: null,
+        error: { code: 'PUBLISH_FAILED', message: 'refused' },
+      };
+
+      await store.releaseLease('A', { record });
+
+      expect(await store.read()).toMatchObject({
+        lease: null,
+        lastCycle: record,
+        lastError: { code: 'PUBLISH_FAILED', at: record.endedAt },
+      });
+    });
+
+    it('records the cycle of a holder that lost its lease only if no newer record is there', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.acquireLease(lease('B', LEASE_MS + 1));
+      const newer = {
+        endedAt: '2026-01-01T00:05:00.000Z',
+        outcome: 'completed' as const,
+        published: 9,
+        lagSeconds: 0,
+      };
+      await store.releaseLease('B', { record: newer });
+      const older = {
+        endedAt: '2026-01-01T00:04:00.000Z',
+        outcome: 'failed' as const,
+        published: 0,
+        lagSeconds: null,
+        error: { code: 'LEASE_LOST', message: 'lost' },
+      };
+
+      await store.releaseLease('A', { record: older });
+      const kept = await store.read();
+      await store.releaseLease('A', { record: { ...older, endedAt: '2026-01-01T00:06:00.000Z' } });
+
+      expect(kept.lastCycle).toEqual(newer);
+      expect((await store.read()).lastCycle).toMatchObject({
+        outcome: 'failed',
+        endedAt: '2026-01-01T00:06:00.000Z',
+      });
     });
 
     it('does nothing when called by someone who does not hold the lease', async () => {
@@ -157,6 +232,165 @@ describe('DynamoDbCheckpointStore against moto', () => {
     });
   });
 
+  describe('the item format', () => {
+    /** A row as 0.1.x wrote it: format 1, no format_version, no start record. */
+    async function putFormatOneItem(program: string, attributes: Record<string, AttributeValue>) {
+      await aws.dynamodb.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: { pk: { S: `program#${program}` }, ...attributes },
+        }),
+      );
+    }
+
+    it('reads an item of the previous format and upgrades it at the next lease', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, {
+        checkpoint: { N: '41' },
+        updated_at: { S: '2026-11-20T00:00:00.000Z' },
+        feed_program_id: { S: FEED },
+        open_gaps: { S: JSON.stringify([{ from: 30, to: 31, seenAt: 5 }]) },
+        newest_created_dt: { S: '2026-11-20T00:00:00.000Z' },
+        last_cycle_ended_at: { S: '2026-11-20T00:00:01.000Z' },
+        last_cycle_outcome: { S: 'completed' },
+        last_cycle_published: { N: '3' },
+      });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      const grant = await store.acquireLease(lease('A', 7_000));
+      await commit(store, 'A', 45);
+      const item = (
+        await aws.dynamodb.send(
+          new GetItemCommand({
+            TableName: tableName,
+            Key: { pk: { S: `program#${program}` } },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item!;
+
+      expect(grant).toEqual({
+        acquired: true,
+        checkpoint: 41,
+        feedProgramId: FEED,
+        openGaps: [{ from: 30, to: 31, seenAt: 5 }],
+        firstLeasedAt: 7_000,
+        startApplied: true,
+      });
+      expect(item.format_version?.N).toBe(String(CHECKPOINT_ITEM_FORMAT));
+      expect(item.checkpoint?.N).toBe('45');
+      expect(item.last_cycle_published?.N).toBe('3');
+    });
+
+    it('reads a format-1 row whose latest start landed on an empty feed as started (it has no checkpoint)', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, {
+        last_cycle_ended_at: { S: '2026-11-20T00:00:01.000Z' },
+        last_cycle_outcome: { S: 'completed' },
+        last_cycle_published: { N: '0' },
+      });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      expect(await store.acquireLease(lease('A', 0))).toMatchObject({ checkpoint: null, startApplied: true });
+    });
+
+    it('refuses an item of a newer format, taking no lease and writing nothing', async () => {
+      const program = aws.uniqueName('program');
+      await putFormatOneItem(program, { checkpoint: { N: '9' }, format_version: { N: '99' } });
+      const store = new DynamoDbCheckpointStore({
+        client: aws.dynamodb,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      const error = await store.acquireLease(lease('A', 0)).catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).message).toContain('format 99');
+      await expect(store.read()).rejects.toBeInstanceOf(ConfigurationError);
+      const item = (
+        await aws.dynamodb.send(
+          new GetItemCommand({
+            TableName: tableName,
+            Key: { pk: { S: `program#${program}` } },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item!;
+      expect(item.lease_owner).toBeUndefined();
+    });
+  });
+
+  describe('the start record', () => {
+    it('keeps the time of the first lease ever taken, whoever takes it later', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 5_000));
+      await store.acquireLease(lease('B', 5_000 + LEASE_MS + 1));
+
+      expect((await store.read()).firstLeasedAt).toBe(5_000);
+    });
+
+    it('records a landing without a number: applied, reading from the beginning', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordStart({ owner: 'A', position: 'latest', checkpoint: null, feedProgramId: null });
+      const grant = await store.acquireLease(lease('A', 10));
+
+      expect(await store.read()).toMatchObject({ checkpoint: null, start: { position: 'latest' } });
+      expect(grant).toMatchObject({ acquired: true, checkpoint: null, startApplied: true });
+    });
+
+    it('records a landing with its checkpoint and feed', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordStart({ owner: 'A', position: 'latest', checkpoint: 40, feedProgramId: FEED });
+
+      expect(await store.read()).toMatchObject({
+        checkpoint: 40,
+        feedProgramId: FEED,
+        start: { position: 'latest' },
+      });
+    });
+
+    it('refuses a landing by a non-holder, or on a row that has a checkpoint', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      const request = { position: '10', checkpoint: 9, feedProgramId: null };
+
+      await expect(store.recordStart({ owner: 'B', ...request })).rejects.toBeInstanceOf(LeaseLostError);
+      await commit(store, 'A', 3);
+      await expect(store.recordStart({ owner: 'A', ...request })).rejects.toBeInstanceOf(
+        CheckpointRegressionError,
+      );
+
+      expect(await store.read()).toMatchObject({ checkpoint: 3 });
+      expect((await store.read()).start).toBeUndefined();
+    });
+
+    it('reads a row written before the start record existed: a completed cycle without checkpoint is applied', async () => {
+      const store = newStore();
+      await store.acquireLease(lease('A', 0));
+      await store.releaseLease('A', {
+        record: { endedAt: '2026-01-01T00:00:00.000Z', outcome: 'completed', published: 0, lagSeconds: 0 },
+      });
+
+      expect(await store.acquireLease(lease('B', 1))).toMatchObject({ acquired: true, startApplied: true });
+    });
+  });
+
   describe('commit', () => {
     it('moves the checkpoint forward and stamps updated_at', async () => {
       const store = newStore();
@@ -177,7 +411,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
       await expect(commit(store, 'A', 9, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
         DeadlineExceededError,
       );
-      await expect(store.releaseLease('A', AbortSignal.abort())).rejects.toBeInstanceOf(
+      await expect(store.releaseLease('A', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
         DeadlineExceededError,
       );
 

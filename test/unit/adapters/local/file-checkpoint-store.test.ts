@@ -35,6 +35,8 @@ describe('FileCheckpointStore', () => {
       checkpoint: null,
       feedProgramId: null,
       openGaps: [],
+      firstLeasedAt: now,
+      startApplied: false,
     });
     expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
       acquired: false,
@@ -52,6 +54,8 @@ describe('FileCheckpointStore', () => {
       checkpoint: 5,
       feedProgramId: 'program-1',
       openGaps: [],
+      firstLeasedAt: now,
+      startApplied: true,
     });
   });
 

@@ -1,0 +1,197 @@
+/**
+ * What `npm run build` makes, in the layout the package ships (scripts/package.ts copies it as is):
+ *
+ * - `dist/assets/poller/`: the Lambda handler, bundled with the construct's own esbuild settings
+ *   (`POLLER_BUNDLING`). The construct deploys this directory, so a consumer's synth runs no bundler.
+ * - `dist/lib/`: the construct library, `index.js` (ESM) and `index.cjs` (CommonJS), with
+ *   `aws-cdk-lib` and `constructs` left to the consumer (peer dependencies); `types/` its declarations.
+ * - `dist/subscriber/`: the subscriber kit (`banking-events-poller/subscriber`), ESM and CommonJS,
+ *   with its runtime dependencies left to the subscriber's app (optional peer dependencies).
+ * - `dist/cli/main.mjs`: the operator CLI, every dependency inlined (the package has none).
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BuildOptions, build } from 'esbuild';
+import { POLLER_BUNDLING } from '../../infra/constructs/poller-bundling.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Paths under a package root (the repository, or the staged package). */
+export const LAYOUT = Object.freeze({
+  handlerEntry: 'functions/poller/handler.ts',
+  handlerDir: 'dist/assets/poller',
+  libraryEntry: 'infra/constructs/index.ts',
+  libraryDir: 'dist/lib',
+  declarationsDir: 'dist/lib/types',
+  subscriberEntry: 'functions/subscriber/index.ts',
+  subscriberDir: 'dist/subscriber',
+  cliEntry: 'functions/cli/main.ts',
+  cliFile: 'dist/cli/main.mjs',
+});
+
+/** The peer dependencies, the only packages the construct library may import at run time. */
+const LIBRARY_EXTERNALS = ['aws-cdk-lib', 'constructs'];
+
+/**
+ * The subscriber kit's optional peer dependencies, the only packages it may import at run time:
+ * a subscriber's app installs them (it has the AWS SDK and Powertools already, most likely), and
+ * an app using the construct alone never does.
+ */
+export const SUBSCRIBER_EXTERNALS = [
+  '@aws-lambda-powertools/batch',
+  '@aws-lambda-powertools/idempotency',
+  '@aws-sdk/client-dynamodb',
+  '@aws-sdk/client-s3',
+  '@aws-sdk/lib-dynamodb',
+];
+
+/**
+ * esbuild options equal to what `NodejsFunction` runs with `POLLER_BUNDLING` (platform node, one
+ * ESM file, the AWS SDK bundled): the prebuilt handler and the benchmarks' bundles use them.
+ */
+export function pollerEsbuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: POLLER_BUNDLING.target,
+    mainFields: POLLER_BUNDLING.mainFields,
+    banner: { js: POLLER_BUNDLING.banner ?? '' },
+    minify: POLLER_BUNDLING.minify,
+    keepNames: POLLER_BUNDLING.keepNames,
+    sourcemap: POLLER_BUNDLING.sourceMap ? 'external' : false,
+    sourcesContent: POLLER_BUNDLING.sourcesContent,
+    logLevel: 'warning',
+  };
+}
+
+/** The Lambda handler as the function runs it: `index.mjs` (handler `index.handler`) and its source map. */
+export async function buildHandlerAsset(root = REPO_ROOT): Promise<void> {
+  const dir = path.join(root, LAYOUT.handlerDir);
+  rmSync(dir, { recursive: true, force: true });
+  await build(pollerEsbuildOptions(path.join(REPO_ROOT, LAYOUT.handlerEntry), path.join(dir, 'index.mjs')));
+}
+
+/**
+ * The construct library, once as ESM and once as CommonJS (a `cdk init` app is CommonJS and
+ * `require`s it). Both files sit two levels below the package root, like the sources in
+ * `infra/constructs/`, so the handler directory is found at the same relative path from each.
+ *
+ * @throws Error when the library would import a package at run time other than its peers
+ */
+export async function buildConstructLibrary(root = REPO_ROOT): Promise<void> {
+  await buildDualLibrary(LAYOUT.libraryEntry, path.join(root, LAYOUT.libraryDir), LIBRARY_EXTERNALS);
+}
+
+/**
+ * The subscriber kit, ESM and CommonJS, its own code and the event schema inlined.
+ *
+ * @throws Error when the kit would import a package at run time other than its optional peers
+ */
+export async function buildSubscriberKit(root = REPO_ROOT): Promise<void> {
+  await buildDualLibrary(LAYOUT.subscriberEntry, path.join(root, LAYOUT.subscriberDir), SUBSCRIBER_EXTERNALS);
+}
+
+/** `index.js` (ESM) and `index.cjs` (CommonJS) in `dir`, importing only `externals` and Node. */
+async function buildDualLibrary(entry: string, dir: string, externals: readonly string[]): Promise<void> {
+  const common: BuildOptions = {
+    entryPoints: [path.join(REPO_ROOT, entry)],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    // Bare imports stay imports; the check below keeps them to the peer dependencies.
+    packages: 'external',
+    metafile: true,
+    logLevel: 'warning',
+  };
+  const esm = await build({ ...common, format: 'esm', outfile: path.join(dir, 'index.js') });
+  await build({
+    ...common,
+    format: 'cjs',
+    outfile: path.join(dir, 'index.cjs'),
+    // CommonJS has no import.meta: the module's own URL, from its file name.
+    define: { 'import.meta.url': '__moduleUrl' },
+    banner: { js: "const __moduleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+  const builtins = new Set(builtinModules);
+  const foreign = Object.values(esm.metafile?.outputs ?? {})
+    .flatMap((output) => output.imports)
+    .filter((imported) => imported.external)
+    .map((imported) => imported.path)
+    .filter((specifier) => {
+      const name = specifier.replace(/^node:/, '');
+      const packageName = packageNameOf(specifier);
+      return !builtins.has(name) && !externals.includes(packageName);
+    });
+  if (foreign.length > 0) {
+    throw new Error(
+      `${entry} imports ${[...new Set(foreign)].join(', ')} at run time, beyond its peers ` +
+        `(${externals.join(', ')}): the package has no dependencies. Keep runtime code in the handler or the CLI ` +
+        '(both bundled), or make it a peer dependency.',
+    );
+  }
+}
+
+/** `@scope/name` or `name`, from a bare specifier that may name a subpath. */
+function packageNameOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
+}
+
+/** The operator CLI in one file, its dependencies inlined: installing the package installs nothing else. */
+export async function buildCli(root = REPO_ROOT): Promise<void> {
+  await build({
+    entryPoints: [path.join(REPO_ROOT, LAYOUT.cliEntry)],
+    outfile: path.join(root, LAYOUT.cliFile),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // CommonJS dependencies call require(); an ESM bundle has none of its own.
+    banner: { js: POLLER_BUNDLING.banner ?? '' },
+    minify: true,
+    // Error classes keep their names: the CLI's one-line errors and exit codes depend on them.
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
+
+/**
+ * The library's declarations, from tsc (`tsconfig.declarations.json`), with relative imports
+ * pointing at `.js` as a consumer's TypeScript resolves them. They are typed CommonJS (their own
+ * `package.json`), which TypeScript reads from both ESM and CommonJS consumers.
+ */
+export function emitDeclarations(root = REPO_ROOT): void {
+  const dir = path.join(root, LAYOUT.declarationsDir);
+  rmSync(dir, { recursive: true, force: true });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      path.join(REPO_ROOT, 'tsconfig.declarations.json'),
+      '--declarationDir',
+      dir,
+    ],
+    { stdio: 'inherit' },
+  );
+  for (const file of filesUnder(dir)) {
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace(/(['"])(\.{1,2}\/[^'"]*?)\.ts\1/g, '$1$2.js$1'));
+  }
+  writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+}
+
+/** Every file below `dir`, recursively. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    return statSync(file).isDirectory() ? filesUnder(file) : [file];
+  });
+}

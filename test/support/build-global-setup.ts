@@ -1,0 +1,23 @@
+/**
+ * Vitest globalSetup of the projects that run what the package ships: `npm run build` once per
+ * run (the handler asset, the construct library the repo's app imports as `banking-events-poller`,
+ * the subscriber kit the example subscriber imports, and the CLI bundle), so the tests run exactly what a user installs, built from the sources
+ * being tested.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Global setups of every project run in this one process, one after the other: build once. */
+const BUILT = Symbol.for('banking-events-poller.test.built');
+
+export default function setup(): void {
+  const state = globalThis as { [BUILT]?: true };
+  if (state[BUILT]) return;
+  // Declarations are for the package and the type check; the tests run JavaScript.
+  execFileSync('npm', ['run', '--silent', 'build', '--', 'handler', 'library', 'subscriber', 'cli'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  state[BUILT] = true;
+}

@@ -1,0 +1,32 @@
+/**
+ * Vitest globalSetup of the `consumer` project: `npm run package`, exactly as a maintainer runs
+ * it, once per run. The tests install the tarball it makes (`inject('packageTarball')`).
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    packageTarball: string;
+  }
+}
+
+export default function setup(project: TestProject): void {
+  execFileSync('npm', ['run', '--silent', 'package'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const dir = path.join(REPO_ROOT, 'dist/package');
+  const tarballs = readdirSync(dir).filter((name) => name.endsWith('.tgz'));
+  if (tarballs.length !== 1) {
+    throw new Error(
+      `npm run package should make one tarball in ${dir}, found ${tarballs.join(', ') || 'none'}`,
+    );
+  }
+  project.provide('packageTarball', path.join(dir, tarballs[0]!));
+}
