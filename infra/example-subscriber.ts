@@ -19,8 +19,8 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
 import type { BankingEventsPoller } from 'banking-events-poller';
+import { Construct } from 'constructs';
 import {
   POLLER_ARCHITECTURE,
   POLLER_BUNDLING,
