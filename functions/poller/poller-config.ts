@@ -3,7 +3,7 @@ import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName, parseQueryParameterName } from '../core/name-rules.ts';
 import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
-import type { StreamRecovery } from '../core/stream-reader.ts';
+import type { StreamRecovery } from '../core/stream/stream-recovery.ts';
 
 export const FEED_MODES = ['poll', 'stream'] as const;
 export type FeedMode = (typeof FEED_MODES)[number];

@@ -4,11 +4,10 @@
  * mapping of statuses to the poller's errors live here; parsing is the core's.
  */
 import type { Dispatcher } from 'undici';
+import type { BankingEvent, FeedPage } from '../../core/banking-event.ts';
 import { ConfigurationError, PayloadValidationError } from '../../core/errors.ts';
 import {
-  type BankingEvent,
   eventTextOf,
-  type FeedPage,
   normalizeEvent,
   type PayloadOrigin,
   parsePollResponse,

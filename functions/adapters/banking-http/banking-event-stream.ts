@@ -1,7 +1,7 @@
 /**
  * The banking service's event stream over HTTP (undici): `GET /events/stream` as Server-Sent
  * Events, read into the core's stream messages. Reconnecting, backoff and recovery are the core's
- * (`stream-reader.ts`); this module opens one connection and reads it.
+ * (`stream/stream-reader.ts`); this module opens one connection and reads it.
  */
 import type { Dispatcher } from 'undici';
 import { PayloadValidationError, UpstreamHttpError } from '../../core/errors.ts';

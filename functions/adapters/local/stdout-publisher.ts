@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { BankingEvent } from '../../core/event-model.ts';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
 
 /**

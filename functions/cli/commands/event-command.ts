@@ -4,8 +4,8 @@
  * the bank has for a sequence number the feed skipped, or for an id a consumer asks about.
  */
 import type { Command } from 'commander';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import { PayloadValidationError } from '../../core/errors.ts';
-import type { BankingEvent } from '../../core/event-model.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';

@@ -5,11 +5,11 @@
  */
 import type { Command } from 'commander';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import { CheckpointTracker } from '../../core/checkpoint-tracker.ts';
-import type { BankingEvent } from '../../core/event-model.ts';
 import { PublishPipeline } from '../../core/publish-pipeline.ts';
 import { readRange } from '../../core/range-reader.ts';
-import { systemClock } from '../../core/system-clock.ts';
 import { type FeedFlags, feedFromSecret, warningLogger } from '../banking-access.ts';
 import { CliError, InterruptedError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';

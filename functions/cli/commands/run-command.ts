@@ -19,13 +19,14 @@ import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
+import type { CheckpointStore } from '../../core/checkpoint-store.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
 import { uniqueLeaseOwner } from '../../core/lease-handover.ts';
 import { type FeedMode, runPollCycle } from '../../core/poll-cycle.ts';
-import type { CheckpointStore, CredentialsProvider, EventPublisher } from '../../core/ports.ts';
+import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
-import type { StreamRecovery } from '../../core/stream-reader.ts';
-import { systemClock } from '../../core/system-clock.ts';
+import type { StreamRecovery } from '../../core/stream/stream-recovery.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
