@@ -9,7 +9,6 @@ import {
   memberSpan,
   memberSpans,
   rootSpan,
-  type Span,
 } from './json-text.ts';
 
 /** An event that exists only as a value (tests, a payload built in code): its text is its JSON. */

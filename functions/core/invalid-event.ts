@@ -21,7 +21,7 @@
  * the quarantine queue, bounded by the numbers between the cursor and its own.
  */
 import { createHash } from 'node:crypto';
-import type { BankingEvent, EventText, InvalidEventInfo } from './banking-event.ts';
+import type { BankingEvent, EventText } from './banking-event.ts';
 import type { PayloadValidationError } from './errors.ts';
 import { isJsonObject } from './json-object.ts';
 import { compactText } from './json-text.ts';

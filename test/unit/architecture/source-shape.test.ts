@@ -104,7 +104,10 @@ describe('the sources', () => {
 
   it(`keep each core file within ${MAX_CORE_FILE_LINES} lines`, () => {
     const long = core
-      .map((file) => ({ file: path.relative(REPO, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .map((file) => ({
+        file: path.relative(REPO, file),
+        lines: readFileSync(file, 'utf8').split('\n').length,
+      }))
       .filter(({ lines }) => lines > MAX_CORE_FILE_LINES);
 
     expect(long).toEqual([]);
