@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import { PayloadValidationError, UpstreamHttpError } from '../../core/errors.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventStream, StreamMessage, StreamRequest } from '../../core/ports.ts';
-import { parseStreamMessage } from '../../core/stream-payload.ts';
+import { parseStreamMessage } from '../../core/stream/stream-payload.ts';
 import { AuthenticatedRequests, type Exchange, translate } from './authenticated-requests.ts';
 import type { RequestTarget } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, discardBody } from './response-body.ts';
