@@ -139,7 +139,7 @@ class ContextReader {
     const read = kind.read(value);
     if (read === undefined) {
       const orNone =
-        none === undefined ? '' : `, or ${JSON.stringify(none)} (${setting.whenAbsent ?? 'none'})`;
+        none === undefined ? '' : `, or ${JSON.stringify(none)} for ${setting.whenAbsent ?? 'none'}`;
       this.fail(key, `must be ${kind.expected}${orNone}, got ${show(value)}`);
     }
     return read;

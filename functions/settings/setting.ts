@@ -53,6 +53,8 @@ export interface SettingDetails {
   /** Absent: no default (`whenAbsent` says what having none means). */
   readonly default?: unknown;
   readonly whenAbsent?: string;
+  /** Where the docs say more: a file from the repository root and an anchor. */
+  readonly see?: { readonly title: string; readonly path: string };
   /** Applies in `feedMode` 'stream' only: not deployed otherwise, and refused by the construct. */
   readonly streamOnly?: true;
   readonly env?: EnvPlace;

@@ -148,7 +148,7 @@ export const SETTINGS = {
     ),
     {
       doc: 'Publish to this existing bus instead of creating one (then set `eventBusName` to `""`)',
-      whenAbsent: 'a bus is created',
+      whenAbsent: 'none (a bus is created)',
       context: { key: 'existingEventBusArn', none: '' },
     },
   ),
@@ -211,6 +211,7 @@ export const SETTINGS = {
       'Where a program without a checkpoint starts: every event the feed still has (`beginning`), only ' +
       'events created from its first run on (`latest`), or a sequence number',
     default: 'beginning',
+    see: { title: 'start position', path: 'docs/deploy.md#start-position' },
     env: { name: 'START_POSITION' },
     context: { key: 'startPosition' },
     prop: { name: 'startPosition' },
@@ -219,6 +220,7 @@ export const SETTINGS = {
   safetyMarginMs: setting(integer({ min: 0, max: 600_000, unit: 'milliseconds' }), {
     doc: 'Time kept back at the end of a run to publish and commit; at most a quarter of the time left',
     default: 10_000,
+    see: { title: 'sizing', path: 'docs/deploy.md#sizing-memory-and-timeout' },
     env: { name: 'SAFETY_MARGIN_MS' },
     prop: { name: 'safetyMargin', duration: true },
   }),
@@ -248,6 +250,7 @@ export const SETTINGS = {
   feedMode: setting(oneOf(['poll', 'stream']), {
     doc: 'How the feed is read: long polls of `GET /events`, or the SSE stream `GET /events/stream`',
     default: 'poll',
+    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
     env: { name: 'FEED_MODE' },
     context: { key: 'feedMode' },
     prop: { name: 'feedMode' },
@@ -258,6 +261,7 @@ export const SETTINGS = {
       'How a transaction whose `data.type` the stream may have replaced is fetched: one `GET /events` ' +
       'page (`page`), or `GET /event/:id` each (`lookup`)',
     default: 'page',
+    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
     streamOnly: true,
     env: { name: 'STREAM_RECOVERY' },
     context: { key: 'streamRecovery' },
@@ -285,6 +289,7 @@ export const SETTINGS = {
       'Lookups of skipped sequence numbers per invocation; `0` turns gap repair off (the sequence-gap ' +
       'alarm then watches `SequenceGaps`)',
     default: 100,
+    see: { title: 'sequence gaps', path: 'docs/deploy.md#alarm-sequence-gaps' },
     env: { name: 'GAP_REPAIR_MAX_LOOKUPS' },
     context: { key: 'gapRepairMaxLookups' },
     prop: { name: 'gapRepair.maxLookups' },
@@ -301,6 +306,7 @@ export const SETTINGS = {
   maxEventEntryBytes: setting(integer({ min: MIN_MAX_ENTRY_BYTES, max: PUT_EVENTS_MAX_BYTES }), {
     doc: 'Largest PutEvents entry, in bytes; a larger event goes through the claim check (S3, a pointer on the bus)',
     default: DEFAULT_MAX_ENTRY_BYTES,
+    see: { title: 'too large', path: 'docs/deploy.md#event-too-large' },
     env: { name: 'MAX_EVENT_ENTRY_BYTES' },
     context: { key: 'maxEventEntryBytes' },
     prop: { name: 'maxEventEntryBytes' },

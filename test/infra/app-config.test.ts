@@ -125,7 +125,7 @@ describe('parseAppConfig', () => {
     ['scheduleRate', 'rate(15 minutes)', /N from 2 to 14/],
     ['logRetentionDays', 10, /"logRetentionDays" must be one of 1, 3, 5, 7, 14, 30/],
     ['archiveRetentionDays', -1, /"archiveRetentionDays" must be an integer from 0/],
-    ['alarmEmail', 'not-an-address', /"alarmEmail" must be an email address, or "" \(none\)/],
+    ['alarmEmail', 'not-an-address', /"alarmEmail" must be an email address, or "" for none/],
     [
       'eventSource',
       'aws.banking',
@@ -187,7 +187,7 @@ describe('parseAppConfig', () => {
     [
       'maxPutEventsPerSecond',
       '-5',
-      /"maxPutEventsPerSecond" must be an integer from 1 to 10000, or 0 \(no cap\), got "-5"/,
+      /"maxPutEventsPerSecond" must be an integer from 1 to 10000, or 0 for no cap, got "-5"/,
     ],
     ['pollLimitParam', 'x'.repeat(65), /"pollLimitParam" must be a query parameter name/],
     [
