@@ -50,11 +50,24 @@ describe('parseAppConfig', () => {
     expect(Object.isFrozen(config.programs[0])).toBe(true);
   });
 
-  it('agrees with the context in cdk.json, which spells out every default', () => {
+  it('agrees with the context in cdk.json, which spells out every default in the settings order', () => {
     const context = cdkJsonContext();
 
     for (const [key, value] of Object.entries(DEFAULT_CONTEXT)) expect(context[key], key).toEqual(value);
+    expect(Object.keys(context).filter((key) => key in DEFAULT_CONTEXT)).toEqual(Object.keys(DEFAULT_CONTEXT));
     expect(parseAppConfig(context)).toEqual(parseAppConfig({}));
+  });
+
+  it('takes every default from the settings table, in the form cdk.json spells it', () => {
+    expect(DEFAULT_CONTEXT).toMatchObject({
+      scheduleRate: 'rate(1 minute)',
+      programs: [{ name: 'default' }],
+      routes: { account_status: {}, transaction: {} },
+      maxPutEventsPerSecond: 0,
+      alarmEmail: '',
+      eventBusName: 'banking-events',
+      maxEventEntryBytes: 1_000_000,
+    });
   });
 
   it('accepts -c overrides, which arrive as strings, including JSON for structured keys', () => {
