@@ -54,7 +54,9 @@ describe('parseAppConfig', () => {
     const context = cdkJsonContext();
 
     for (const [key, value] of Object.entries(DEFAULT_CONTEXT)) expect(context[key], key).toEqual(value);
-    expect(Object.keys(context).filter((key) => key in DEFAULT_CONTEXT)).toEqual(Object.keys(DEFAULT_CONTEXT));
+    expect(Object.keys(context).filter((key) => key in DEFAULT_CONTEXT)).toEqual(
+      Object.keys(DEFAULT_CONTEXT),
+    );
     expect(parseAppConfig(context)).toEqual(parseAppConfig({}));
   });
 
