@@ -11,8 +11,8 @@ import {
   type ResolvedValue,
   SETTINGS,
   type SettingName,
-  type SettingsAt,
   settingEntries,
+  type ValueSettingsAt,
 } from '../functions/settings/settings.ts';
 import { isStructured } from '../functions/settings/value-kinds.ts';
 
@@ -31,20 +31,11 @@ export interface RouteConfig {
   readonly retryAttempts?: number;
 }
 
-type Settings = typeof SETTINGS;
-
-/** Context settings whose values the table reads (`programs` and `routes` are read by hand). */
-type ValueSettingName = {
-  [N in SettingsAt<'context'>]: Settings[N] extends { readonly kind: { readonly structured: true } }
-    ? never
-    : N;
-}[SettingsAt<'context'>];
-
 /**
  * The app's configuration, validated and frozen: every context setting keyed by its name in the
  * settings table (which documents each), `undefined` where the context says "none" (`""`, `0`).
  */
-export interface AppConfig extends Readonly<{ [N in ValueSettingName]: ResolvedValue<N> }> {
+export interface AppConfig extends Readonly<{ [N in ValueSettingsAt<'context'>]: ResolvedValue<N> }> {
   readonly programs: readonly ProgramConfig[];
   readonly routes: Readonly<Record<string, RouteConfig>>;
 }

@@ -367,6 +367,11 @@ export type SettingsAt<Place extends 'env' | 'context' | 'prop' | 'cli'> = {
   [N in SettingName]: Settings[N] extends { readonly [P in Place]: object } ? N : never;
 }[SettingName];
 
+/** The settings at `place` whose values the table reads; `programs` and `routes` each place reads by hand. */
+export type ValueSettingsAt<Place extends 'env' | 'context' | 'prop' | 'cli'> = {
+  [N in SettingsAt<Place>]: Settings[N] extends { readonly kind: { readonly structured: true } } ? never : N;
+}[SettingsAt<Place>];
+
 export type FeedMode = SettingValue<'feedMode'>;
 export type StreamRecovery = SettingValue<'streamRecovery'>;
 

@@ -11,8 +11,8 @@ import {
   type ResolvedValue,
   SETTINGS,
   type SettingName,
-  type SettingsAt,
   settingEntries,
+  type ValueSettingsAt,
 } from '../../functions/settings/settings.ts';
 import { type IntegerKind, isStructured, type TimeUnit } from '../../functions/settings/value-kinds.ts';
 import type { BankingEventsPollerProps } from './poller-props.ts';
@@ -20,9 +20,7 @@ import type { BankingEventsPollerProps } from './poller-props.ts';
 type Settings = typeof SETTINGS;
 
 /** Settings with a prop whose value the table can check (`programs` and `routes` are checked by hand). */
-export type PropSettingName = {
-  [N in SettingsAt<'prop'>]: Settings[N] extends { readonly kind: { readonly structured: true } } ? never : N;
-}[SettingsAt<'prop'>];
+export type PropSettingName = ValueSettingsAt<'prop'>;
 
 /** Every prop setting's value in the setting's own unit (`safetyMarginMs`), defaults applied. */
 export type PropSettingValues = { readonly [N in PropSettingName]: ResolvedValue<N> };
