@@ -13,10 +13,11 @@ import type { AwsClients } from './aws-clients.ts';
 import { CliError } from './cli-errors.ts';
 import type { Terminal } from './terminal.ts';
 
+/** The feed's settings as the flags give them (`settingOption`); left out, the settings table's defaults. */
 export interface FeedFlags {
-  readonly cursorParam: string;
-  readonly limitParam: string;
-  readonly limit: number;
+  readonly cursorParam?: string;
+  readonly limitParam?: string;
+  readonly limit?: number;
 }
 
 /** The feed behind a program's secret. */

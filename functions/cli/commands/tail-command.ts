@@ -21,6 +21,7 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
+import { SETTINGS } from '../../settings/settings.ts';
 import { type ReceivedBusEvent, renderBusEvent } from '../bus-event-view.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
@@ -49,7 +50,10 @@ export function registerTailCommand(program: Command): void {
     )
     .option('--type <detail-type>', 'only this event type (repeatable)', collect)
     .option('--event-bus <name>', 'the bus (default: from --stack)')
-    .option('--event-source <source>', "source to match (default: the stack's, or banking.events)")
+    .option(
+      '--event-source <source>',
+      `source to match (default: the stack's, or ${SETTINGS.eventSource.default})`,
+    )
     .option('--max-events <n>', 'stop after this many events', positiveInteger)
     .option('--duration <seconds>', 'stop after this long', positiveNumber)
     .addHelpText(

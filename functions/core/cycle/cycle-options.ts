@@ -8,7 +8,9 @@ import type { PublishPipelineOptions } from '../publish-pipeline.ts';
 import type { StartPositionOptions } from '../start-position.ts';
 import type { StreamRecovery } from '../stream/stream-recovery.ts';
 
-export type FeedMode = 'poll' | 'stream';
+/** How events are read: long polls of `GET /events`, or the stream `GET /events/stream`. */
+export const FEED_MODES = ['poll', 'stream'] as const;
+export type FeedMode = (typeof FEED_MODES)[number];
 
 export interface StreamModeOptions {
   /** How streamed events that may differ from the poll's are fetched. @default 'page' */

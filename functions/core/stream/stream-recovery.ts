@@ -7,7 +7,8 @@ import type { BufferedEvent } from './stream-buffer.ts';
  * before it is published: `lookup` asks for each one (`GET /event/:id`); `page` reads the page
  * from the cursor (`GET /events`), the stream serving only as a doorbell for such events.
  */
-export type StreamRecovery = 'lookup' | 'page';
+export const STREAM_RECOVERIES = ['page', 'lookup'] as const;
+export type StreamRecovery = (typeof STREAM_RECOVERIES)[number];
 
 export interface LookupRecoveryDeps {
   readonly lookup: EventLookup;

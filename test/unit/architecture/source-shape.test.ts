@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const SOURCE_DIRS = ['functions', 'infra', 'scripts'];
+const SOURCE_DIRS = ['functions', 'infra', 'scripts', 'bench'];
 const CORE = path.join(REPO, 'functions/core');
 /** Node modules the core may use: hashing only. Time is a port (`Clock`); the system clock is an adapter. */
 const CORE_BUILTINS = new Set(['node:crypto']);
