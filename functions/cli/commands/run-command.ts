@@ -33,6 +33,7 @@ import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
 import { choice, positiveInteger, positiveNumber, startPosition } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
+import { stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -185,7 +186,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
-    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+    ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const events = publisher.build(live.events);
   const invocation = `cli-${hostname()}-${process.pid}`;
