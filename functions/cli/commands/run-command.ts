@@ -35,6 +35,7 @@ import { startLiveStatusLine } from '../live-status-line.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
+import { stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -180,7 +181,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
-    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+    ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const events = publisher.build(live.events);
   const invocation = `cli-${hostname()}-${process.pid}`;

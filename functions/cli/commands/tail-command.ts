@@ -27,6 +27,7 @@ import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
+import { stopAfter } from '../stop-after.ts';
 
 interface TailFlags {
   readonly type?: readonly string[];
@@ -87,7 +88,7 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
   const interrupt = onInterrupt('Stopping; removing the temporary rule and queue', terminal.err);
   const stop = AbortSignal.any([
     interrupt.signal,
-    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+    ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const name = `${TAIL_RESOURCE_PREFIX}${randomUUID().slice(0, 8)}`;
   const listener = new TemporaryListener(context, busName, name);
