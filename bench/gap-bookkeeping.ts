@@ -13,10 +13,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryCheckpointStore } from '../functions/adapters/local/memory-checkpoint-store.ts';
-import type { BankingEvent, FeedPage } from '../functions/core/event-model.ts';
+import { systemClock } from '../functions/adapters/system-clock.ts';
+import type { BankingEvent, FeedPage } from '../functions/core/banking-event.ts';
 import { runPollCycle } from '../functions/core/poll-cycle.ts';
 import type { EventFeed, EventLookup, PollRequest } from '../functions/core/ports.ts';
-import { systemClock } from '../functions/core/system-clock.ts';
 import {
   InMemoryPublisher,
   makeEvent,

@@ -1,16 +1,20 @@
-import {
-  DEFAULT_MAX_ENTRY_BYTES,
-  MIN_MAX_ENTRY_BYTES,
-  PUT_EVENTS_MAX_BYTES,
-} from '../functions/core/claim-check.ts';
+/**
+ * The app's configuration: CDK context (cdk.json, then `-c key=value`), read against the settings
+ * table (`functions/settings/settings.ts`: each key, its default and its form) and frozen. The two
+ * structured keys, `programs` and `routes`, are read here by hand.
+ */
 import { ConfigurationError } from '../functions/core/errors.ts';
+import { isProgramName, PROGRAM_NAME_EXPECTED } from '../functions/core/name-rules.ts';
+import type { Setting } from '../functions/settings/setting.ts';
+import { SETTING_RULES } from '../functions/settings/setting-rules.ts';
 import {
-  isProgramName,
-  PROGRAM_NAME_EXPECTED,
-  QUERY_PARAMETER_EXPECTED,
-  QUERY_PARAMETER_PATTERN,
-} from '../functions/core/name-rules.ts';
-import { parseStartPosition, START_POSITION_EXPECTED } from '../functions/core/start-position.ts';
+  type ResolvedValue,
+  SETTINGS,
+  type SettingName,
+  settingEntries,
+  type ValueSettingsAt,
+} from '../functions/settings/settings.ts';
+import { isStructured } from '../functions/settings/value-kinds.ts';
 
 /** A program as configured: a name and, optionally, the secret it already has. */
 export interface ProgramConfig {
@@ -27,90 +31,30 @@ export interface RouteConfig {
   readonly retryAttempts?: number;
 }
 
-/** The app's configuration: CDK context (cdk.json, then `-c key=value`), validated and frozen. */
-export interface AppConfig {
-  readonly stackName: string;
+/**
+ * The app's configuration, validated and frozen: every context setting keyed by its name in the
+ * settings table (which documents each), `undefined` where the context says "none" (`""`, `0`).
+ */
+export interface AppConfig extends Readonly<{ [N in ValueSettingsAt<'context'>]: ResolvedValue<N> }> {
   readonly programs: readonly ProgramConfig[];
-  readonly eventSource: string;
-  /** From `scheduleRate`, e.g. `rate(1 minute)`. */
-  readonly scheduleRateMinutes: number;
   readonly routes: Readonly<Record<string, RouteConfig>>;
-  readonly lagThresholdSeconds: number;
-  readonly alarmEmail: string | undefined;
-  readonly archiveRetentionDays: number;
-  readonly logRetentionDays: number;
-  /** Name of the bus to create; `undefined` when `existingEventBusArn` is set. */
-  readonly eventBusName: string | undefined;
-  readonly existingEventBusArn: string | undefined;
-  readonly metricsNamespace: string;
-  readonly tracing: boolean;
-  /** Query parameter names of `GET /events`: the cursor (`POLL_CURSOR_PARAM`) and the page size (`POLL_LIMIT_PARAM`). */
-  readonly pollCursorParam: string;
-  readonly pollLimitParam: string;
-  /** PutEvents requests in flight at once per program (`PUBLISH_CONCURRENCY`). */
-  readonly publishConcurrency: number;
-  /** Cap on PutEvents requests per second per program; `undefined`: no cap. */
-  readonly maxPutEventsPerSecond: number | undefined;
-  /** Where a program without a checkpoint starts: `beginning`, `latest` or a sequence number. */
-  readonly startPosition: 'beginning' | 'latest' | number;
-  /** How the feed is read (`FEED_MODE`): long polls or the SSE stream. */
-  readonly feedMode: 'poll' | 'stream';
-  /** Stream mode: how transactions are fetched (`STREAM_RECOVERY`). */
-  readonly streamRecovery: 'page' | 'lookup';
-  /** Stream mode: longest wait for companions of a micro-batch (`STREAM_LINGER_MS`). */
-  readonly streamLingerMs: number;
-  /** Stream mode: the stream's cursor parameter (`STREAM_CURSOR_PARAM`). */
-  readonly streamCursorParam: string;
-  /** Lookups of skipped numbers per invocation (`GAP_REPAIR_MAX_LOOKUPS`); 0 turns repair off. */
-  readonly gapRepairMaxLookups: number;
-  /** How long a skipped number is looked up again (`GAP_REPAIR_GRACE_SECONDS`). */
-  readonly gapRepairGraceSeconds: number;
-  /** Largest PutEvents entry; larger events go through the claim check (`MAX_EVENT_ENTRY_BYTES`). */
-  readonly maxEventEntryBytes: number;
-  /** Days the claim-check bucket keeps an event's body. */
-  readonly claimCheckRetentionDays: number;
-  /** Deploys the example subscriber of transactions (`infra/example-subscriber.ts`), built with the subscriber kit. */
-  readonly exampleSubscriber: boolean;
 }
 
+/** The context's default of a setting, as cdk.json spells it. */
+function contextDefault(setting: Setting): unknown {
+  const place = setting.context!;
+  if (setting.default === undefined) return place.default ?? place.none;
+  return place.kind === undefined ? setting.default : place.kind.format(setting.default);
+}
+
+const CONTEXT_SETTINGS = settingEntries().filter(([, setting]) => setting.context !== undefined);
+
 /** Defaults, as cdk.json spells them. The cdk.json context must agree (a test checks). */
-export const DEFAULT_CONTEXT = Object.freeze({
-  stackName: 'BankingEventsPoller',
-  programs: [{ name: 'default' }],
-  eventSource: 'banking.events',
-  scheduleRate: 'rate(1 minute)',
-  routes: { account_status: {}, transaction: {} },
-  lagThresholdSeconds: 300,
-  alarmEmail: '',
-  archiveRetentionDays: 30,
-  logRetentionDays: 30,
-  eventBusName: 'banking-events',
-  existingEventBusArn: '',
-  metricsNamespace: 'BankingEventsPoller',
-  tracing: false,
-  pollCursorParam: 'last_sequence_number',
-  pollLimitParam: 'limit',
-  publishConcurrency: 8,
-  maxPutEventsPerSecond: 0,
-  startPosition: 'beginning',
-  feedMode: 'poll',
-  streamRecovery: 'page',
-  streamLingerMs: 100,
-  streamCursorParam: 'last_sequence_number',
-  gapRepairMaxLookups: 100,
-  gapRepairGraceSeconds: 300,
-  maxEventEntryBytes: DEFAULT_MAX_ENTRY_BYTES,
-  claimCheckRetentionDays: 30,
-  exampleSubscriber: false,
-});
+export const DEFAULT_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze(
+  Object.fromEntries(CONTEXT_SETTINGS.map(([, setting]) => [setting.context!.key, contextDefault(setting)])),
+);
 
-export type ContextKey = keyof typeof DEFAULT_CONTEXT;
-const CONTEXT_KEYS = Object.keys(DEFAULT_CONTEXT) as ContextKey[];
-
-/** CloudWatch Logs accepts only these retention periods. */
-const LOG_RETENTION_DAYS = [
-  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
-] as const;
+const CONTEXT_KEYS = CONTEXT_SETTINGS.map(([, setting]) => setting.context!.key);
 
 /**
  * Context keys the CDK CLI and libraries set themselves. Any other key without `:` or `@` is
@@ -128,118 +72,26 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   const reader = new ContextReader(context);
   for (const key of Object.keys(context)) {
     if (key.includes(':') || key.startsWith('@') || FOREIGN_KEYS.has(key)) continue;
-    if (!(CONTEXT_KEYS as string[]).includes(key)) {
+    if (!CONTEXT_KEYS.includes(key)) {
       reader.fail(key, `is not a setting of this app; the settings are ${CONTEXT_KEYS.join(', ')}`);
     }
   }
-
-  const stackName = reader.string(
-    'stackName',
-    /^[A-Za-z][A-Za-z0-9-]{0,127}$/,
-    'a CloudFormation stack name',
-  );
-  const eventSource = reader.string(
-    'eventSource',
-    /^(?!aws\.)[A-Za-z0-9._\-/]{1,256}$/,
-    'an EventBridge source such as "banking.events" (not starting with "aws.")',
-  );
-  const programs = reader.programs();
-  const scheduleRateMinutes = reader.scheduleRate();
-  const routes = reader.routes();
-  const lagThresholdSeconds = reader.integer('lagThresholdSeconds', 60, 86_400);
-  const alarmEmailRaw = reader.string(
-    'alarmEmail',
-    /^$|^[^\s@]+@[^\s@]+\.[^\s@]+$/,
-    'an email address, or "" for none',
-  );
-  const archiveRetentionDays = reader.integer('archiveRetentionDays', 0, 36_500);
-  const logRetentionDays = reader.integer('logRetentionDays', 1, 3653);
-  if (
-    !Number.isNaN(logRetentionDays) &&
-    !(LOG_RETENTION_DAYS as readonly number[]).includes(logRetentionDays)
-  ) {
-    reader.fail(
-      'logRetentionDays',
-      `must be one of ${LOG_RETENTION_DAYS.join(', ')} (CloudWatch Logs periods)`,
-    );
+  const values: Partial<Record<SettingName, unknown>> = {};
+  for (const [name, setting] of CONTEXT_SETTINGS) {
+    if (!isStructured(setting.kind)) values[name] = reader.setting(setting);
   }
-  const eventBusName = reader.string(
-    'eventBusName',
-    /^$|^[A-Za-z0-9._-]{1,256}$/,
-    'an event bus name, or ""',
-  );
-  const existingEventBusArn = reader.string(
-    'existingEventBusArn',
-    /^$|^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._-]+$/,
-    'the ARN of an existing event bus, or "" to create one',
-  );
-  if (existingEventBusArn !== '' && eventBusName !== '') {
+  const keyOf = (name: SettingName): string => (SETTINGS[name] as Setting).context?.key ?? name;
+  for (const rule of SETTING_RULES) {
+    const problem = rule.check(values, keyOf);
+    if (problem !== undefined) reader.fail(keyOf(rule.setting), problem);
+  }
+  if (values.existingEventBusArn !== undefined && values.eventBusName !== undefined) {
     reader.fail('eventBusName', 'names a bus to create; set it to "" when existingEventBusArn is set');
   }
-  const metricsNamespace = reader.string(
-    'metricsNamespace',
-    /^[A-Za-z0-9._\-/#:]{1,255}$/,
-    'a CloudWatch namespace',
-  );
-  const tracing = reader.boolean('tracing');
-  const pollCursorParam = reader.string('pollCursorParam', QUERY_PARAMETER_PATTERN, QUERY_PARAMETER_EXPECTED);
-  const pollLimitParam = reader.string('pollLimitParam', QUERY_PARAMETER_PATTERN, QUERY_PARAMETER_EXPECTED);
-  if (pollCursorParam !== '' && pollLimitParam === pollCursorParam) {
-    reader.fail(
-      'pollLimitParam',
-      `must differ from pollCursorParam ("${pollCursorParam}"): one names the cursor, the other the page size`,
-    );
-  }
-
-  const publishConcurrency = reader.integer('publishConcurrency', 1, 50);
-  const maxPutEventsPerSecond = reader.integer('maxPutEventsPerSecond', 0, 10_000);
-  const startPosition = reader.startPosition();
-  const feedMode = reader.string('feedMode', /^(poll|stream)$/, '"poll" or "stream"') as 'poll' | 'stream';
-  const streamRecovery = reader.string('streamRecovery', /^(page|lookup)$/, '"page" or "lookup"') as
-    | 'page'
-    | 'lookup';
-  const streamLingerMs = reader.integer('streamLingerMs', 0, 1_000);
-  const streamCursorParam = reader.string(
-    'streamCursorParam',
-    QUERY_PARAMETER_PATTERN,
-    QUERY_PARAMETER_EXPECTED,
-  );
-  const gapRepairMaxLookups = reader.integer('gapRepairMaxLookups', 0, 10_000);
-  const gapRepairGraceSeconds = reader.integer('gapRepairGraceSeconds', 0, 86_400);
-  const maxEventEntryBytes = reader.integer('maxEventEntryBytes', MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES);
-  const claimCheckRetentionDays = reader.integer('claimCheckRetentionDays', 1, 36_500);
-  const exampleSubscriber = reader.boolean('exampleSubscriber');
-
+  const programs = reader.programs();
+  const routes = reader.routes();
   reader.throwIfInvalid();
-  return deepFreeze({
-    stackName,
-    programs,
-    eventSource,
-    scheduleRateMinutes,
-    routes,
-    lagThresholdSeconds,
-    alarmEmail: alarmEmailRaw === '' ? undefined : alarmEmailRaw,
-    archiveRetentionDays,
-    logRetentionDays,
-    eventBusName: existingEventBusArn === '' ? eventBusName || undefined : undefined,
-    existingEventBusArn: existingEventBusArn === '' ? undefined : existingEventBusArn,
-    metricsNamespace,
-    tracing,
-    pollCursorParam,
-    pollLimitParam,
-    publishConcurrency,
-    maxPutEventsPerSecond: maxPutEventsPerSecond === 0 ? undefined : maxPutEventsPerSecond,
-    startPosition,
-    feedMode,
-    streamRecovery,
-    streamLingerMs,
-    streamCursorParam,
-    gapRepairMaxLookups,
-    gapRepairGraceSeconds,
-    maxEventEntryBytes,
-    claimCheckRetentionDays,
-    exampleSubscriber,
-  });
+  return deepFreeze({ ...values, programs, routes } as AppConfig);
 }
 
 const SECRET_ARN =
@@ -266,40 +118,26 @@ class ContextReader {
     );
   }
 
-  private raw(key: ContextKey): unknown {
+  private raw(key: string): unknown {
     return this.context[key] ?? DEFAULT_CONTEXT[key];
   }
 
-  string(key: ContextKey, pattern: RegExp, expected: string): string {
+  /** A setting's value, or `undefined` for the context's "none" (a problem is recorded when invalid). */
+  setting(setting: Setting): unknown {
+    const { key, none, kind = setting.kind } = setting.context!;
     const value = this.raw(key);
-    if (typeof value !== 'string' || !pattern.test(value)) {
-      this.fail(key, `must be ${expected}, got ${show(value)}`);
-      return '';
+    if (none !== undefined && (value === none || value === String(none))) return undefined;
+    const read = kind.read(value);
+    if (read === undefined) {
+      const orNone =
+        none === undefined ? '' : `, or ${JSON.stringify(none)} for ${setting.whenAbsent ?? 'none'}`;
+      this.fail(key, `must be ${kind.expected}${orNone}, got ${show(value)}`);
     }
-    return value;
-  }
-
-  /** Numbers, or digit strings as `-c key=value` passes them. */
-  integer(key: ContextKey, min: number, max: number): number {
-    const value = this.raw(key);
-    const parsed = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
-    if (typeof parsed !== 'number' || !Number.isInteger(parsed) || parsed < min || parsed > max) {
-      this.fail(key, `must be an integer from ${min} to ${max}, got ${show(value)}`);
-      return Number.NaN;
-    }
-    return parsed;
-  }
-
-  boolean(key: ContextKey): boolean {
-    const value = this.raw(key);
-    if (value === true || value === 'true') return true;
-    if (value === false || value === 'false') return false;
-    this.fail(key, `must be true or false, got ${show(value)}`);
-    return false;
+    return read;
   }
 
   /** Objects and arrays from cdk.json, or the same as a JSON string from `-c`. */
-  private json(key: ContextKey): unknown {
+  private json(key: string): unknown {
     const value = this.raw(key);
     if (typeof value !== 'string') return value;
     try {
@@ -310,35 +148,8 @@ class ContextReader {
     }
   }
 
-  /** `beginning`, `latest` or a sequence number (a number in cdk.json, a digit string from `-c`). */
-  startPosition(): 'beginning' | 'latest' | number {
-    const value = this.raw('startPosition');
-    try {
-      const position = parseStartPosition(value, 'context "startPosition"');
-      return position.kind === 'sequence' ? position.sequenceNumber : position.kind;
-    } catch {
-      this.fail('startPosition', `must be ${START_POSITION_EXPECTED}, got ${show(value)}`);
-      return 'beginning';
-    }
-  }
-
-  scheduleRate(): number {
-    const value = this.raw('scheduleRate');
-    const match = typeof value === 'string' ? /^rate\((\d+) (minute|minutes)\)$/.exec(value.trim()) : null;
-    const minutes = match === null ? Number.NaN : Number(match[1]);
-    const unitAgrees = match !== null && (minutes === 1) === (match[2] === 'minute');
-    if (!unitAgrees || minutes < 1 || minutes > 14) {
-      this.fail(
-        'scheduleRate',
-        `must be "rate(1 minute)" or "rate(N minutes)" with N from 2 to 14 (the function timeout follows it), got ${show(value)}`,
-      );
-      return Number.NaN;
-    }
-    return minutes;
-  }
-
   programs(): ProgramConfig[] {
-    const value = this.json('programs');
+    const value = this.json(SETTINGS.programs.context.key);
     if (value === undefined) return [];
     if (!Array.isArray(value) || value.length === 0) {
       this.fail(
@@ -389,7 +200,7 @@ class ContextReader {
   }
 
   routes(): Record<string, RouteConfig> {
-    const value = this.json('routes');
+    const value = this.json(SETTINGS.routes.context.key);
     if (value === undefined) return {};
     if (!isRecord(value)) {
       this.fail(

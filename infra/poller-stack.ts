@@ -6,6 +6,7 @@ import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from 
 import type { Construct } from 'constructs';
 import type { AppConfig, ProgramConfig } from './app-config.ts';
 import { pascalCase } from './constructs/construct-names.ts';
+import { settingProps } from './constructs/setting-props.ts';
 import { ExampleSubscriber } from './example-subscriber.ts';
 
 export interface PollerStackProps extends StackProps {
@@ -23,9 +24,10 @@ export class PollerStack extends Stack {
     const { config } = props;
 
     this.poller = new BankingEventsPoller(this, 'Poller', {
+      // Every setting the construct has a prop for, as the settings table maps it (stream
+      // settings only in stream mode: the construct refuses them beside 'poll').
+      ...settingProps(config),
       programs: config.programs.map((program) => this.program(program)),
-      eventSource: config.eventSource,
-      scheduleInterval: Duration.minutes(config.scheduleRateMinutes),
       routes: Object.fromEntries(
         Object.entries(config.routes).map(([eventType, route]): [string, EventRouteOptions] => [
           eventType,
@@ -36,37 +38,10 @@ export class PollerStack extends Stack {
           },
         ]),
       ),
-      lagThreshold: Duration.seconds(config.lagThresholdSeconds),
-      alarmEmail: config.alarmEmail,
-      archiveRetention: Duration.days(config.archiveRetentionDays),
-      logRetention: config.logRetentionDays as logs.RetentionDays,
       existingEventBus:
         config.existingEventBusArn === undefined
           ? undefined
           : events.EventBus.fromEventBusArn(this, 'ExistingEventBus', config.existingEventBusArn),
-      eventBusName: config.eventBusName,
-      metricsNamespace: config.metricsNamespace,
-      tracing: config.tracing,
-      pollCursorParam: config.pollCursorParam,
-      pollLimitParam: config.pollLimitParam,
-      publishConcurrency: config.publishConcurrency,
-      maxPutEventsPerSecond: config.maxPutEventsPerSecond,
-      startPosition: config.startPosition,
-      feedMode: config.feedMode,
-      // The stream's settings only in stream mode: the construct refuses them beside 'poll'.
-      ...(config.feedMode === 'stream'
-        ? {
-            streamRecovery: config.streamRecovery,
-            streamLinger: Duration.millis(config.streamLingerMs),
-            streamCursorParam: config.streamCursorParam,
-          }
-        : {}),
-      gapRepair: {
-        maxLookups: config.gapRepairMaxLookups,
-        gracePeriod: Duration.seconds(config.gapRepairGraceSeconds),
-      },
-      maxEventEntryBytes: config.maxEventEntryBytes,
-      claimCheckRetention: Duration.days(config.claimCheckRetentionDays),
     });
     this.exampleSubscriber = config.exampleSubscriber
       ? new ExampleSubscriber(this, 'ExampleSubscriber', {

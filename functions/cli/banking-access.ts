@@ -6,17 +6,18 @@
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import { systemClock } from '../adapters/system-clock.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type { CycleLogger, MetricName, MetricsSink } from '../core/ports.ts';
-import { systemClock } from '../core/system-clock.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { CliError } from './cli-errors.ts';
 import type { Terminal } from './terminal.ts';
 
+/** The feed's settings as the flags give them (`settingOption`); left out, the settings table's defaults. */
 export interface FeedFlags {
-  readonly cursorParam: string;
-  readonly limitParam: string;
-  readonly limit: number;
+  readonly cursorParam?: string;
+  readonly limitParam?: string;
+  readonly limit?: number;
 }
 
 /** The feed behind a program's secret. */

@@ -5,6 +5,7 @@
  */
 import { DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
 import { parseProgramName, pascalCase } from '../core/name-rules.ts';
+import { SETTINGS } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { UsageError } from './cli-errors.ts';
 
@@ -112,9 +113,9 @@ export class Deployment {
     return this.#require('secret', this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
   }
 
-  /** `--event-source`, else the stack's, else the construct's default. */
+  /** `--event-source`, else the stack's, else the settings table's default. */
   eventSource(flag: string | undefined): string {
-    return flag ?? this.output(STACK_OUTPUTS.eventSource) ?? 'banking.events';
+    return flag ?? this.output(STACK_OUTPUTS.eventSource) ?? SETTINGS.eventSource.default;
   }
 
   /** The program's schedule, known only from the stack. */

@@ -22,11 +22,19 @@ export interface LiveStatusLine {
   stop(): void;
 }
 
+/** Where events and the line go: the process's own streams but in tests. */
+export interface LiveStatusStreams {
+  readonly stdout: Writable;
+  readonly stderr: NodeJS.WritableStream;
+}
+
 export function startLiveStatusLine(
   terminal: Terminal,
   progress: ProgressReporter,
   plainEveryMs: number,
+  streams: LiveStatusStreams = { stdout: process.stdout, stderr: process.stderr },
 ): LiveStatusLine {
+  const { stdout } = streams;
   if (!terminal.interactive) {
     const timer = setInterval(
       () => terminal.err(`${ProgressReporter.format(progress.snapshot())}\n`),
@@ -34,7 +42,7 @@ export function startLiveStatusLine(
     );
     timer.unref();
     return {
-      events: process.stdout,
+      events: stdout,
       note: (text) => terminal.err(text),
       stop: () => {
         clearInterval(timer);
@@ -42,7 +50,7 @@ export function startLiveStatusLine(
       },
     };
   }
-  const line = createLogUpdate(process.stderr);
+  const line = createLogUpdate(streams.stderr);
   let current = '';
   const redraw = (): void => {
     current = ProgressReporter.format(progress.snapshot());
@@ -50,17 +58,18 @@ export function startLiveStatusLine(
   };
   const timer = setInterval(redraw, REDRAW_MS);
   timer.unref();
+  redraw();
   const events = terminal.stdoutIsTerminal
     ? new Writable({
         write(chunk: Buffer, _encoding, done) {
           line.clear();
-          process.stdout.write(chunk, (error) => {
+          stdout.write(chunk, (error) => {
             line(current);
             done(error);
           });
         },
       })
-    : process.stdout;
+    : stdout;
   return {
     events,
     note: (text) => {

@@ -1,9 +1,9 @@
 /**
  * Parsers for flag values, used by commander as each flag is read: a bad value stops the command
- * before anything runs, with a message naming the flag and the expected form (exit code 2).
+ * before anything runs, with a message naming the flag and the expected form (exit code 2). Flags
+ * of settings the handler shares take their parser from the settings table (`setting-options.ts`).
  */
 import { InvalidArgumentError } from 'commander';
-import { parseStartPosition, type StartPosition } from '../core/start-position.ts';
 
 export function positiveInteger(value: string): number {
   const parsed = Number(value);
@@ -29,25 +29,7 @@ export function positiveNumber(value: string): number {
   return parsed;
 }
 
-export function startPosition(value: string): StartPosition {
-  try {
-    return parseStartPosition(value, 'the start position');
-  } catch {
-    throw new InvalidArgumentError('expected "beginning", "latest", or a sequence number (1 or more).');
-  }
-}
-
 /** Collects a repeatable flag (`--type a --type b`) into a list. */
 export function collect(value: string, previous: readonly string[] = []): string[] {
   return [...previous, value];
-}
-
-/** A parser that accepts one of `values`. */
-export function choice<T extends string>(values: readonly T[]): (value: string) => T {
-  return (value) => {
-    if (!(values as readonly string[]).includes(value)) {
-      throw new InvalidArgumentError(`expected one of ${values.join(', ')}.`);
-    }
-    return value as T;
-  };
 }

@@ -2,7 +2,13 @@
  * What `status` says about one program, from its checkpoint row: a plain object for `--json`
  * and the rows of its table. Pure, so its wording is unit-tested.
  */
-import type { CheckpointState, CycleRecord, OpenGap, RecordedError, StartRecord } from '../core/ports.ts';
+import type {
+  CheckpointState,
+  CycleRecord,
+  OpenGap,
+  RecordedError,
+  StartRecord,
+} from '../core/checkpoint-store.ts';
 import { formatInstant, formatLag } from './output-format.ts';
 
 export interface ProgramStatus {

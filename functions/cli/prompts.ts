@@ -2,9 +2,7 @@
  * Questions to the person at the terminal (Inquirer): a confirmation before a change, hidden
  * input for a secret. Never asked without a terminal: there the command needs `--yes` or stdin.
  */
-import confirm from '@inquirer/confirm';
-import input from '@inquirer/input';
-import password from '@inquirer/password';
+import { confirm, input, password } from '@inquirer/prompts';
 import { InterruptedError, RefusedError } from './cli-errors.ts';
 import type { Terminal } from './terminal.ts';
 

@@ -1,4 +1,4 @@
-import type { BankingEvent } from './event-model.ts';
+import type { BankingEvent } from './banking-event.ts';
 import type { PublishLimits } from './ports.ts';
 
 export interface BatchPlan {

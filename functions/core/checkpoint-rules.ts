@@ -1,4 +1,3 @@
-import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
 import type {
   CheckpointState,
   CommitRequest,
@@ -6,7 +5,8 @@ import type {
   LeaseGrant,
   LeaseRequest,
   StartRequest,
-} from './ports.ts';
+} from './checkpoint-store.ts';
+import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
 
 /**
  * The lease and checkpoint rules as pure functions over a state, for stores that cannot express

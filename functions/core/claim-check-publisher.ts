@@ -9,9 +9,10 @@
  * it for its size (an entry on its own, or a request whose entries are then sent one at a time to
  * find the one too large).
  */
+
+import type { BankingEvent } from './banking-event.ts';
 import { claimCheckKey, claimCheckPointer, isSizeRefusal } from './claim-check.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
-import type { BankingEvent } from './event-model.ts';
 import type {
   ClaimCheckStore,
   CycleLogger,

@@ -16,7 +16,7 @@
  * tell broken copies apart without fetching them.
  */
 import { createHash } from 'node:crypto';
-import type { BankingEvent } from './event-model.ts';
+import type { BankingEvent } from './banking-event.ts';
 import type { ClaimCheckLocation } from './ports.ts';
 
 /**

@@ -3,8 +3,9 @@
  * it). The record is written by the update that releases the lease, so it is in place before the
  * next run can start; a failed write is logged and never changes the cycle's own result.
  */
+
+import type { CycleRecord } from './checkpoint-store.ts';
 import { PollerError } from './errors.ts';
-import type { CycleRecord } from './ports.ts';
 
 /** Long enough to say what failed, short enough for one line of `status`. */
 const MAX_MESSAGE_CHARS = 500;

@@ -1,11 +1,6 @@
+import type { BankingEvent, EventText, FeedPage } from './banking-event.ts';
 import { PayloadValidationError } from './errors.ts';
-import {
-  type InvalidEventInfo,
-  invalidEvent,
-  isUnplaced,
-  placeInvalidEvent,
-  usableSequenceNumber,
-} from './invalid-event.ts';
+import { invalidEvent, isUnplaced, placeInvalidEvent, usableSequenceNumber } from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
   compactText,
@@ -14,61 +9,12 @@ import {
   memberSpan,
   memberSpans,
   rootSpan,
-  type Span,
 } from './json-text.ts';
-
-/** The two types the interface documents; the list grows, so any other lower-case string is valid too. */
-export const KNOWN_EVENT_TYPES = ['account_status', 'transaction'] as const;
-export type KnownEventType = (typeof KNOWN_EVENT_TYPES)[number];
-
-/**
- * An event as we publish it. The fields are the parsed view the poller works with (numbers in
- * `data` are JavaScript numbers, so possibly rounded: never publish them); `detail` is what is
- * published: the bank's own JSON text with only the documented normalizations.
- */
-export interface BankingEvent {
-  readonly id: string;
-  readonly program_id: string;
-  readonly sequence_number: number;
-  readonly created_dt: string;
-  readonly type: string;
-  readonly data: Readonly<Record<string, unknown>>;
-  /**
-   * The event's JSON text as received, with `sequence_number` as a number and `type` in lower
-   * case; every other token (numbers digit for digit, strings with their escapes) as sent, only
-   * the whitespace between tokens dropped.
-   */
-  readonly detail: string;
-  /**
-   * Set on an event that failed validation and is published as `invalid_event` instead
-   * (`invalid-event.ts`): why, and the number it had. Absent on every valid event.
-   */
-  readonly invalid?: InvalidEventInfo;
-}
-
-/** One event as it arrived: its parsed value, and where its text is in the document it came in. */
-export interface EventText {
-  readonly value: unknown;
-  readonly text: string;
-  readonly span: Span;
-}
 
 /** An event that exists only as a value (tests, a payload built in code): its text is its JSON. */
 export function eventTextOf(value: unknown): EventText {
   const text = JSON.stringify(value) ?? 'null';
   return { value, text, span: { start: 0, end: text.length } };
-}
-
-/** One answer of the feed. `events` are normalized, in ascending sequence order. */
-export interface FeedPage {
-  readonly events: readonly BankingEvent[];
-  /** The cursor the upstream suggests; informational only, the checkpoint never follows it blindly. */
-  readonly lastSequenceNumber: number | null;
-  /**
-   * The poll ended with 408 or 504: something between us and the service gave up waiting. That is
-   * not "no new events": during an outage a gateway answers this way at once, every time.
-   */
-  readonly timedOut?: boolean;
 }
 
 /** Where a payload came from, so a validation error can name it. */

@@ -1,6 +1,7 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
+import type { BankingEvent } from './banking-event.ts';
 import { UpstreamHttpError } from './errors.ts';
-import { type BankingEvent, selectLateEvents, selectNewEvents } from './event-model.ts';
+import { selectLateEvents, selectNewEvents } from './event-model.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {

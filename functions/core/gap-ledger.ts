@@ -1,5 +1,5 @@
+import type { OpenGap } from './checkpoint-store.ts';
 import type { SequenceGap } from './event-model.ts';
-import type { OpenGap } from './ports.ts';
 
 export interface GapLedgerOptions {
   /** How long a skipped sequence number is remembered. @default 24 hours */

@@ -14,10 +14,13 @@
  *   ledger still lets the feed deliver them late for its retention (24 h);
  * - every lookup, first looks and re-checks alike, counts against `maxLookups` per invocation.
  */
+
+import type { BankingEvent } from './banking-event.ts';
+import type { OpenGap } from './checkpoint-store.ts';
 import { AuthenticationError, PayloadValidationError, UpstreamHttpError } from './errors.ts';
-import type { BankingEvent, SequenceGap } from './event-model.ts';
+import type { SequenceGap } from './event-model.ts';
 import type { GapLedger } from './gap-ledger.ts';
-import type { Clock, CycleLogger, EventLookup, MetricsSink, OpenGap } from './ports.ts';
+import type { Clock, CycleLogger, EventLookup, MetricsSink } from './ports.ts';
 
 export interface GapRepairOptions {
   /** Lookups per invocation, first looks and re-checks together; 0 turns gap repair off. @default 100 */

@@ -21,25 +21,13 @@
  * the quarantine queue, bounded by the numbers between the cursor and its own.
  */
 import { createHash } from 'node:crypto';
+import type { BankingEvent, EventText } from './banking-event.ts';
 import type { PayloadValidationError } from './errors.ts';
-import type { BankingEvent, EventText } from './event-model.ts';
 import { isJsonObject } from './json-object.ts';
 import { compactText } from './json-text.ts';
 
 /** The detail-type of every quarantined event; the construct routes it to the quarantine queue. */
 export const INVALID_EVENT_TYPE = 'invalid_event';
-
-/** Why an event was quarantined; `BankingEvent.invalid` is set on quarantined events only. */
-export interface InvalidEventInfo {
-  /** The validation error's message, naming the answer and the field (`GET /events (HTTP 200): data[3].id …`). */
-  readonly message: string;
-  /** The offending field's path in the answer, e.g. `data[3].sequence_number`. */
-  readonly field: string;
-  /** The event's own sequence number when usable; `null` when it had none the poller could read. */
-  readonly sequenceNumber: number | null;
-  /** SHA-256 of the event's text as received (whitespace between tokens dropped). */
-  readonly fingerprint: string;
-}
 
 export interface InvalidEventOptions {
   /** Its own sequence number when usable, else `null` (placed later by `placeInvalidEvent`). */

@@ -1,4 +1,5 @@
-import type { CheckpointStore, Clock, CycleLogger, LeaseGrant, MetricsSink } from './ports.ts';
+import type { CheckpointStore, LeaseGrant } from './checkpoint-store.ts';
+import type { Clock, CycleLogger, MetricsSink } from './ports.ts';
 
 export interface LeaseHandoverDeps {
   readonly checkpoints: CheckpointStore;

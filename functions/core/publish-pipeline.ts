@@ -1,7 +1,7 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
+import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
-import type { BankingEvent } from './event-model.ts';
 import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishGate, type RequestOutcome } from './publish-gate.ts';
 
@@ -52,6 +52,16 @@ interface BatchResult {
   accepted: number;
   failed: FailedEvent[];
   unsent: number;
+}
+
+/** What one PutEvents request did: entries accepted, entries rejected, and whether to try again. */
+interface Attempt {
+  readonly accepted: number;
+  readonly failed: FailedEvent[];
+  /** False for what will not fix itself within the invocation (a missing bus, a denied role). */
+  readonly retryable: boolean;
+  /** The invocation's end came while the request was out. */
+  readonly aborted: boolean;
 }
 
 export const PUBLISH_DEFAULTS = {
@@ -108,7 +118,6 @@ export class PublishPipeline {
   }
 
   async #sendWithRetries(batch: readonly BankingEvent[], request: PublishRequest): Promise<BatchResult> {
-    const { publisher, clock, metrics, logger } = this.#deps;
     let pending = batch;
     let accepted = 0;
     for (let attempt = 1; ; attempt += 1) {
@@ -118,80 +127,103 @@ export class PublishPipeline {
       } catch (error) {
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
-      const failed: FailedEvent[] = [];
-      let retryable = true;
-      let outcome: RequestOutcome = 'ok';
-      try {
-        const outcomes = await publisher.send(pending, request.signal);
-        pending.forEach((event, index) => {
-          const result: EntryOutcome | undefined = outcomes[index];
-          if (result?.ok) {
-            accepted += 1;
-            request.onAccepted(event);
-          } else {
-            failed.push({
-              event,
-              errorCode: result?.errorCode ?? 'MissingOutcome',
-              errorMessage: result?.errorMessage ?? 'The publisher returned no outcome for this entry',
-            });
-          }
-        });
-        if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
-      } catch (error) {
-        if (request.signal.aborted) {
-          this.#gate.release('failed');
-          return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
-        }
-        // A missing bus or a denied role will not fix itself within this invocation.
-        retryable = !(
-          error instanceof ConfigurationError ||
-          (error instanceof PollerError && error.context.retryable === false)
-        );
-        outcome = isThrottle(error) ? 'throttled' : 'failed';
-        failed.push(...asFailed(pending, errorCode(error), error));
-      }
-      this.#gate.release(outcome);
-      if (failed.length === 0) return { accepted, failed, unsent: 0 };
+      const sent = await this.#sendOnce(pending, request);
+      accepted += sent.accepted;
+      if (sent.aborted || sent.failed.length === 0) return { accepted, failed: sent.failed, unsent: 0 };
+      const resend = await this.#waitToResend(attempt, sent, request);
+      if (resend !== 'resend') return { accepted, failed: resend, unsent: 0 };
+      pending = sent.failed.map((f) => f.event);
+    }
+  }
 
-      metrics.add('FailedEntries', 'Count', failed.length);
-      const wait = fullJitterDelay(attempt - 1, this.#backoff, this.#deps.random);
-      const outOfBudget = clock.now() + wait >= request.deadline;
-      if (!retryable || attempt >= this.#maxAttempts || outOfBudget || this.#halted) {
-        logger.error('Entries still rejected by the bus; the checkpoint stays before them', {
-          attempts: attempt,
-          reason: !retryable
-            ? 'not retryable'
-            : outOfBudget
-              ? 'budget exhausted'
-              : this.#halted
-                ? 'publishing halted'
-                : 'attempts exhausted',
-          failed: failed.slice(0, 5).map((f) => ({
-            id: f.event.id,
-            sequence_number: f.event.sequence_number,
-            errorCode: f.errorCode,
-            errorMessage: f.errorMessage,
-          })),
-        });
-        return { accepted, failed, unsent: 0 };
-      }
-      logger.warn('Resending rejected entries', { attempt, count: failed.length, waitMs: wait });
-      metrics.add('PublishRetries', 'Count', failed.length);
-      try {
-        await clock.sleep(wait, request.signal);
-      } catch (error) {
-        // Only the entries still rejected: the rest of `pending` was accepted in this attempt.
+  /** One PutEvents request for `pending`, holding a slot of the gate it releases. */
+  async #sendOnce(pending: readonly BankingEvent[], request: PublishRequest): Promise<Attempt> {
+    const failed: FailedEvent[] = [];
+    let accepted = 0;
+    let outcome: RequestOutcome = 'ok';
+    try {
+      const outcomes = await this.#deps.publisher.send(pending, request.signal);
+      pending.forEach((event, index) => {
+        const result: EntryOutcome | undefined = outcomes[index];
+        if (result?.ok) {
+          accepted += 1;
+          request.onAccepted(event);
+        } else {
+          failed.push({
+            event,
+            errorCode: result?.errorCode ?? 'MissingOutcome',
+            errorMessage: result?.errorMessage ?? 'The publisher returned no outcome for this entry',
+          });
+        }
+      });
+      if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
+    } catch (error) {
+      if (request.signal.aborted) {
+        this.#gate.release('failed');
         return {
           accepted,
-          failed: asFailed(
-            failed.map((f) => f.event),
-            'DeadlineExceeded',
-            error,
-          ),
-          unsent: 0,
+          failed: asFailed(pending, 'DeadlineExceeded', error),
+          retryable: false,
+          aborted: true,
         };
       }
-      pending = failed.map((f) => f.event);
+      this.#gate.release(isThrottle(error) ? 'throttled' : 'failed');
+      // A missing bus or a denied role will not fix itself within this invocation.
+      const retryable = !(
+        error instanceof ConfigurationError ||
+        (error instanceof PollerError && error.context.retryable === false)
+      );
+      return { accepted, failed: asFailed(pending, errorCode(error), error), retryable, aborted: false };
+    }
+    this.#gate.release(outcome);
+    return { accepted, failed, retryable: true, aborted: false };
+  }
+
+  /**
+   * After an attempt left entries rejected: waits the backoff and says `resend`, or gives up
+   * (not retryable, attempts or budget exhausted, publishing halted) and returns what failed.
+   */
+  async #waitToResend(
+    attempt: number,
+    sent: Attempt,
+    request: PublishRequest,
+  ): Promise<'resend' | FailedEvent[]> {
+    const { clock, metrics, logger } = this.#deps;
+    const { failed } = sent;
+    metrics.add('FailedEntries', 'Count', failed.length);
+    const wait = fullJitterDelay(attempt - 1, this.#backoff, this.#deps.random);
+    const outOfBudget = clock.now() + wait >= request.deadline;
+    if (!sent.retryable || attempt >= this.#maxAttempts || outOfBudget || this.#halted) {
+      logger.error('Entries still rejected by the bus; the checkpoint stays before them', {
+        attempts: attempt,
+        reason: !sent.retryable
+          ? 'not retryable'
+          : outOfBudget
+            ? 'budget exhausted'
+            : this.#halted
+              ? 'publishing halted'
+              : 'attempts exhausted',
+        failed: failed.slice(0, 5).map((f) => ({
+          id: f.event.id,
+          sequence_number: f.event.sequence_number,
+          errorCode: f.errorCode,
+          errorMessage: f.errorMessage,
+        })),
+      });
+      return failed;
+    }
+    logger.warn('Resending rejected entries', { attempt, count: failed.length, waitMs: wait });
+    metrics.add('PublishRetries', 'Count', failed.length);
+    try {
+      await clock.sleep(wait, request.signal);
+      return 'resend';
+    } catch (error) {
+      // Only the entries still rejected: the rest of the batch was accepted in this attempt.
+      return asFailed(
+        failed.map((f) => f.event),
+        'DeadlineExceeded',
+        error,
+      );
     }
   }
 }

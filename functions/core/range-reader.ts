@@ -4,8 +4,10 @@
  * whatever the pages skipped, or everything once the feed turns out to ignore the cursor. Pure
  * logic over two calls, so its fallbacks are unit-tested without a server.
  */
+
+import type { BankingEvent, FeedPage } from './banking-event.ts';
 import { DeadlineExceededError, UpstreamHttpError } from './errors.ts';
-import { type BankingEvent, type FeedPage, selectNewEvents } from './event-model.ts';
+import { selectNewEvents } from './event-model.ts';
 import type { Clock, PollRequest } from './ports.ts';
 
 export interface RangeSource {

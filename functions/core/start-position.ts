@@ -5,8 +5,9 @@
  * so `latest` fast-forwards through the pages without publishing them; the cycle (on a program's
  * first run) and the CLI (`rewind --to latest`) share that walk.
  */
+
+import type { BankingEvent } from './banking-event.ts';
 import { ConfigurationError } from './errors.ts';
-import type { BankingEvent } from './event-model.ts';
 import type { FeedRead } from './feed-reader.ts';
 
 export type StartPosition =

@@ -10,7 +10,7 @@
  * `required`, `additionalProperties` (boolean), `items`, `minimum`, `minLength`, `pattern`,
  * `format: date-time`, `$ref` to `#/definitions/…` and `oneOf`.
  */
-import { KNOWN_EVENT_TYPES } from '../core/event-model.ts';
+import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { INVALID_EVENT_TYPE } from '../core/invalid-event.ts';
 import { pascalCase } from '../core/name-rules.ts';
 

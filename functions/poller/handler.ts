@@ -20,18 +20,21 @@ import { BankingEventStream } from '../adapters/banking-http/banking-event-strea
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
+import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { uniqueLeaseOwner } from '../core/lease-handover.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
-import { systemClock } from '../core/system-clock.ts';
+import { SETTINGS } from '../settings/settings.ts';
+import { toStartPosition } from '../settings/value-kinds.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
-const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'banking-events-poller';
+// Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
+const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? SETTINGS.serviceName.default;
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({
   serviceName: SERVICE_NAME,
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'BankingEventsPoller',
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SETTINGS.metricsNamespace.default,
 });
 const metricsSink = new PowertoolsMetricsSink(metrics);
 const cycleLogger = cycleLoggerFrom(logger);
@@ -72,7 +75,7 @@ function getRuntime(): Runtime {
 function publisherFor(config: PollerConfig): EventPublisher {
   const bus = new EventBridgePublisher({
     client: new EventBridgeClient(boundedClientConfig),
-    eventBusName: config.eventBusName,
+    eventBusName: config.eventBus,
     source: config.eventSource,
     maxRequestBytes: config.maxEventEntryBytes,
   });
@@ -94,7 +97,7 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
     const credentials = new SecretsManagerCredentialsProvider({
       client: current.secretsManager,
       secretId,
-      ttlMs: current.config.credentialsTtlMs,
+      ttlMs: current.config.credentialsTtlSeconds * 1000,
     });
     const tokens = new ClientCredentialsTokenProvider({
       credentials,
@@ -104,8 +107,8 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
       feed: new BankingEventFeed({
         credentials,
         tokens,
-        cursorParam: current.config.cursorParam,
-        limitParam: current.config.limitParam,
+        cursorParam: current.config.pollCursorParam,
+        limitParam: current.config.pollLimitParam,
         limit: current.config.pollLimit,
       }),
       stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
@@ -154,12 +157,15 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         publish: {
           maxAttempts: current.config.publishMaxAttempts,
           concurrency: current.config.publishConcurrency,
-          maxRequestsPerSecond: current.config.publishMaxRequestsPerSecond,
+          maxRequestsPerSecond: current.config.maxPutEventsPerSecond,
         },
-        startPosition: { position: current.config.startPosition, pageLimit: current.config.pollLimit },
+        startPosition: {
+          position: toStartPosition(current.config.startPosition),
+          pageLimit: current.config.pollLimit,
+        },
         feedMode: config.feedMode,
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
-        gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceMs },
+        gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceSeconds * 1000 },
       },
     );
   } catch (error) {

@@ -20,17 +20,14 @@ import { type ActiveConnection, createRequestHandler, type SimulatorContext } fr
 import { type EventInput, ProgramFeed } from './program-feed.ts';
 import type { RawEvent } from './raw-event.ts';
 import { createRandom, deriveSeed } from './seeded-random.ts';
+import type { SimulatorProgram } from './simulator-program.ts';
 import { SSE_HEARTBEAT_MS, type StreamShape } from './sse.ts';
 import { TokenRegistry } from './token-registry.ts';
 
+export type { SimulatorProgram } from './simulator-program.ts';
+
 export type { StreamEvent, StreamShape } from './sse.ts';
 export type { RawEvent, RecordedRequest };
-
-export interface SimulatorProgram {
-  readonly programId: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-}
 
 export interface SimulatorOptions {
   /** @default '127.0.0.1' */

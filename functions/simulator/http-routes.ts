@@ -4,7 +4,6 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SimulatorProgram } from './banking-simulator.ts';
 import type { FaultInjector } from './fault-injector.ts';
 import {
   accepts,
@@ -22,6 +21,7 @@ import {
 import type { ProgramFeed } from './program-feed.ts';
 import { type RawEvent, wireText } from './raw-event.ts';
 import type { Random } from './seeded-random.ts';
+import type { SimulatorProgram } from './simulator-program.ts';
 import { formatComment, formatEventMessage, SSE_BATCH_SIZE, type StreamShape } from './sse.ts';
 import type { TokenRegistry } from './token-registry.ts';
 

@@ -19,7 +19,8 @@ import { PollerAlarms } from './poller-alarms.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
 import { PollerMetrics } from './poller-metrics.ts';
-import { type BankingEventsPollerProps, LAG_PERIODS, resolvePollerProps } from './poller-props.ts';
+import type { BankingEventsPollerProps } from './poller-props.ts';
+import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
 import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
@@ -45,9 +46,10 @@ export interface SubscriberGrant {
  * Polls a banking service's event feed on a schedule and publishes every event to EventBridge,
  * with a DynamoDB checkpoint, type-based routing with DLQs, a quarantine for events that fail
  * validation, a claim-check bucket for events too large for the bus, an archive, schemas, alarms
- * and a dashboard. Holds no business logic: the handler does the polling. Composition only: props and
- * their defaults are in `poller-props.ts`, storage in `poller-storage.ts`, the function and its
- * schedules in `poller-function.ts` and `poller-schedules.ts`.
+ * and a dashboard. Holds no business logic: the handler does the polling. Composition only: props
+ * are in `poller-props.ts` and resolved in `poller-props-resolution.ts` (the settings' defaults come
+ * from the settings table), storage in `poller-storage.ts`, the function and its schedules in
+ * `poller-function.ts` and `poller-schedules.ts`.
  *
  * @example
  * const poller = new BankingEventsPoller(this, 'Poller', {
@@ -85,7 +87,8 @@ export class BankingEventsPoller extends Construct {
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
     const resolved = resolvePollerProps(props);
-    const { programs, eventSource, scheduleInterval } = resolved;
+    const { programs, scheduleInterval, settings } = resolved;
+    const { eventSource } = settings;
 
     this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this);
     this.secrets = new Map(
@@ -95,7 +98,8 @@ export class BankingEventsPoller extends Construct {
       ]),
     );
     this.eventBus =
-      props.existingEventBus ?? new events.EventBus(this, 'EventBus', { eventBusName: props.eventBusName });
+      props.existingEventBus ??
+      new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName });
     this.archive = new events.Archive(this, 'Archive', {
       sourceEventBus: this.eventBus,
       description: `Every event from ${eventSource}, for replay`,
@@ -130,11 +134,11 @@ export class BankingEventsPoller extends Construct {
     this.schedules = schedules.schedules;
     this.scheduleDeadLetterQueue = schedules.deadLetterQueue;
 
-    const metrics = new PollerMetrics(resolved.metricsNamespace);
+    const metrics = new PollerMetrics(settings.metricsNamespace);
     this.alarmTopic =
       props.alarmActions === undefined ? (props.alarmTopic ?? createAlarmTopic(this)) : undefined;
-    if (props.alarmEmail !== undefined && this.alarmTopic !== undefined) {
-      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    if (settings.alarmEmail !== undefined && this.alarmTopic !== undefined) {
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
     }
     const programNames = programs.map((program) => program.name);
     this.alarms = new PollerAlarms(this, 'Alarms', {
@@ -146,7 +150,7 @@ export class BankingEventsPoller extends Construct {
       scheduleInterval,
       lagThreshold: resolved.lagThreshold,
       lagPeriods: LAG_PERIODS,
-      gapRepair: resolved.gapRepairMaxLookups > 0,
+      gapRepair: settings.gapRepairMaxLookups > 0,
       stallAfter: resolved.stallAfter,
       alarmActions: props.alarmActions ?? AlarmActions.notifySns(this.alarmTopic!),
       runbookUrl: resolved.runbookUrl,

@@ -13,10 +13,11 @@
  * release. B waits at most until A's lease would expire (A crashed): T + skew − I.
  */
 import { Duration } from 'aws-cdk-lib';
+import { CYCLE_DEFAULTS } from '../../functions/core/cycle/cycle-options.ts';
 import { computeDeadline } from '../../functions/core/cycle-budget.ts';
 
 /** The handler adds this to a lease's expiry for clock skew (`leaseSkewMs`, capped at 5 s). */
-export const LEASE_SKEW = Duration.seconds(5);
+export const LEASE_SKEW = Duration.millis(CYCLE_DEFAULTS.leaseSkewMs);
 
 /** When a run with `timeout` stops polling, in ms after its start (the handler's own rule). */
 export function pollingStopsAfterMs(timeout: Duration, safetyMargin: Duration): number {

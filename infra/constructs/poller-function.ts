@@ -1,6 +1,6 @@
 /**
- * The poller function: its role, its log group, the handler's environment (the contract of
- * `functions/poller/poller-config.ts`) and the least-privilege grants it runs with.
+ * The poller function: its role, its log group, the handler's environment (written from the
+ * settings table, `functions/settings/environment.ts`) and the least-privilege grants it runs with.
  */
 import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { formatStartPosition, parseStartPosition } from '../../functions/core/start-position.ts';
+import { writeEnvironment } from '../../functions/settings/environment.ts';
 import { leaseWait } from './handover-timing.ts';
 import {
   POLLER_ARCHITECTURE,
@@ -21,8 +21,7 @@ import {
   POLLER_RUNTIME,
 } from './poller-bundling.ts';
 import { PREBUILT_HANDLER, prebuiltHandlerCode } from './poller-code.ts';
-import { POLLER_SERVICE_NAME } from './poller-metrics.ts';
-import type { ResolvedPollerProps } from './poller-props.ts';
+import type { ResolvedPollerProps } from './poller-props-resolution.ts';
 
 /** What the function works with, created elsewhere in the construct. */
 export interface PollerFunctionResources {
@@ -53,9 +52,13 @@ export function createPollerFunction(
   props: ResolvedPollerProps,
   resources: PollerFunctionResources,
 ): PollerFunction {
-  const { programs, eventSource, scheduleInterval, functionTimeout } = props;
+  const { programs, scheduleInterval, functionTimeout } = props;
+  const { eventSource } = props.settings;
   const { checkpointTable, secrets, eventBus } = resources;
-  const logGroup = new logs.LogGroup(scope, 'LogGroup', { retention: props.logRetention });
+  // The table's retention periods are CloudWatch's, which RetentionDays enumerates by their days.
+  const logGroup = new logs.LogGroup(scope, 'LogGroup', {
+    retention: props.settings.logRetentionDays as logs.RetentionDays,
+  });
   const role = new iam.Role(scope, 'FunctionRole', {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description:
@@ -70,54 +73,31 @@ export function createPollerFunction(
     timeout: functionTimeout,
     role,
     logGroup,
-    tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+    tracing: props.settings.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     // Scheduler invokes asynchronously: a failed or stale tick is not retried, the next one covers it.
     retryAttempts: 0,
     maxEventAge: Duration.minutes(1),
     environment: {
-      // Each program is bound to its own secret here, never by the invocation event.
-      DEFAULT_PROGRAM: programs[0]!.name,
-      SECRET_ID: secrets.get(programs[0]!.name)!.secretArn,
-      ...(programs.length > 1
-        ? {
-            PROGRAM_SECRETS: Stack.of(scope).toJsonString(
-              Object.fromEntries(
-                programs.slice(1).map((program) => [program.name, secrets.get(program.name)!.secretArn]),
-              ),
-            ),
-          }
-        : {}),
-      CHECKPOINT_TABLE: checkpointTable.tableName,
-      // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices for ours.
-      EVENT_BUS_NAME: resources.eventBusImported ? eventBus.eventBusArn : eventBus.eventBusName,
-      EVENT_SOURCE: eventSource,
-      POWERTOOLS_SERVICE_NAME: POLLER_SERVICE_NAME,
-      POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-      POLL_LIMIT: String(props.pollLimit),
-      POLL_CURSOR_PARAM: props.pollCursorParam,
-      POLL_LIMIT_PARAM: props.pollLimitParam,
-      START_POSITION: formatStartPosition(parseStartPosition(props.startPosition, 'startPosition')),
-      SAFETY_MARGIN_MS: String(props.safetyMargin.toMilliseconds()),
-      // The next tick arrives while this run still polls: it waits for the lease, at most until a
-      // crashed holder's lease would expire.
-      LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
-      PUBLISH_CONCURRENCY: String(props.publishConcurrency),
-      ...(props.maxPutEventsPerSecond === undefined
-        ? {}
-        : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(props.maxPutEventsPerSecond) }),
-      FEED_MODE: props.feedMode,
-      ...(props.feedMode === 'stream'
-        ? {
-            STREAM_RECOVERY: props.streamRecovery,
-            STREAM_LINGER_MS: String(props.streamLinger.toMilliseconds()),
-            STREAM_CURSOR_PARAM: props.streamCursorParam,
-          }
-        : {}),
-      GAP_REPAIR_MAX_LOOKUPS: String(props.gapRepairMaxLookups),
-      GAP_REPAIR_GRACE_SECONDS: String(props.gapRepairGracePeriod.toSeconds()),
-      MAX_EVENT_ENTRY_BYTES: String(props.maxEventEntryBytes),
-      CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
+      ...writeEnvironment(props.settings, {
+        // Each program is bound to its own secret here, never by the invocation event.
+        DEFAULT_PROGRAM: programs[0]!.name,
+        SECRET_ID: secrets.get(programs[0]!.name)!.secretArn,
+        PROGRAM_SECRETS:
+          programs.length > 1
+            ? Stack.of(scope).toJsonString(
+                Object.fromEntries(
+                  programs.slice(1).map((program) => [program.name, secrets.get(program.name)!.secretArn]),
+                ),
+              )
+            : undefined,
+        CHECKPOINT_TABLE: checkpointTable.tableName,
+        // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices for ours.
+        EVENT_BUS_NAME: resources.eventBusImported ? eventBus.eventBusArn : eventBus.eventBusName,
+        // The next tick arrives while this run still polls: it waits for the lease, at most until a
+        // crashed holder's lease would expire.
+        LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
+        CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
+      }),
       NODE_OPTIONS: POLLER_NODE_OPTIONS,
     },
   } satisfies Omit<lambda.FunctionProps, 'code' | 'handler'>;
@@ -135,7 +115,7 @@ export function createPollerFunction(
           handler: 'handler',
           bundling: POLLER_BUNDLING,
         });
-  if (props.tracing) {
+  if (props.settings.tracing) {
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions.',

@@ -1,9 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { MetricName } from '../../functions/core/ports.ts';
+import { SETTINGS } from '../../functions/settings/settings.ts';
 
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
-export const POLLER_SERVICE_NAME = 'banking-events-poller';
+export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;
 
 /**
  * Builds the handler's custom (EMF) metrics. The dimensions must match the handler's exactly,

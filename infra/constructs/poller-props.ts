@@ -1,20 +1,16 @@
 /**
- * The construct's props and their defaults, resolved in one place: `resolvePollerProps` turns
- * what the caller gave into the values every part of the construct builds from, and refuses
- * conflicting or out-of-range props at synth (`poller-props-validation.ts`) with the fix named.
+ * The construct's props: the public API, every optional prop with its `@default`. The defaults of
+ * the props that are settings come from the settings table (`functions/settings/settings.ts`; a
+ * test checks each `@default` here against it); `poller-props-resolution.ts` applies them.
  */
-import { Duration } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { DEFAULT_MAX_ENTRY_BYTES } from '../../functions/core/claim-check.ts';
-import { KNOWN_EVENT_TYPES } from '../../functions/core/event-model.ts';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
-import { overlappingTimeout } from './handover-timing.ts';
-import { validatePollerProps } from './poller-props-validation.ts';
 
 /** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
 export interface PollerProgram {
@@ -320,101 +316,4 @@ export interface BankingEventsPollerProps {
    * @default 'docs/deploy.md' (this repository's runbook)
    */
   readonly runbookUrl?: string;
-}
-
-/** Every prop with its default applied: what the parts of the construct are built from. */
-export interface ResolvedPollerProps {
-  readonly programs: readonly PollerProgram[];
-  readonly eventSource: string;
-  readonly scheduleInterval: Duration;
-  readonly safetyMargin: Duration;
-  readonly handoverOverlap: Duration;
-  readonly functionTimeout: Duration;
-  readonly memorySize: number;
-  readonly pollLimit: number;
-  readonly pollCursorParam: string;
-  readonly pollLimitParam: string;
-  readonly publishConcurrency: number;
-  readonly maxPutEventsPerSecond: number | undefined;
-  readonly startPosition: 'beginning' | 'latest' | number;
-  readonly feedMode: 'poll' | 'stream';
-  readonly streamRecovery: 'page' | 'lookup';
-  readonly streamLinger: Duration;
-  readonly streamCursorParam: string;
-  readonly gapRepairMaxLookups: number;
-  readonly gapRepairGracePeriod: Duration;
-  readonly tracing: boolean;
-  readonly logRetention: logs.RetentionDays;
-  readonly metricsNamespace: string;
-  readonly entry: string | undefined;
-  readonly archiveRetention: Duration;
-  readonly routes: Readonly<Record<string, EventRouteOptions>>;
-  readonly unrouted: EventRouteOptions;
-  readonly quarantine: EventRouteOptions;
-  readonly maxEventEntryBytes: number;
-  readonly claimCheckRetention: Duration;
-  readonly lagThreshold: Duration;
-  readonly stallAfter: Duration;
-  readonly runbookUrl: string;
-}
-
-/** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
-export const LAG_PERIODS = 3;
-const MIN_STALL_AFTER = Duration.minutes(5);
-
-/**
- * Applies every default, once, then validates the result together with the props that have no
- * default (existing resources, alarm wiring).
- *
- * @throws ConfigurationError naming the prop and the fix
- */
-export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPollerProps {
-  const scheduleInterval = props.scheduleInterval ?? Duration.minutes(1);
-  const safetyMargin = props.safetyMargin ?? Duration.seconds(10);
-  const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
-  const resolved: ResolvedPollerProps = {
-    programs: props.programs ?? [{ name: 'default' }],
-    eventSource: props.eventSource ?? 'banking.events',
-    scheduleInterval,
-    safetyMargin,
-    handoverOverlap,
-    functionTimeout:
-      props.functionTimeout ?? overlappingTimeout(scheduleInterval, handoverOverlap, safetyMargin),
-    memorySize: props.memorySize ?? 256,
-    pollLimit: props.pollLimit ?? 100,
-    // The handler's defaults, set explicitly so the function's configuration shows the names in use.
-    pollCursorParam: props.pollCursorParam ?? 'last_sequence_number',
-    pollLimitParam: props.pollLimitParam ?? 'limit',
-    publishConcurrency: props.publishConcurrency ?? 8,
-    maxPutEventsPerSecond: props.maxPutEventsPerSecond,
-    startPosition: props.startPosition ?? 'beginning',
-    feedMode: props.feedMode ?? 'poll',
-    streamRecovery: props.streamRecovery ?? 'page',
-    streamLinger: props.streamLinger ?? Duration.millis(100),
-    streamCursorParam: props.streamCursorParam ?? 'last_sequence_number',
-    gapRepairMaxLookups: props.gapRepair?.maxLookups ?? 100,
-    gapRepairGracePeriod: props.gapRepair?.gracePeriod ?? Duration.minutes(5),
-    tracing: props.tracing ?? false,
-    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
-    metricsNamespace: props.metricsNamespace ?? 'BankingEventsPoller',
-    entry: props.entry,
-    archiveRetention: props.archiveRetention ?? Duration.days(30),
-    routes:
-      props.routes ??
-      Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, EventRouteOptions] => [type, {}])),
-    unrouted: props.unrouted ?? {},
-    quarantine: props.quarantine ?? {},
-    maxEventEntryBytes: props.maxEventEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
-    claimCheckRetention: props.claimCheckRetention ?? Duration.days(30),
-    lagThreshold: props.lagThreshold ?? Duration.minutes(5),
-    // One place for the default, so apps embedding the construct get a window that fits their interval.
-    stallAfter:
-      props.stallAfter ??
-      Duration.minutes(
-        Math.max(MIN_STALL_AFTER.toMinutes(), (2 * scheduleInterval.toSeconds({ integral: false })) / 60),
-      ),
-    runbookUrl: props.runbookUrl ?? 'docs/deploy.md',
-  };
-  validatePollerProps(props, resolved);
-  return resolved;
 }

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
 import { POLLER_BUNDLING } from '../../infra/constructs/poller-bundling.ts';
+import { declaredSideEffects, packageNameOf } from './declared-side-effects.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -137,12 +138,6 @@ async function buildDualLibrary(entry: string, dir: string, externals: readonly 
   }
 }
 
-/** `@scope/name` or `name`, from a bare specifier that may name a subpath. */
-function packageNameOf(specifier: string): string {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
-}
-
 /** The operator CLI in one file, its dependencies inlined: installing the package installs nothing else. */
 export async function buildCli(root = REPO_ROOT): Promise<void> {
   await build({
@@ -159,6 +154,7 @@ export async function buildCli(root = REPO_ROOT): Promise<void> {
     keepNames: true,
     legalComments: 'none',
     logLevel: 'warning',
+    plugins: [declaredSideEffects],
   });
 }
 

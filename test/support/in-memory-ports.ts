@@ -1,4 +1,4 @@
-import type { BankingEvent, FeedPage } from '../../functions/core/event-model.ts';
+import type { BankingEvent, FeedPage } from '../../functions/core/banking-event.ts';
 import type {
   CycleLogger,
   EntryOutcome,

@@ -97,15 +97,15 @@ function waitForReadyLine(
           : new Error(`Cannot start moto with '${python}': ${error.message}`, { cause: error }),
       );
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-      // Give the stderr pipe a moment to flush the traceback that explains the exit.
-      setTimeout(() => finish(exitError(python, code, signal, stderr())), 50);
+    // 'close', not 'exit': it comes once stderr has been read to its end, traceback included.
+    const onClose = (code: number | null, signal: NodeJS.Signals | null): void => {
+      finish(exitError(python, code, signal, stderr()));
     };
     function finish(error: Error | undefined, endpoint?: string): void {
       clearTimeout(timer);
       child.stdout?.off('data', onData);
       child.off('error', onError);
-      child.off('exit', onExit);
+      child.off('close', onClose);
       // Keep draining stdout so the launcher never blocks on a full pipe.
       child.stdout?.resume();
       if (error) reject(error);
@@ -113,7 +113,7 @@ function waitForReadyLine(
     }
     child.stdout?.setEncoding('utf8').on('data', onData);
     child.once('error', onError);
-    child.once('exit', onExit);
+    child.once('close', onClose);
   });
 }
 

@@ -20,26 +20,29 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { MemoryCheckpointStore } from '../../functions/adapters/local/memory-checkpoint-store.ts';
-import { ClaimCheckPublisher } from '../../functions/core/claim-check-publisher.ts';
-import { PublishError, UpstreamHttpError } from '../../functions/core/errors.ts';
-import { type BankingEvent, type FeedPage, parsePollResponse } from '../../functions/core/event-model.ts';
-import { runPollCycle } from '../../functions/core/poll-cycle.ts';
+import type { BankingEvent, FeedPage } from '../../functions/core/banking-event.ts';
 import type {
   CheckpointState,
   CheckpointStore,
+  CommitRequest,
+  LeaseGrant,
+  LeaseRequest,
+  ReleaseOptions,
+  StartRequest,
+} from '../../functions/core/checkpoint-store.ts';
+import { ClaimCheckPublisher } from '../../functions/core/claim-check-publisher.ts';
+import { PublishError, UpstreamHttpError } from '../../functions/core/errors.ts';
+import { parsePollResponse } from '../../functions/core/event-model.ts';
+import { runPollCycle } from '../../functions/core/poll-cycle.ts';
+import type {
   ClaimCheckLocation,
   ClaimCheckStore,
-  CommitRequest,
   EntryOutcome,
   EventFeed,
   EventLookup,
   EventPublisher,
   EventStream,
-  LeaseGrant,
-  LeaseRequest,
   PollRequest,
-  ReleaseOptions,
-  StartRequest,
   StreamMessage,
   StreamRequest,
 } from '../../functions/core/ports.ts';

@@ -3,8 +3,10 @@
  * and normalized, quarantine, claim-check pointers), and as an EventBridge target receives them:
  * fixtures for the subscriber kit and the schema tests that cannot drift from the poller.
  */
+
+import type { BankingEvent } from '../../functions/core/banking-event.ts';
 import { claimCheckKey, claimCheckPointer } from '../../functions/core/claim-check.ts';
-import { type BankingEvent, parsePollResponse, selectNewEvents } from '../../functions/core/event-model.ts';
+import { parsePollResponse, selectNewEvents } from '../../functions/core/event-model.ts';
 
 export const EVENT_SOURCE = 'banking.events';
 export const PROGRAM_ID = '792a815a-8e8d-4e17-b712-23c27145e12e';

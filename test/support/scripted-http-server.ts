@@ -108,3 +108,29 @@ export function bare(status: number, headers: Record<string, string> = {}): Resp
     response.end();
   };
 }
+
+/** A responder that keeps each request waiting until the test lets it through (`release`). */
+export interface HeldResponder extends Responder {
+  /** Answers every request waiting now, and every later one at once, with `answer`. */
+  release(): void;
+}
+
+/**
+ * Holds each request until `release()`, then answers it with `answer`: a test can act while a
+ * request is in flight (wait for it in `server.requests`, abort, add a caller) and only then let
+ * the answer go, instead of delaying the answer by a guessed time.
+ */
+export function heldUntilReleased(answer: Responder): HeldResponder {
+  const waiting: [RecordedRequest, ServerResponse][] = [];
+  let released = false;
+  const held: Responder = (request, response) => {
+    if (released) return answer(request, response);
+    waiting.push([request, response]);
+  };
+  return Object.assign(held, {
+    release() {
+      released = true;
+      for (const [request, response] of waiting.splice(0)) void answer(request, response);
+    },
+  });
+}

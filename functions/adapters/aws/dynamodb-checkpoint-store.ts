@@ -36,13 +36,6 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { isStartApplied } from '../../core/checkpoint-rules.ts';
-import {
-  CheckpointRegressionError,
-  ConfigurationError,
-  DeadlineExceededError,
-  FeedProgramMismatchError,
-  LeaseLostError,
-} from '../../core/errors.ts';
 import type {
   CheckpointState,
   CheckpointStore,
@@ -53,7 +46,14 @@ import type {
   OpenGap,
   ReleaseOptions,
   StartRequest,
-} from '../../core/ports.ts';
+} from '../../core/checkpoint-store.ts';
+import {
+  CheckpointRegressionError,
+  ConfigurationError,
+  DeadlineExceededError,
+  FeedProgramMismatchError,
+  LeaseLostError,
+} from '../../core/errors.ts';
 
 export interface DynamoDbCheckpointStoreOptions {
   /** Table with a string partition key `pk`; several programs can share it. */

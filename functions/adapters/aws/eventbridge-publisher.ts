@@ -7,9 +7,9 @@ import {
   type PutEventsRequestEntry,
   type PutEventsResultEntry,
 } from '@aws-sdk/client-eventbridge';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import { DEFAULT_MAX_ENTRY_BYTES, isSizeRefusal } from '../../core/claim-check.ts';
 import { ConfigurationError, PublishError } from '../../core/errors.ts';
-import type { BankingEvent } from '../../core/event-model.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
 
 export interface EventBridgePublisherOptions {

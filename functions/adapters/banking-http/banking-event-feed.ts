@@ -4,11 +4,10 @@
  * mapping of statuses to the poller's errors live here; parsing is the core's.
  */
 import type { Dispatcher } from 'undici';
+import type { BankingEvent, FeedPage } from '../../core/banking-event.ts';
 import { ConfigurationError, PayloadValidationError } from '../../core/errors.ts';
 import {
-  type BankingEvent,
   eventTextOf,
-  type FeedPage,
   normalizeEvent,
   type PayloadOrigin,
   parsePollResponse,
@@ -19,6 +18,7 @@ import { invalidEvent, placeInvalidEvent, usableSequenceNumber } from '../../cor
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
+import { SETTINGS } from '../../settings/settings.ts';
 import { AuthenticatedRequests, type Exchange } from './authenticated-requests.ts';
 import type { RequestTarget } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, discardBody, readJsonBody } from './response-body.ts';
@@ -107,11 +107,14 @@ export class BankingEventFeed implements EventFeed, EventLookup {
     this.#requests = new AuthenticatedRequests(options);
     this.#clock = options.clock ?? Date.now;
     this.#cursorParam = parseQueryParameterName(
-      options.cursorParam ?? 'last_sequence_number',
+      options.cursorParam ?? SETTINGS.pollCursorParam.default,
       'BankingEventFeed: cursorParam',
     );
-    this.#limitParam = parseQueryParameterName(options.limitParam ?? 'limit', 'BankingEventFeed: limitParam');
-    this.#limit = options.limit ?? 100;
+    this.#limitParam = parseQueryParameterName(
+      options.limitParam ?? SETTINGS.pollLimitParam.default,
+      'BankingEventFeed: limitParam',
+    );
+    this.#limit = options.limit ?? SETTINGS.pollLimit.default;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(this.#limit) || this.#limit < 1) {
       throw new ConfigurationError(`BankingEventFeed: limit must be a positive integer, got ${this.#limit}`, {

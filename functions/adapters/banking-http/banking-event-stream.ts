@@ -1,13 +1,14 @@
 /**
  * The banking service's event stream over HTTP (undici): `GET /events/stream` as Server-Sent
  * Events, read into the core's stream messages. Reconnecting, backoff and recovery are the core's
- * (`stream-reader.ts`); this module opens one connection and reads it.
+ * (`stream/stream-reader.ts`); this module opens one connection and reads it.
  */
 import type { Dispatcher } from 'undici';
 import { PayloadValidationError, UpstreamHttpError } from '../../core/errors.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventStream, StreamMessage, StreamRequest } from '../../core/ports.ts';
-import { parseStreamMessage } from '../../core/stream-payload.ts';
+import { parseStreamMessage } from '../../core/stream/stream-payload.ts';
+import { SETTINGS } from '../../settings/settings.ts';
 import { AuthenticatedRequests, type Exchange, translate } from './authenticated-requests.ts';
 import type { RequestTarget } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, discardBody } from './response-body.ts';
@@ -66,7 +67,7 @@ export class BankingEventStream implements EventStream {
   constructor(options: BankingEventStreamOptions) {
     this.#requests = new AuthenticatedRequests(options);
     this.#cursorParam = parseQueryParameterName(
-      options.cursorParam ?? 'last_sequence_number',
+      options.cursorParam ?? SETTINGS.streamCursorParam.default,
       'BankingEventStream: cursorParam',
     );
     this.#maxMessageChars = options.maxMessageChars ?? DEFAULT_MAX_BODY_BYTES;

@@ -6,7 +6,7 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { PayloadValidationError } from '../../core/errors.ts';
-import type { SseMessage } from '../../core/stream-payload.ts';
+import type { SseMessage } from '../../core/stream/stream-payload.ts';
 
 export type SseItem =
   | { readonly kind: 'message'; readonly message: SseMessage }

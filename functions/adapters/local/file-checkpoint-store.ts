@@ -1,8 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EMPTY_CHECKPOINT_STATE } from '../../core/checkpoint-rules.ts';
+import type { CheckpointState } from '../../core/checkpoint-store.ts';
 import { ConfigurationError } from '../../core/errors.ts';
-import type { CheckpointState } from '../../core/ports.ts';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
 
 /**

@@ -15,7 +15,7 @@ import type {
   LeaseRequest,
   ReleaseOptions,
   StartRequest,
-} from '../../core/ports.ts';
+} from '../../core/checkpoint-store.ts';
 
 export interface MemoryCheckpointStoreOptions {
   /** What differs from an empty state (no checkpoint, no lease, no gaps). */

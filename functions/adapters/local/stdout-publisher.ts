@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
-import type { BankingEvent } from '../../core/event-model.ts';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+import { SETTINGS } from '../../settings/settings.ts';
 
 /**
  * The local mode's bus: each event becomes one NDJSON line, shaped like the EventBridge event a
@@ -13,7 +14,7 @@ export class StdoutPublisher implements EventPublisher {
 
   constructor(options: { out?: Writable; source?: string } = {}) {
     this.#out = options.out ?? process.stdout;
-    this.#source = options.source ?? 'banking.events';
+    this.#source = options.source ?? SETTINGS.eventSource.default;
   }
 
   entrySize(event: BankingEvent): number {

@@ -11,7 +11,7 @@ import {
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import type { Command } from 'commander';
-import { systemClock } from '../../core/system-clock.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
 import { CliError, InterruptedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { STACK_OUTPUTS } from '../deployment.ts';

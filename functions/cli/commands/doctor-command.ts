@@ -20,6 +20,7 @@ import type { Deployment } from '../deployment.ts';
 import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
+import { settingOption } from '../setting-options.ts';
 
 interface DoctorFlags {
   readonly program?: string;
@@ -51,8 +52,8 @@ export function registerDoctorCommand(program: Command): void {
     .option('--secret-id <id>', "the program's secret (default: from --stack)")
     .option('--no-write-probes', 'skip the write probes of the table and the bus')
     .option('--timeout <seconds>', 'how long to wait for the banking service', positiveNumber, 15)
-    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
-    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
+    .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
+    .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
     .addHelpText(
       'after',
       `

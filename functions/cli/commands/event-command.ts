@@ -4,8 +4,9 @@
  * the bank has for a sequence number the feed skipped, or for an id a consumer asks about.
  */
 import type { Command } from 'commander';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import { PayloadValidationError } from '../../core/errors.ts';
-import type { BankingEvent } from '../../core/event-model.ts';
+import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
@@ -28,7 +29,10 @@ export function registerEventCommand(program: Command): void {
     )
     .option('--program <name>', "whose feed (default: the stack's first program)")
     .option('--secret-id <id>', "the program's secret (default: from --stack)")
-    .option('--event-source <source>', "source shown (default: the stack's, or banking.events)")
+    .option(
+      '--event-source <source>',
+      `source shown (default: the stack's, or ${SETTINGS.eventSource.default})`,
+    )
     .addHelpText(
       'after',
       `
@@ -45,11 +49,8 @@ Examples:
 async function lookUp(context: CommandContext, key: string, flags: EventFlags): Promise<void> {
   const deployment = await context.deployment({ secretId: flags.secretId });
   const program = deployment.program(flags.program);
-  const feed = feedFromSecret(context.aws, deployment.secretId(program), {
-    cursorParam: 'last_sequence_number',
-    limitParam: 'limit',
-    limit: 1,
-  });
+  // Lookups only: the query parameters of polls never go out.
+  const feed = feedFromSecret(context.aws, deployment.secretId(program), { limit: 1 });
   const bySequence = /^\d+$/.test(key);
   const signal = AbortSignal.timeout(30_000);
   let event: BankingEvent | null;

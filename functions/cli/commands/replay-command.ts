@@ -5,11 +5,12 @@
  */
 import type { Command } from 'commander';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
+import type { BankingEvent } from '../../core/banking-event.ts';
 import { CheckpointTracker } from '../../core/checkpoint-tracker.ts';
-import type { BankingEvent } from '../../core/event-model.ts';
 import { PublishPipeline } from '../../core/publish-pipeline.ts';
 import { readRange } from '../../core/range-reader.ts';
-import { systemClock } from '../../core/system-clock.ts';
+import { SETTINGS } from '../../settings/settings.ts';
 import { type FeedFlags, feedFromSecret, warningLogger } from '../banking-access.ts';
 import { CliError, InterruptedError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
@@ -24,6 +25,7 @@ import {
   removeReplayState,
   writeReplayState,
 } from '../replay-state.ts';
+import { settingOption } from '../setting-options.ts';
 
 interface ReplayFlags extends FeedFlags {
   readonly program?: string;
@@ -56,13 +58,13 @@ export function registerReplayCommand(program: Command): void {
     .option('--event-bus <name>', 'bus to publish to (default: from --stack)')
     .option(
       '--event-source <source>',
-      "source of the published events (default: the stack's, or banking.events)",
+      `source of the published events (default: the stack's, or ${SETTINGS.eventSource.default})`,
     )
     .option('--secret-id <id>', "the program's secret (default: from --stack)")
     .option('--hold-seconds <s>', 'a poll answering nothing for this long ends the feed', positiveNumber, 10)
-    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
-    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
-    .option('--limit <events>', 'events per page', positiveInteger, 100)
+    .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
+    .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
+    .addOption(settingOption('pollLimit', 'events per page'))
     .addHelpText(
       'after',
       `

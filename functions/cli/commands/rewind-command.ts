@@ -7,15 +7,14 @@
 import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import type { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
-import type { CheckpointState } from '../../core/ports.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
+import type { CheckpointState } from '../../core/checkpoint-store.ts';
 import { fastForward } from '../../core/start-position.ts';
-import { systemClock } from '../../core/system-clock.ts';
 import { boundedReader, type FeedFlags, feedFromSecret } from '../banking-access.ts';
 import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
-import { positiveInteger } from '../option-parsers.ts';
 import { formatInstant, toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
 import { confirmChange } from '../prompts.ts';
@@ -26,6 +25,7 @@ import {
   parseRewindTarget,
   type RewindTarget,
 } from '../rewind-plan.ts';
+import { settingOption } from '../setting-options.ts';
 
 interface RewindFlags extends FeedFlags {
   readonly program?: string;
@@ -37,6 +37,8 @@ interface RewindFlags extends FeedFlags {
   readonly feedCheck: boolean;
   readonly checkpointTable?: string;
   readonly secretId?: string;
+  /** Always given: the flag has the table's default. */
+  readonly limit: number;
 }
 
 /** How long `--wait` waits for a lease beyond its expiry before giving up. */
@@ -61,9 +63,9 @@ export function registerRewindCommand(program: Command): void {
     .option('--no-feed-check', 'do not ask the banking service for its oldest event first')
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
     .option('--secret-id <id>', "the program's secret (default: from --stack)")
-    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
-    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
-    .option('--limit <events>', 'events per page while fast-forwarding', positiveInteger, 100)
+    .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
+    .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
+    .addOption(settingOption('pollLimit', 'events per page while fast-forwarding'))
     .addHelpText(
       'after',
       `

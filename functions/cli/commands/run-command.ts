@@ -19,20 +19,23 @@ import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { systemClock } from '../../adapters/system-clock.ts';
+import type { CheckpointStore } from '../../core/checkpoint-store.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
 import { uniqueLeaseOwner } from '../../core/lease-handover.ts';
-import { type FeedMode, runPollCycle } from '../../core/poll-cycle.ts';
-import type { CheckpointStore, CredentialsProvider, EventPublisher } from '../../core/ports.ts';
-import { formatStartPosition, type StartPosition } from '../../core/start-position.ts';
-import type { StreamRecovery } from '../../core/stream-reader.ts';
-import { systemClock } from '../../core/system-clock.ts';
+import { runPollCycle } from '../../core/poll-cycle.ts';
+import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
+import { type FeedMode, SETTINGS, type StreamRecovery } from '../../settings/settings.ts';
+import { type StartPositionValue, toStartPosition } from '../../settings/value-kinds.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
-import { choice, positiveInteger, positiveNumber, startPosition } from '../option-parsers.ts';
+import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
+import { settingOption } from '../setting-options.ts';
+import { stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -41,7 +44,7 @@ interface RunFlags {
   readonly checkpointFile?: string;
   readonly eventBus?: string | true;
   readonly eventSource?: string;
-  readonly startPosition: StartPosition;
+  readonly startPosition: StartPositionValue;
   readonly duration?: number;
   readonly untilCaughtUp?: boolean;
   readonly rate: number;
@@ -72,14 +75,12 @@ export function registerRunCommand(program: Command): void {
     .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
     .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')
     .option('--event-bus [name]', 'publish to this EventBridge bus (default: NDJSON on stdout)')
-    .option('--event-source <source>', "source of published events (default: the stack's, or banking.events)")
     .option(
-      '--start-position <where>',
-      'where a program without a checkpoint starts: beginning, latest or N',
-      startPosition,
-      {
-        kind: 'beginning',
-      } as StartPosition,
+      '--event-source <source>',
+      `source of published events (default: the stack's, or ${SETTINGS.eventSource.default})`,
+    )
+    .addOption(
+      settingOption('startPosition', 'where a program without a checkpoint starts: beginning, latest or N'),
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
     .option(
@@ -98,20 +99,15 @@ export function registerRunCommand(program: Command): void {
       'debug | info | warn | error (JSON lines on stderr)',
       process.env.LOG_LEVEL ?? 'warn',
     )
-    .option('--cursor-param <name>', 'query parameter carrying the cursor', 'last_sequence_number')
-    .option('--limit-param <name>', 'query parameter carrying the page size', 'limit')
-    .option('--limit <events>', 'events asked for per poll', positiveInteger, 100)
-    .option(
-      '--feed-mode <mode>',
-      'poll (long polls of GET /events) or stream (GET /events/stream)',
-      choice<FeedMode>(['poll', 'stream']),
-      'poll',
-    )
-    .option(
-      '--stream-recovery <how>',
-      'stream mode: fetch transactions whose data.type the stream replaced from a page (GET /events) or by lookup (GET /event/:id)',
-      choice<StreamRecovery>(['page', 'lookup']),
-      'page',
+    .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
+    .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
+    .addOption(settingOption('pollLimit', 'events asked for per poll'))
+    .addOption(settingOption('feedMode', 'poll (long polls of GET /events) or stream (GET /events/stream)'))
+    .addOption(
+      settingOption(
+        'streamRecovery',
+        'stream mode: fetch transactions whose data.type the stream replaced from a page (GET /events) or by lookup (GET /event/:id)',
+      ),
     )
     .addHelpText(
       'after',
@@ -173,7 +169,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
 
   terminal.err(
     `[poller] ${upstream.description} · ${describeStore(flags, deployment, program)} · ` +
-      `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${formatStartPosition(flags.startPosition)})`}\n`,
+      `${publisher.description} · resuming after ${resumeFrom ?? `the start position (${flags.startPosition})`}\n`,
   );
   const live = startLiveStatusLine(terminal, progress, flags.reportEvery * 1000);
   // Log lines (JSON, on stderr) go above the live line, never through it.
@@ -185,7 +181,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
-    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+    ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const events = publisher.build(live.events);
   const invocation = `cli-${hostname()}-${process.pid}`;
@@ -211,7 +207,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
             safetyMarginMs: 0,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
-            startPosition: { position: flags.startPosition, pageLimit: flags.limit },
+            startPosition: { position: toStartPosition(flags.startPosition), pageLimit: flags.limit },
             feedMode: flags.feedMode,
             stream: { recovery: flags.streamRecovery },
           },

@@ -21,11 +21,13 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
+import { SETTINGS } from '../../settings/settings.ts';
 import { type ReceivedBusEvent, renderBusEvent } from '../bus-event-view.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
+import { stopAfter } from '../stop-after.ts';
 
 interface TailFlags {
   readonly type?: readonly string[];
@@ -49,7 +51,10 @@ export function registerTailCommand(program: Command): void {
     )
     .option('--type <detail-type>', 'only this event type (repeatable)', collect)
     .option('--event-bus <name>', 'the bus (default: from --stack)')
-    .option('--event-source <source>', "source to match (default: the stack's, or banking.events)")
+    .option(
+      '--event-source <source>',
+      `source to match (default: the stack's, or ${SETTINGS.eventSource.default})`,
+    )
     .option('--max-events <n>', 'stop after this many events', positiveInteger)
     .option('--duration <seconds>', 'stop after this long', positiveNumber)
     .addHelpText(
@@ -83,7 +88,7 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
   const interrupt = onInterrupt('Stopping; removing the temporary rule and queue', terminal.err);
   const stop = AbortSignal.any([
     interrupt.signal,
-    ...(flags.duration === undefined ? [] : [AbortSignal.timeout(flags.duration * 1000)]),
+    ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const name = `${TAIL_RESOURCE_PREFIX}${randomUUID().slice(0, 8)}`;
   const listener = new TemporaryListener(context, busName, name);

@@ -346,12 +346,11 @@ describe('query parameter names', () => {
       expect(
         loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' })
           .startPosition,
-      ).toEqual(startPosition === 'latest' ? { kind: 'latest' } : { kind: 'sequence', sequenceNumber: 1200 });
+      ).toBe(startPosition);
     },
   );
 
-  // The construct repeats the handler's rule (functions/poller/poller-config.ts) rather than
-  // importing it; both must accept exactly the same names.
+  // Both take the rule from the settings table; they must accept exactly the same names.
   it.each([
     ['after', true],
     ['_cursor', true],
@@ -391,8 +390,8 @@ describe('query parameter names', () => {
       expect(
         loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' }),
       ).toMatchObject({
-        cursorParam: name,
-        limitParam: `${name.slice(0, 63)}2`,
+        pollCursorParam: name,
+        pollLimitParam: `${name.slice(0, 63)}2`,
       });
     }
   });
@@ -427,7 +426,7 @@ describe('feed mode and gap repair', () => {
       streamLingerMs: 0,
       streamCursorParam: 'from',
       gapRepairMaxLookups: 0,
-      gapRepairGraceMs: 600_000,
+      gapRepairGraceSeconds: 600,
     });
   });
 });
@@ -698,18 +697,18 @@ describe('invalid props', () => {
     [
       'a limit parameter named like the cursor',
       () => ({ pollLimitParam: 'last_sequence_number' }),
-      /pollLimitParam "last_sequence_number" is also the cursor parameter \(pollCursorParam\); the two must differ/,
+      /pollLimitParam must differ from pollCursorParam \("last_sequence_number"\): one names the cursor, the other the page size/,
     ],
     ['a page of 5000 events', () => ({ pollLimit: 5000 }), /pollLimit must be an integer from 1 to 1000/],
     [
       'a start position of 0',
       () => ({ startPosition: 0 }),
-      /startPosition must be 'beginning', 'latest' or a sequence number of 1 or more; got 0/,
+      /startPosition must be "beginning", "latest", or a sequence number \(the first event to publish, 1 or more\); got 0/,
     ],
     [
       'a lag threshold under a minute',
       () => ({ lagThreshold: Duration.seconds(30) }),
-      /lagThreshold must be at least 1 minute/,
+      /lagThreshold must be a Duration of whole seconds, 60 or more; got 30 seconds/,
     ],
     [
       'an upper-case event type',
@@ -744,17 +743,17 @@ describe('invalid props', () => {
     [
       'a linger over a second',
       () => ({ feedMode: 'stream', streamLinger: Duration.seconds(2) }),
-      /streamLinger must be whole milliseconds from 0 to 1 second; got 2000 ms/,
+      /streamLinger must be a Duration of whole milliseconds from 0 to 1000; got 2000 milliseconds/,
     ],
     [
       'a negative lookup budget',
       () => ({ gapRepair: { maxLookups: -1 } }),
-      /gapRepair.maxLookups must be an integer from 0 \(off\) to 10000; got -1/,
+      /gapRepair.maxLookups must be an integer from 0 to 10000; got -1/,
     ],
     [
       'a grace period over the feed retention',
       () => ({ gapRepair: { gracePeriod: Duration.hours(25) } }),
-      /gapRepair.gracePeriod must be whole seconds, at most 24 hours/,
+      /gapRepair.gracePeriod must be a Duration of whole seconds from 0 to 86400; got 90000 seconds/,
     ],
   ])('rejects %s', (_name, props, message) => {
     const stack = newStack();

@@ -1,8 +1,8 @@
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { S3ClaimCheckStore } from '../../../functions/adapters/aws/s3-claim-check-store.ts';
+import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import { claimCheckKey, claimCheckPointer } from '../../../functions/core/claim-check.ts';
-import type { BankingEvent } from '../../../functions/core/event-model.ts';
 import {
   ClaimCheckMismatchError,
   ClaimCheckReadError,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BankingEvent } from '../../../functions/core/event-model.ts';
+import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import {
   HandledOnce,
   makeEventHandler,

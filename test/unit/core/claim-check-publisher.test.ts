@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import { claimCheckKey } from '../../../functions/core/claim-check.ts';
 import { ClaimCheckPublisher } from '../../../functions/core/claim-check-publisher.ts';
 import { ConfigurationError, PublishError } from '../../../functions/core/errors.ts';
-import type { BankingEvent } from '../../../functions/core/event-model.ts';
 import type { ClaimCheckLocation, ClaimCheckStore, EntryOutcome } from '../../../functions/core/ports.ts';
 import {
   InMemoryPublisher,

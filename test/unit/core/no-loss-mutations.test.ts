@@ -14,16 +14,16 @@ const MUTANTS: readonly Mutant[] = [
     name: 'start position applied again after a failed first run',
     edits: [
       {
-        file: 'core/poll-cycle.ts',
-        find: '    if (this.#lease.startApplied) return;',
+        file: 'core/cycle/start-landing.ts',
+        find: '  if (lease.startApplied) return { checkpoint: lease.checkpoint, feedProgramId: null };',
         replace:
-          '    if (this.#lease.checkpoint !== null) return;\n' +
-          "    if ((await this.#deps.checkpoints.read()).lastCycle?.outcome === 'completed') return;",
+          '  if (lease.checkpoint !== null) return { checkpoint: lease.checkpoint, feedProgramId: null };\n' +
+          "  if ((await deps.checkpoints.read()).lastCycle?.outcome === 'completed') return { checkpoint: null, feedProgramId: null };",
       },
       {
-        file: 'core/poll-cycle.ts',
-        find: '        startedAt: this.#lease.firstLeasedAt,',
-        replace: '        startedAt: this.#budget.startedAt,',
+        file: 'core/cycle/start-landing.ts',
+        find: '      startedAt: lease.firstLeasedAt,',
+        replace: '      startedAt: deps.clock.now(),',
       },
     ],
   },
@@ -32,10 +32,11 @@ const MUTANTS: readonly Mutant[] = [
     name: 'unreadable stream message forgotten when the poll lags',
     edits: [
       {
-        file: 'core/stream-reader.ts',
-        find: '      if (this.#unread !== undefined) {\n        // A poll index that lags',
+        file: 'core/stream/stream-reader.ts',
+        find: '      this.#reportMissingFromPoll(after);\n      return undefined;',
         replace:
-          '      this.#unread = undefined;\n      if (this.#unread !== undefined) {\n        // A poll index that lags',
+          '      this.#buffer.setCursor(Number.MAX_SAFE_INTEGER);\n      this.#buffer.setCursor(after);\n' +
+          '      this.#reportMissingFromPoll(after);\n      return undefined;',
       },
     ],
   },

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import type { FeedPage } from '../../../functions/core/banking-event.ts';
 import { PublishError } from '../../../functions/core/errors.ts';
-import { type FeedPage, parsePollResponse } from '../../../functions/core/event-model.ts';
+import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {

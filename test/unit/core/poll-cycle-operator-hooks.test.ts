@@ -4,10 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import type { BankingEvent } from '../../../functions/core/banking-event.ts';
+import type { CheckpointState } from '../../../functions/core/checkpoint-store.ts';
 import { StartPositionIncompleteError, UpstreamHttpError } from '../../../functions/core/errors.ts';
-import type { BankingEvent } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
-import type { CheckpointState, EventFeed } from '../../../functions/core/ports.ts';
+import type { EventFeed } from '../../../functions/core/ports.ts';
 import type { StartPosition } from '../../../functions/core/start-position.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import type { CheckpointStore } from '../../../functions/core/checkpoint-store.ts';
 import { computeDeadline, computeHardDeadline } from '../../../functions/core/cycle-budget.ts';
 import {
   AuthenticationError,
@@ -13,7 +14,6 @@ import {
 } from '../../../functions/core/errors.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { MAX_UNCOMMITTED, runPollCycle } from '../../../functions/core/poll-cycle.ts';
-import type { CheckpointStore } from '../../../functions/core/ports.ts';
 import { createRandom } from '../../../functions/simulator/seeded-random.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {

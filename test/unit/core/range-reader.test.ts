@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { BankingEvent, FeedPage } from '../../../functions/core/banking-event.ts';
 import { UpstreamHttpError } from '../../../functions/core/errors.ts';
-import type { BankingEvent, FeedPage } from '../../../functions/core/event-model.ts';
 import type { PollRequest } from '../../../functions/core/ports.ts';
 import { type RangeChunk, type RangeSource, readRange } from '../../../functions/core/range-reader.ts';
 import { FakeClock } from '../../support/fake-clock.ts';

@@ -10,10 +10,10 @@ describe('loadPollerConfig', () => {
       eventSource: 'banking.events',
       defaultProgram: 'default',
       pollLimit: 100,
-      cursorParam: 'last_sequence_number',
-      limitParam: 'limit',
+      pollCursorParam: 'last_sequence_number',
+      pollLimitParam: 'limit',
       safetyMarginMs: 10_000,
-      credentialsTtlMs: 300_000,
+      credentialsTtlSeconds: 300,
       publishMaxAttempts: 5,
     });
   });
@@ -32,6 +32,22 @@ describe('loadPollerConfig', () => {
     expect(() => loadPollerConfig({ ...base, SAFETY_MARGIN_MS: 'ten' })).toThrow(/SAFETY_MARGIN_MS/);
   });
 
+  it.each(['1e3', '0x10', '10.5', ' '])('takes digits only for a number, not %j', (raw) => {
+    const parse = () => loadPollerConfig({ ...base, POLL_LIMIT: raw });
+
+    if (raw.trim() === '') expect(parse().pollLimit).toBe(100);
+    else
+      expect(parse).toThrow(
+        `Environment variable POLL_LIMIT must be an integer from 1 to 1000, got "${raw}"`,
+      );
+  });
+
+  it('refuses a page size parameter named like the cursor, naming both variables', () => {
+    expect(() =>
+      loadPollerConfig({ ...base, POLL_CURSOR_PARAM: 'after', POLL_LIMIT_PARAM: 'after' }),
+    ).toThrow('Environment variable POLL_LIMIT_PARAM must differ from POLL_CURSOR_PARAM ("after")');
+  });
+
   it('reads the feed mode, stream and gap repair settings, with their defaults', () => {
     expect(loadPollerConfig(base)).toMatchObject({
       feedMode: 'poll',
@@ -39,7 +55,7 @@ describe('loadPollerConfig', () => {
       streamLingerMs: 100,
       streamCursorParam: 'last_sequence_number',
       gapRepairMaxLookups: 100,
-      gapRepairGraceMs: 300_000,
+      gapRepairGraceSeconds: 300,
     });
     expect(
       loadPollerConfig({
@@ -57,16 +73,16 @@ describe('loadPollerConfig', () => {
       streamLingerMs: 0,
       streamCursorParam: 'from',
       gapRepairMaxLookups: 0,
-      gapRepairGraceMs: 60_000,
+      gapRepairGraceSeconds: 60,
     });
   });
 
   it('names a feed mode it does not know and the ones it does', () => {
     expect(() => loadPollerConfig({ ...base, FEED_MODE: 'sse' })).toThrow(
-      'Environment variable FEED_MODE must be one of poll, stream, got "sse"',
+      'Environment variable FEED_MODE must be "poll" or "stream", got "sse"',
     );
     expect(() => loadPollerConfig({ ...base, STREAM_RECOVERY: 'guess' })).toThrow(
-      /STREAM_RECOVERY must be one of page, lookup/,
+      /STREAM_RECOVERY must be "page" or "lookup"/,
     );
     expect(() => loadPollerConfig({ ...base, STREAM_LINGER_MS: '5000' })).toThrow(/STREAM_LINGER_MS/);
   });

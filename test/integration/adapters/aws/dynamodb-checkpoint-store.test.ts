@@ -4,6 +4,7 @@ import {
   CHECKPOINT_ITEM_FORMAT,
   DynamoDbCheckpointStore,
 } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
+import type { OpenGap } from '../../../../functions/core/checkpoint-store.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,
@@ -12,7 +13,6 @@ import {
   LeaseLostError,
   type PollerError,
 } from '../../../../functions/core/errors.ts';
-import type { OpenGap } from '../../../../functions/core/ports.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 
 const LEASE_MS = 60_000;

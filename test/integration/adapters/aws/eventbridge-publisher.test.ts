@@ -1,12 +1,12 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EventBridgePublisher } from '../../../../functions/adapters/aws/eventbridge-publisher.ts';
+import type { BankingEvent } from '../../../../functions/core/banking-event.ts';
 import {
   ConfigurationError,
   DeadlineExceededError,
   PublishError,
 } from '../../../../functions/core/errors.ts';
-import type { BankingEvent } from '../../../../functions/core/event-model.ts';
 import { type MotoEnvironment, type RoutedBus, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 
 const SOURCE = 'com.example.banking';

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
 import {
@@ -17,6 +17,7 @@ import {
   startScriptedServer,
 } from '../../../support/scripted-http-server.ts';
 import { expectNoSecretShown } from '../../../support/secret-assertions.ts';
+import { observeUndici, type UndiciObserver } from '../../../support/undici-observer.ts';
 
 const CLIENT_SECRET = 'client-s3cret-value';
 
@@ -76,8 +77,13 @@ class FakeCredentials implements CredentialsProvider {
   }
 }
 
+let undici: UndiciObserver;
+beforeEach(() => {
+  undici = observeUndici();
+});
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  undici.stop();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   await closeAll();
 });
@@ -248,7 +254,8 @@ describe('BankingEventFeed.poll: answers', () => {
         for (const end of cuts) {
           response.write(bytes.subarray(start, end));
           start = end;
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          // The next piece leaves once the client has this one, so the cuts reach it as made.
+          await expect.poll(() => undici.bodyBytes('/events')).toBe(end);
         }
         response.end();
       },
@@ -423,16 +430,20 @@ describe('BankingEventFeed.poll: failures', () => {
   });
 
   it('turns a connection reset in the middle of a 200 body into a retryable error', async () => {
+    const start = '{"data": [';
     const { feed } = await setup([
-      (_request, response) => {
+      async (_request, response) => {
         response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
-        response.write('{"data": [');
-        setTimeout(() => response.socket?.destroy(), 20);
+        response.write(start);
+        await expect.poll(() => undici.bodyBytes('/events')).toBe(start.length);
+        response.socket?.destroy();
       },
     ]);
 
     const error = await pollError(feed);
 
+    expect(undici.responses('/events')).toBe(1);
+    expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({ retryable: true, status: undefined });
   });
 
@@ -481,9 +492,9 @@ describe('BankingEventFeed.poll: failures', () => {
 });
 
 describe('BankingEventFeed.poll: deadline', () => {
-  it('aborts a held long poll promptly with DeadlineExceededError', async () => {
+  it('aborts a held long poll with DeadlineExceededError, without waiting for an answer', async () => {
     let closedByClient = false;
-    const { feed } = await setup([
+    const { service, feed } = await setup([
       (_request, response) => {
         response.on('close', () => {
           closedByClient = true;
@@ -493,47 +504,48 @@ describe('BankingEventFeed.poll: deadline', () => {
     const controller = new AbortController();
 
     const pending = feed.poll({ after: 1, signal: controller.signal }).catch((caught: unknown) => caught);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const abortedAt = performance.now();
+    await expect.poll(() => service.calls.length).toBe(1);
     controller.abort();
     const error = await pending;
-    const elapsed = performance.now() - abortedAt;
 
+    // The service never answers: only the abort can have settled the poll.
     expect(error).toBeInstanceOf(DeadlineExceededError);
     expect((error as DeadlineExceededError).context).toMatchObject({ method: 'GET', path: '/events' });
-    expect(elapsed).toBeLessThan(1000);
     await expect.poll(() => closedByClient).toBe(true);
   });
 
   it('aborts while the body is still arriving', async () => {
+    const start = '{"data": [';
     const { feed } = await setup([
       (_request, response) => {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.write('{"data": [');
+        response.write(start);
       },
     ]);
     const controller = new AbortController();
 
     const pending = feed.poll({ after: 1, signal: controller.signal }).catch((caught: unknown) => caught);
-    setTimeout(() => controller.abort(), 100);
+    await expect.poll(() => undici.bodyBytes('/events')).toBe(start.length);
+    controller.abort();
 
     await expect(pending).resolves.toBeInstanceOf(DeadlineExceededError);
   });
 
   it("passes the cycle's own DeadlineExceededError through", async () => {
-    const { feed } = await setup([() => undefined]);
+    const { service, feed } = await setup([() => undefined]);
     const reason = new DeadlineExceededError('budget spent');
     const controller = new AbortController();
 
     const pending = feed.poll({ after: 1, signal: controller.signal }).catch((caught: unknown) => caught);
-    setTimeout(() => controller.abort(reason), 50);
+    await expect.poll(() => service.calls.length).toBe(1);
+    controller.abort(reason);
 
     await expect(pending).resolves.toBe(reason);
   });
 
-  it('aborts promptly even while queued behind a busy connection', async () => {
+  it('aborts even while queued behind a busy connection', async () => {
     // undici only acts on a signal once the request has a connection; the adapter must not wait.
-    const { service, feed } = await setup([() => undefined], { connections: 1 });
+    const { service, feed, dispatcher } = await setup([() => undefined], { connections: 1 });
     const holder = new AbortController();
     const queued = new AbortController();
     cleanups.push(async () => holder.abort());
@@ -541,13 +553,13 @@ describe('BankingEventFeed.poll: deadline', () => {
     const held = feed.poll({ after: 1, signal: holder.signal }).catch((caught: unknown) => caught);
     await expect.poll(() => service.calls.length).toBe(1);
     const pending = feed.poll({ after: 1, signal: queued.signal }).catch((caught: unknown) => caught);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const abortedAt = performance.now();
+    await expect.poll(() => dispatcher.stats[service.baseUrl]?.pending).toBe(1);
     queued.abort();
     const error = await pending;
 
+    // The only connection is still held: the queued poll settled without ever being sent.
     expect(error).toBeInstanceOf(DeadlineExceededError);
-    expect(performance.now() - abortedAt).toBeLessThan(1000);
+    expect(service.calls).toHaveLength(1);
     holder.abort();
     await expect(held).resolves.toBeInstanceOf(DeadlineExceededError);
   });

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import type { BankingEvent } from '../../../../functions/core/banking-event.ts';
 import {
   AuthenticationError,
   PayloadValidationError,
   UpstreamHttpError,
-} from '../../../functions/core/errors.ts';
-import type { BankingEvent } from '../../../functions/core/event-model.ts';
-import { FeedReader } from '../../../functions/core/feed-reader.ts';
-import type { StreamMessage } from '../../../functions/core/ports.ts';
-import { StreamReader, type StreamRecovery } from '../../../functions/core/stream-reader.ts';
-import { FakeClock } from '../../support/fake-clock.ts';
+} from '../../../../functions/core/errors.ts';
+import { FeedReader } from '../../../../functions/core/feed-reader.ts';
+import type { StreamMessage } from '../../../../functions/core/ports.ts';
+import { StreamReader } from '../../../../functions/core/stream/stream-reader.ts';
+import type { StreamRecovery } from '../../../../functions/core/stream/stream-recovery.ts';
+import { FakeClock } from '../../../support/fake-clock.ts';
 import {
   InMemoryFeed,
   InMemoryLookup,
@@ -16,7 +17,7 @@ import {
   RecordingLogger,
   RecordingMetrics,
   ScriptedStream,
-} from '../../support/in-memory-ports.ts';
+} from '../../../support/in-memory-ports.ts';
 
 const WINDOW_MS = 30_000;
 

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const CLOCK = fileURLToPath(new URL('../../../functions/core/system-clock.ts', import.meta.url));
+const CLOCK = fileURLToPath(new URL('../../../functions/adapters/system-clock.ts', import.meta.url));
 
 /** Runs `body` as an ES module with `systemClock` imported; returns its exit status and stdout. */
 function runWithClock(body: string): { status: number | null; stdout: string } {

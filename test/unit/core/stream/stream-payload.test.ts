@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parsePollResponse } from '../../../functions/core/event-model.ts';
-import type { StreamMessage } from '../../../functions/core/ports.ts';
-import { parseStreamMessage } from '../../../functions/core/stream-payload.ts';
-import { EventGenerator } from '../../../functions/simulator/event-generator.ts';
-import { type RawEvent, setDataText, wireText } from '../../../functions/simulator/raw-event.ts';
-import { createRandom } from '../../../functions/simulator/seeded-random.ts';
-import { streamEventText } from '../../../functions/simulator/sse.ts';
+import { parsePollResponse } from '../../../../functions/core/event-model.ts';
+import type { StreamMessage } from '../../../../functions/core/ports.ts';
+import { parseStreamMessage } from '../../../../functions/core/stream/stream-payload.ts';
+import { EventGenerator } from '../../../../functions/simulator/event-generator.ts';
+import { type RawEvent, setDataText, wireText } from '../../../../functions/simulator/raw-event.ts';
+import { createRandom } from '../../../../functions/simulator/seeded-random.ts';
+import { streamEventText } from '../../../../functions/simulator/sse.ts';
 
 const ORIGIN = { source: 'GET /events/stream', status: 200 };
 

@@ -11,11 +11,13 @@
  * as the poll gives it before publishing. An inner `type` that differs from the event type is the
  * event's own value, kept as it is.
  */
-import { PayloadValidationError } from './errors.ts';
-import { type BankingEvent, normalizeEvent, type PayloadOrigin } from './event-model.ts';
-import { isJsonObject } from './json-object.ts';
-import { compactText, elementSpans, memberSpans, rootSpan, type Span } from './json-text.ts';
-import type { StreamedEvent, StreamMessage } from './ports.ts';
+
+import type { BankingEvent } from '../banking-event.ts';
+import { PayloadValidationError } from '../errors.ts';
+import { normalizeEvent, type PayloadOrigin } from '../event-model.ts';
+import { isJsonObject } from '../json-object.ts';
+import { compactText, elementSpans, memberSpans, rootSpan, type Span } from '../json-text.ts';
+import type { StreamedEvent, StreamMessage } from '../ports.ts';
 
 /** Event types whose documented `data` has no `type` of its own: the stream's inner `type` is only the event type. */
 const TYPES_WITHOUT_OWN_DATA_TYPE: ReadonlySet<string> = new Set(['account_status']);

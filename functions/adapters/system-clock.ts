@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DeadlineExceededError } from './errors.ts';
-import type { Clock, Deadline } from './ports.ts';
+import { DeadlineExceededError } from '../core/errors.ts';
+import type { Clock, Deadline } from '../core/ports.ts';
 
 const NO_TIMER = (): void => {};
 

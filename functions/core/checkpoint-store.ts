@@ -1,0 +1,170 @@
+/**
+ * The checkpoint port: where a program's checkpoint, its single-flight lease and what operators
+ * read about its runs are kept. DynamoDB in the Lambda (`adapters/aws`), a file or memory locally
+ * (`adapters/local`), with the same rules (`checkpoint-rules.ts` for the stores that cannot express
+ * them as conditional writes).
+ */
+export interface LeaseRequest {
+  /** Identifies the invocation (`context.awsRequestId`). */
+  readonly owner: string;
+  /** Epoch ms after which another invocation may take the lease over. */
+  readonly expiresAt: number;
+  /** Epoch ms, the caller's clock: a lease whose `expiresAt` is before this is free. */
+  readonly now: number;
+}
+
+/** A run of sequence numbers the feed skipped, remembered since `seenAt` (epoch ms). */
+export interface OpenGap {
+  readonly from: number;
+  readonly to: number;
+  readonly seenAt: number;
+  /**
+   * When gap repair stopped looking these numbers up (their grace period was over) and counted
+   * them in `GapsUnfilled`; absent while they are still looked up.
+   */
+  readonly gaveUpAt?: number;
+}
+
+export type LeaseGrant =
+  | {
+      readonly acquired: true;
+      readonly checkpoint: number | null;
+      /** The `program_id` the row's feed serves, recorded by its first commit; `null` before that. */
+      readonly feedProgramId: string | null;
+      /** Skipped sequence numbers below the checkpoint whose events were never published. */
+      readonly openGaps: readonly OpenGap[];
+      /**
+       * Epoch ms the row's first lease was taken: when its first run started. Written by the lease
+       * write itself (never replaced), so a first run that dies at once still leaves it behind.
+       */
+      readonly firstLeasedAt: number;
+      /**
+       * Whether the row's start position was applied: a run recorded where it landed (with or
+       * without a checkpoint). A row with a checkpoint has had it applied too.
+       */
+      readonly startApplied: boolean;
+    }
+  | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
+
+export interface CheckpointState {
+  readonly checkpoint: number | null;
+  readonly updatedAt: string | null;
+  readonly lease: { readonly owner: string; readonly expiresAt: number } | null;
+  /** The `program_id` of the events behind the checkpoint; `null` until the first commit. */
+  readonly feedProgramId: string | null;
+  readonly openGaps: readonly OpenGap[];
+  /** `created_dt` of the newest event published, as of the last commit that named one (`status` shows its lag). */
+  readonly newestCreatedDt?: string | null;
+  /** How the last cycle that held the lease ended; `null` before the first one recorded. */
+  readonly lastCycle?: CycleRecord | null;
+  /** The last failed cycle's error, kept after later cycles succeed; `null` if none was recorded. */
+  readonly lastError?: RecordedError | null;
+  /** Epoch ms the row's first lease was taken (its first run's start); absent before any lease. */
+  readonly firstLeasedAt?: number | null;
+  /** The start position as applied by the row's first run; absent until then. */
+  readonly start?: StartRecord | null;
+}
+
+/**
+ * Where a row's first run started reading, recorded before it read any event to publish: the
+ * start position is applied once. A later run, whatever its own setting, reads on from the
+ * checkpoint, or from the beginning of the feed when the landing had no number (an empty feed).
+ */
+export interface StartRecord {
+  /** The start position applied, as configured: `beginning`, `latest` or a sequence number. */
+  readonly position: string;
+  /** ISO time it was applied. */
+  readonly appliedAt: string;
+}
+
+/** The outcome of one cycle that held the lease, for operators (`status`). */
+export interface CycleRecord {
+  /** ISO time the cycle ended. */
+  readonly endedAt: string;
+  readonly outcome: 'completed' | 'failed';
+  /** Events the cycle published. */
+  readonly published: number;
+  /** Lag of the newest event it published (0 once caught up; `null` when unknown). */
+  readonly lagSeconds: number | null;
+  /** The error's stable code and message, when `outcome` is `failed`; never a secret (see errors.ts). */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** The landing of a row's start position, recorded once (`CheckpointStore.recordStart`). */
+export interface StartRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  /** The start position applied, as configured (`beginning`, `latest`, a number). */
+  readonly position: string;
+  /**
+   * Where reading goes on from: written as the checkpoint, the last number passed over; `null`
+   * to read from the beginning of the feed (the position `beginning`, or `latest` on an empty
+   * feed), when no checkpoint is written.
+   */
+  readonly checkpoint: number | null;
+  /** The `program_id` of the events passed over, if any was valid: recorded as the row's feed. */
+  readonly feedProgramId: string | null;
+  /** Bounds the write; an aborted one records nothing. */
+  readonly signal?: AbortSignal;
+}
+
+/** How a lease is given back (`CheckpointStore.releaseLease`). */
+export interface ReleaseOptions {
+  /** Bounds the write. */
+  readonly signal?: AbortSignal;
+  /**
+   * How the cycle ended, written in the same update that frees the lease, so it is in place
+   * before the next run can take the lease. If `owner` no longer holds the lease, it is written
+   * on its own, unless a newer record is there.
+   */
+  readonly record?: CycleRecord;
+}
+
+/** A failed cycle's error as the store keeps it. */
+export interface RecordedError {
+  readonly code: string;
+  readonly message: string;
+  /** ISO time of the failed cycle's end. */
+  readonly at: string;
+}
+
+export interface CommitRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  readonly sequenceNumber: number;
+  /**
+   * The `program_id` of the events published. The first commit records it; a later one with
+   * another id is refused (`FeedProgramMismatchError`): the secret then holds another program's
+   * credentials, and its sequence numbers mean nothing for this row. `null` while it is not known
+   * (every event so far was quarantined, none with a program_id to trust): the recorded one is kept.
+   */
+  readonly feedProgramId: string | null;
+  /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
+  readonly openGaps?: readonly OpenGap[];
+  /** `created_dt` of the newest event published so far in the cycle, recorded for `status`. */
+  readonly newestCreatedDt?: string;
+  /** Bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The checkpoint of one program and its single-flight lease. Implementations guarantee:
+ * `commit` never moves the checkpoint backwards (`CheckpointRegressionError`), succeeds only for
+ * the current lease holder (else `LeaseLostError`) and only for the row's feed
+ * (`FeedProgramMismatchError`); `acquireLease` succeeds only when the lease is free or expired,
+ * and the first one ever records `firstLeasedAt`. An aborted `signal` rejects with
+ * `DeadlineExceededError`.
+ */
+export interface CheckpointStore {
+  acquireLease(request: LeaseRequest): Promise<LeaseGrant>;
+  /**
+   * Records where a row without a checkpoint starts reading (and that checkpoint, if any), for
+   * the lease holder only (else `LeaseLostError`) and only while the row has no checkpoint.
+   */
+  recordStart(request: StartRequest): Promise<void>;
+  commit(request: CommitRequest): Promise<void>;
+  /** Frees the lease if `owner` still holds it (a no-op otherwise), with the cycle's record if given. */
+  releaseLease(owner: string, options?: ReleaseOptions): Promise<void>;
+  /** Read-only view for operators (`status`) and tests. */
+  read(): Promise<CheckpointState>;
+}

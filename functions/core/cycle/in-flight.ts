@@ -1,0 +1,39 @@
+/**
+ * Publishing under way: the pages handed to the pipeline (and late events found by re-checks)
+ * whose publishing the read loop does not wait for. A failure goes to `onFailure`; `onSettled`
+ * runs each time one ends (a stream's micro-batch waits for that).
+ */
+export class InFlight {
+  readonly #running = new Set<Promise<void>>();
+  readonly #onFailure: (error: unknown) => void;
+  readonly #onSettled: () => void;
+
+  constructor(handlers: { onFailure: (error: unknown) => void; onSettled: () => void }) {
+    this.#onFailure = handlers.onFailure;
+    this.#onSettled = handlers.onSettled;
+  }
+
+  get size(): number {
+    return this.#running.size;
+  }
+
+  add(work: Promise<void>): void {
+    const tracked: Promise<void> = work
+      .catch((error: unknown) => this.#onFailure(error))
+      .finally(() => {
+        this.#running.delete(tracked);
+        this.#onSettled();
+      });
+    this.#running.add(tracked);
+  }
+
+  /** Resolves when one of them has ended (never rejects). */
+  async oneSettled(): Promise<void> {
+    await Promise.race(this.#running);
+  }
+
+  /** Resolves when all of them have ended (never rejects). */
+  async allSettled(): Promise<void> {
+    await Promise.all(this.#running);
+  }
+}

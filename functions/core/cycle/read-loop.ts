@@ -1,0 +1,105 @@
+/**
+ * The heart of a cycle: read a page, admit it, hand it to the publisher without waiting, read
+ * the next. The next read needs only the highest sequence number registered, so it overlaps the
+ * publishing of the pages before it, within two bounds: pages in flight, and accepted numbers
+ * waiting for a checkpoint write (what a run cut short would send again).
+ */
+import type { FeedSource } from '../feed-reader.ts';
+import type { CheckpointProgress } from './checkpoint-progress.ts';
+import type { CycleHalt } from './cycle-halt.ts';
+import type { StopReason } from './cycle-summary.ts';
+import type { GapWatch } from './gap-watch.ts';
+import type { InFlight } from './in-flight.ts';
+import type { LagGauge } from './lag-gauge.ts';
+import type { PagePublisher } from './page-publisher.ts';
+
+/**
+ * Pages being published while the next is polled. Publishing a page takes longer than polling
+ * one (ten PutEvents round trips in waves of the gate's concurrency), so a few must overlap for
+ * the poll loop never to wait; the benchmark measured 2 → 4 raising the drain rate by about 8 %.
+ * More would only hold more events in memory (and in doubt after a crash).
+ */
+export const MAX_PAGES_IN_FLIGHT = 4;
+
+/**
+ * Accepted sequence numbers past the last checkpoint written, at most, before the next page is
+ * read: what a run cut short sends again. Writes go out every 100 ms, so a catch-up at 3 000
+ * events/s stays far below it; a write that hangs (DynamoDB slow, the lease being taken over)
+ * stops the reading instead of letting duplicates grow with its duration. Large pages raise it
+ * to twice the pages in flight, so that it never throttles a healthy catch-up.
+ */
+export const MAX_UNCOMMITTED = 1_000;
+
+export interface ReadLoopParts {
+  readonly reader: FeedSource;
+  readonly progress: CheckpointProgress;
+  readonly publisher: PagePublisher;
+  readonly gapWatch: GapWatch;
+  readonly lag: LagGauge;
+  readonly inFlight: InFlight;
+  readonly halt: CycleHalt;
+  /** Called each time the feed says nothing is new. */
+  readonly onCaughtUp: (() => void) | undefined;
+}
+
+/**
+ * Reads and publishes until the deadline, Ctrl-C or the first failure, then waits for the pages
+ * still being published. Numbers a page skipped are looked up first; young gaps are looked up
+ * again beside the reads. A failure that cannot be retried (authentication, payload, another
+ * program's events) is recorded in `halt`: what is in flight still finishes and is checkpointed.
+ */
+export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> {
+  const { reader, publisher, gapWatch, inFlight, halt } = parts;
+  let stopReason: StopReason = 'deadline';
+  gapWatch.start({
+    onFound: (found) => {
+      publisher.admit([], found);
+      inFlight.add(publisher.publish([], found));
+    },
+    onGivenUp: () => publisher.offerCheckpoint(),
+    onFailure: (error) => halt.fail(error),
+    failed: () => halt.failed,
+  });
+  try {
+    while (!halt.failed) {
+      if (await mustWait(parts)) continue;
+      const read = await reader.next(parts.progress.cursor);
+      if (read.kind === 'closed') {
+        if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
+        break;
+      }
+      if (read.kind === 'caught-up') {
+        parts.lag.caughtUp(parts.progress.cursor, parts.progress.safe);
+        parts.onCaughtUp?.();
+        continue;
+      }
+      const fresh = await gapWatch.withSkippedEvents(
+        parts.progress.cursor,
+        read.events,
+        parts.progress.committed,
+      );
+      publisher.admit(fresh, read.late);
+      inFlight.add(publisher.publish(fresh, read.late));
+    }
+  } catch (error) {
+    halt.fail(error);
+  }
+  await gapWatch.stop();
+  await reader.close?.();
+  await inFlight.allSettled();
+  return stopReason;
+}
+
+/** Waits (and says so) when a bound is reached: pages in flight, or numbers awaiting a write. */
+async function mustWait({ progress, inFlight }: ReadLoopParts): Promise<boolean> {
+  if (inFlight.size >= MAX_PAGES_IN_FLIGHT) {
+    await inFlight.oneSettled();
+    return true;
+  }
+  const uncommittedLimit = Math.max(MAX_UNCOMMITTED, 2 * MAX_PAGES_IN_FLIGHT * progress.largestPage);
+  if (progress.uncommitted() > uncommittedLimit && progress.writing) {
+    await progress.writesSettled();
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,74 @@
+/**
+ * The start position, applied once per checkpoint row and recorded before any event is read to be
+ * published, so a first run that fails at any point changes nothing for the next one.
+ */
+
+import type { LeaseGrant } from '../checkpoint-store.ts';
+import { StartPositionIncompleteError } from '../errors.ts';
+import type { FeedReader } from '../feed-reader.ts';
+import { fastForward, formatStartPosition, initialCursor, type StartPosition } from '../start-position.ts';
+import type { CycleDeps } from './cycle-deps.ts';
+import type { CycleSettings } from './cycle-options.ts';
+
+/** Where reading goes on from: the cursor (and checkpoint) after the landing. */
+export interface Landing {
+  /** The checkpoint as stored after this step; the cursor of the first read. */
+  readonly checkpoint: number | null;
+  /** The feed's `program_id` learnt by a `latest` walk, if it passed over a valid event. */
+  readonly feedProgramId: string | null;
+}
+
+/**
+ * A row whose start position was applied reads on from its checkpoint (or from the beginning of
+ * the feed when the landing had no number). Otherwise the position is applied now and recorded
+ * (`recordStart`): `beginning` reads from the start of the feed, a number N from just below N, and
+ * `latest` passes over, without publishing them, the events created before the row's first run
+ * began (`firstLeasedAt`, recorded with its first lease). Whatever becomes of this run, the next
+ * one reads every event created since then.
+ *
+ * @throws StartPositionIncompleteError when a `latest` walk could not reach the end of the feed
+ */
+export async function applyStartPosition(
+  deps: CycleDeps,
+  settings: CycleSettings,
+  lease: Extract<LeaseGrant, { acquired: true }>,
+  pages: FeedReader,
+  signal: AbortSignal,
+): Promise<Landing> {
+  if (lease.startApplied) return { checkpoint: lease.checkpoint, feedProgramId: null };
+  const position: StartPosition = settings.startPosition?.position ?? { kind: 'beginning' };
+  let landing: Landing = {
+    checkpoint: position.kind === 'latest' ? null : initialCursor(position),
+    feedProgramId: null,
+  };
+  if (position.kind === 'latest') {
+    const walk = await fastForward(pages, {
+      from: null,
+      startedAt: lease.firstLeasedAt,
+      pageLimit: settings.startPosition!.pageLimit,
+    });
+    if (walk.kind === 'interrupted') {
+      if (settings.stopSignal?.aborted) return { checkpoint: lease.checkpoint, feedProgramId: null };
+      // Nothing recorded: the next run walks again, still from this row's first run.
+      throw new StartPositionIncompleteError(settings.program, walk.reached, walk.pages);
+    }
+    deps.logger.info(
+      'Start position "latest": passed over the events created before the first run without publishing them',
+      {
+        checkpoint: walk.reached,
+        skipped: walk.skipped,
+        pages: walk.pages,
+        firstRunStartedAt: new Date(lease.firstLeasedAt).toISOString(),
+      },
+    );
+    landing = { checkpoint: walk.reached, feedProgramId: walk.feedProgramId };
+  }
+  await deps.checkpoints.recordStart({
+    owner: settings.owner,
+    position: formatStartPosition(position),
+    checkpoint: landing.checkpoint,
+    feedProgramId: landing.feedProgramId,
+    signal,
+  });
+  return landing;
+}

@@ -1,0 +1,272 @@
+import type { BackoffOptions } from '../backoff.ts';
+import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
+import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
+import { ChangeSignal } from './change-signal.ts';
+import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
+import { StreamConnection } from './stream-connection.ts';
+import { LookupRecovery, type StreamRecovery } from './stream-recovery.ts';
+
+export interface StreamReaderDeps {
+  readonly stream: EventStream;
+  /** Page reads (a `FeedReader`): recovery in `page` mode, and everything once the stream cannot be used. */
+  readonly pages: FeedSource;
+  /** Single-event lookups for `lookup` recovery; without them, recovery reads pages. */
+  readonly lookup?: EventLookup;
+  readonly clock: Clock;
+  readonly metrics: MetricsSink;
+  readonly logger: CycleLogger;
+  /** Source of jitter; injectable for deterministic tests. @default Math.random */
+  readonly random?: () => number;
+  /** Sequence numbers the feed skipped and nobody published since: a late event for one is wanted. */
+  readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Whether events handed out earlier are still being published: a micro-batch waits for
+   * companions only meanwhile. Call `publishingSettled()` when that changes. @default never busy
+   */
+  readonly publishing?: { readonly busy: boolean };
+}
+
+export interface StreamReaderOptions {
+  readonly recovery: StreamRecovery;
+  /**
+   * The longest a ready event waits for companions: while earlier events are being published, a
+   * read returns once `maxBatch` events are ready or this long after the first of them arrived.
+   */
+  readonly lingerMs: number;
+  /** No connection is opened with less than this left before the deadline. */
+  readonly minPollWindowMs: number;
+  /** Waits before reconnecting after a failure. */
+  readonly reconnectBackoff: BackoffOptions;
+  /** Events that end the linger at once: one PutEvents request's worth. @default 10 */
+  readonly maxBatch?: number;
+  /** Nothing buffered and nothing received for this long reads as "caught up". @default 1_000 */
+  readonly quietMs?: number;
+  /** Events held before the reader stops taking messages off the connection. @default 1_000 */
+  readonly maxBufferedEvents?: number;
+  /** Lookups in flight at once in `lookup` mode. @default 8 */
+  readonly lookupConcurrency?: number;
+}
+
+const DEFAULTS = { maxBatch: 10, quietMs: 1_000, maxBufferedEvents: 1_000, lookupConcurrency: 8 } as const;
+/** The most events one read returns: a page's worth. */
+const MAX_READ_EVENTS = 100;
+
+/**
+ * Reads the feed from `GET /events/stream` for the cycle, answering `next(after)` like
+ * `FeedReader` does, so the cycle's publishing and checkpointing do not change with the mode.
+ *
+ * A connection runs in the background (`StreamConnection`) from the first `next` call until the
+ * window closes, filling a buffer (`StreamBuffer`). A read returns the ready events at once when
+ * nothing is being published; while something is, it waits until `maxBatch` are ready or
+ * `lingerMs` after the first arrived: a micro-batch under load, no added latency otherwise
+ * (Nagle's rule). Events the stream may carry differently from a poll are recovered first
+ * (`StreamRecovery`); the events of a message that could not be read are read with pages, until a
+ * page returns them; once the stream cannot be used, every read is a page read. The answer is the
+ * same events either way.
+ */
+export class StreamReader implements FeedSource {
+  readonly #deps: StreamReaderDeps;
+  readonly #options: StreamReaderOptions;
+  readonly #maxBatch: number;
+  readonly #quietMs: number;
+  /** Aborted by `close()`, or with the window. */
+  readonly #stop = new AbortController();
+  readonly #signal: AbortSignal;
+  readonly #changes = new ChangeSignal();
+  readonly #buffer = new StreamBuffer();
+  readonly #connection: StreamConnection;
+  #running: Promise<void> | undefined;
+  #caughtUpReported = false;
+  /** Whether the current unread range was already reported as missing from the poll. */
+  #unreadReported = false;
+
+  constructor(deps: StreamReaderDeps, options: StreamReaderOptions, window: ReadWindow) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
+    this.#quietMs = options.quietMs ?? DEFAULTS.quietMs;
+    this.#signal = AbortSignal.any([window.signal, this.#stop.signal]);
+    this.#signal.addEventListener('abort', () => this.#changes.notify(), { once: true });
+    const recovery =
+      options.recovery === 'lookup' && deps.lookup !== undefined
+        ? new LookupRecovery(
+            {
+              lookup: deps.lookup,
+              logger: deps.logger,
+              isBuffered: (entry) => this.#buffer.contains(entry),
+              onSettled: () => this.#changes.notify(),
+              onFatal: (error) => this.#connection.failWith(error),
+            },
+            { concurrency: options.lookupConcurrency ?? DEFAULTS.lookupConcurrency, signal: this.#signal },
+          )
+        : undefined;
+    this.#connection = new StreamConnection(
+      { ...deps, buffer: this.#buffer, recovery, changes: this.#changes, onEvents: () => this.#onEvents() },
+      {
+        minPollWindowMs: options.minPollWindowMs,
+        deadline: window.deadline,
+        signal: this.#signal,
+        reconnectBackoff: options.reconnectBackoff,
+        maxBufferedEvents: options.maxBufferedEvents ?? DEFAULTS.maxBufferedEvents,
+      },
+    );
+  }
+
+  get stats(): FeedReadStats {
+    const pages = this.#deps.pages.stats;
+    const stream = this.#connection.stats;
+    return {
+      polls: stream.opens + pages.polls,
+      received: stream.received + pages.received,
+      pollErrors: stream.errors + pages.pollErrors,
+      pollTimeouts: stream.timeouts + pages.pollTimeouts,
+      stalePolls: pages.stalePolls,
+    };
+  }
+
+  get lastError(): unknown {
+    return this.#connection.stats.lastError ?? this.#deps.pages.lastError;
+  }
+
+  async next(after: number | null): Promise<FeedRead> {
+    this.#buffer.setCursor(after);
+    this.#running ??= this.#connection.run();
+    for (;;) {
+      const fatal = this.#connection.fatal;
+      if (fatal !== undefined) throw fatal.error;
+      this.#dropThrough(after);
+      if (this.#mustReadPage()) {
+        const read = await this.#readPage(after);
+        if (read !== undefined) return read;
+        continue;
+      }
+      const read = await this.#readStream();
+      if (read !== undefined) return read;
+    }
+  }
+
+  /** Tells a lingering read that publishing has settled: what is ready may go now. */
+  publishingSettled(): void {
+    this.#changes.notify();
+  }
+
+  /** Closes the connection and waits for it; buffered events are dropped (they are read again next time). */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
+  async #readStream(): Promise<FeedRead | undefined> {
+    const connection = this.#connection;
+    const ready = this.#buffer.readyPrefix(MAX_READ_EVENTS);
+    const closing = this.#signal.aborted;
+    if (ready.length > 0) {
+      const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
+      const idle = this.#deps.publishing?.busy !== true;
+      if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
+        return this.#take(ready);
+      }
+      await this.#waitForChange(lingerEnds);
+      return undefined;
+    }
+    if (this.#buffer.hasLate) return this.#take([]);
+    if (this.#buffer.size > 0 && !closing) {
+      await this.#waitForChange();
+      return undefined;
+    }
+    if (closing || connection.outOfTime) return { kind: 'closed', upstreamUnavailable: connection.outOfTime };
+    const quietSince = connection.lastActivityAt + this.#quietMs;
+    const mayReportQuiet = connection.connected && !this.#caughtUpReported;
+    if (mayReportQuiet && this.#deps.clock.now() >= quietSince) {
+      this.#caughtUpReported = true;
+      return { kind: 'caught-up' };
+    }
+    await this.#waitForChange(mayReportQuiet ? quietSince : undefined);
+    return undefined;
+  }
+
+  /** Drops what the cursor has passed, keeping (and reporting) late events that fill a recorded gap. */
+  #dropThrough(after: number | null): void {
+    const late = this.#buffer.dropThrough(after, this.#deps.recordedGaps);
+    if (late.length === 0) return;
+    this.#deps.metrics.add('LateEvents', 'Count', late.length);
+    for (const event of late) {
+      this.#deps.logger.warn('An event arrived late for a skipped sequence number; publishing it', {
+        eventId: event.id,
+        sequenceNumber: event.sequence_number,
+        cursor: after,
+      });
+    }
+    this.#changes.notify();
+  }
+
+  #mustReadPage(): boolean {
+    if (this.#connection.pagesOnly || this.#buffer.hasUnread) return true;
+    return this.#buffer.head?.state === 'unrecoverable';
+  }
+
+  /** A page read in place of the stream; `undefined` when it brought nothing and the loop goes on. */
+  async #readPage(after: number | null): Promise<FeedRead | undefined> {
+    const read = await this.#deps.pages.next(after);
+    if (read.kind === 'closed') return read;
+    if (read.kind === 'caught-up') {
+      // The poll has nothing beyond the cursor: what the stream announced is not there (yet).
+      if (this.#connection.pagesOnly) return read;
+      this.#reportMissingFromPoll(after);
+      return undefined;
+    }
+    const highest = read.events.at(-1)?.sequence_number;
+    if (highest !== undefined) {
+      this.#buffer.readByPage(highest);
+      if (!this.#buffer.hasUnread) this.#unreadReported = false;
+    }
+    this.#caughtUpReported = false;
+    this.#changes.notify();
+    return read;
+  }
+
+  /**
+   * The poll answered "nothing new" while the stream announced events: a poll index that lags the
+   * stream. Read again (the page reader paces empty answers) rather than leave them to gap repair.
+   */
+  #reportMissingFromPoll(after: number | null): void {
+    const { logger } = this.#deps;
+    const through = this.#buffer.unreadThrough;
+    if (through !== undefined) {
+      if (this.#unreadReported) return;
+      this.#unreadReported = true;
+      logger.warn(
+        'The poll does not have the events of an unreadable stream message yet; reading pages until it does',
+        { cursor: after, through },
+      );
+      return;
+    }
+    const head = this.#buffer.head;
+    if (head?.state === 'unrecoverable') {
+      logger.warn('The stream sent an event the poll does not have yet; reading again', {
+        eventId: head.event.id,
+        sequenceNumber: head.event.sequence_number,
+        cursor: after,
+      });
+    }
+  }
+
+  /** Returns `ready` (the head of the buffer) and the late events waiting. */
+  #take(ready: readonly BufferedEvent[]): FeedRead {
+    const { events, late } = this.#buffer.take(ready);
+    this.#caughtUpReported = false;
+    this.#changes.notify();
+    return { kind: 'events', events, late };
+  }
+
+  #onEvents(): void {
+    this.#caughtUpReported = false;
+  }
+
+  /** Waits for any change, until `until` (epoch ms) at the latest, or the window's close. */
+  async #waitForChange(until?: number): Promise<void> {
+    if (this.#signal.aborted && this.#buffer.size === 0) return;
+    await this.#changes.wait(this.#deps.clock, this.#signal, until);
+  }
+}

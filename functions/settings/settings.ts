@@ -1,0 +1,390 @@
+/**
+ * Every setting of the poller, declared once: its kind of value (type, bounds, unit), default,
+ * one-line doc, and where it exists: the handler's environment variable (`env`), the app's
+ * context key (`context`), the construct's prop (`prop`), the operator CLI's flag (`cli`).
+ *
+ * Derived from this table: the handler's environment parser and the function's environment
+ * (`environment.ts`), the app's context parser and cdk.json's defaults (`infra/app-config.ts`),
+ * the construct's defaults and validation (`infra/constructs/setting-props.ts`), the CLI's flags
+ * (`functions/cli/setting-options.ts`) and the configuration tables of README.md and
+ * docs/deploy.md (`npm run generate:docs`). Rules between settings are in `setting-rules.ts`.
+ *
+ * Order matters twice: the function's environment lists its variables in this order, and the
+ * docs tables list their rows in it.
+ *
+ * The defaults of the settings the core also reads (budget, lease, publishing, stream, gap repair)
+ * are the core's own constants: the core runs without this table (the CLI, tests), and the value
+ * is still written once.
+ */
+
+import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
+import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
+import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
+import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';
+import {
+  PROGRAM_NAME_EXPECTED,
+  PROGRAM_NAME_PATTERN,
+  QUERY_PARAMETER_EXPECTED,
+  QUERY_PARAMETER_PATTERN,
+} from '../core/name-rules.ts';
+import { PUBLISH_DEFAULTS } from '../core/publish-pipeline.ts';
+import { STREAM_RECOVERIES } from '../core/stream/stream-recovery.ts';
+import { type Setting, setting } from './setting.ts';
+import {
+  flag,
+  integer,
+  oneOf,
+  rateExpression,
+  startPosition,
+  structured,
+  text,
+  type ValueKind,
+} from './value-kinds.ts';
+
+/** The program a deployment without `programs` polls, and the one an invocation naming none polls. */
+const DEFAULT_PROGRAM = 'default';
+/** The banking interface's own name for the cursor, in polls and in the stream. */
+const CURSOR_PARAMETER = 'last_sequence_number';
+
+const queryParameter = text(QUERY_PARAMETER_PATTERN, QUERY_PARAMETER_EXPECTED);
+const nonEmpty = (expected: string) => text(/\S/, expected);
+
+/** CloudWatch Logs accepts only these retention periods; 9999 is CDK's `RetentionDays.INFINITE`. */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+  9999,
+] as const;
+
+const scheduleMinutes = integer({ min: 1, max: 14, unit: 'minutes' });
+
+export const SETTINGS = {
+  stackName: setting(text(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'a CloudFormation stack name'), {
+    doc: 'CloudFormation stack name; change it to deploy a second copy',
+    default: 'BankingEventsPoller',
+    context: { key: 'stackName' },
+  }),
+  programs: setting(structured('a non-empty array of {"name", "secretArn"?, "secretName"?}'), {
+    doc:
+      'Programs to poll: `name` (letters, digits, `.`, `_`, `-`), optional `secretArn` or `secretName` of an ' +
+      "existing secret. The first is the handler's default program",
+    default: [{ name: DEFAULT_PROGRAM }],
+    context: { key: 'programs' },
+    prop: { name: 'programs' },
+  }),
+  defaultProgram: setting(text(PROGRAM_NAME_PATTERN, PROGRAM_NAME_EXPECTED), {
+    doc: 'Program polled when the invocation names none; the construct sets the first of its programs',
+    default: DEFAULT_PROGRAM,
+    env: { name: 'DEFAULT_PROGRAM', deployed: 'computed' },
+  }),
+  secretId: setting(nonEmpty("the Secrets Manager id or ARN of the default program's credentials secret"), {
+    doc: 'Secrets Manager id or ARN of `{"base_url", "client_id", "client_secret"}`: the secret of `DEFAULT_PROGRAM`',
+    env: { name: 'SECRET_ID', required: true, deployed: 'resource' },
+  }),
+  programSecrets: setting(structured('a JSON object {"<program>": "<secret id or ARN>"}'), {
+    doc: 'JSON object binding every other program to its secret: `{"loans": "arn:…"}`',
+    whenAbsent: 'the default program only',
+    env: { name: 'PROGRAM_SECRETS', deployed: 'computed' },
+  }),
+  checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
+    doc: 'DynamoDB table holding the checkpoints, partition key `pk` (string)',
+    env: { name: 'CHECKPOINT_TABLE', required: true, deployed: 'resource' },
+  }),
+  eventBus: setting(nonEmpty('the name or ARN of the EventBridge bus to publish to'), {
+    doc: 'Name or ARN of the bus to publish to',
+    env: { name: 'EVENT_BUS_NAME', required: true, deployed: 'resource' },
+  }),
+  eventSource: setting(
+    text(
+      /^(?!aws\.)[A-Za-z0-9._\-/]{1,256}$/,
+      'an EventBridge source of letters, digits, ".", "_", "-" and "/", at most 256 (not starting with "aws.")',
+    ),
+    {
+      doc: '`source` of every published event',
+      default: 'banking.events',
+      env: { name: 'EVENT_SOURCE' },
+      context: { key: 'eventSource' },
+      prop: { name: 'eventSource' },
+    },
+  ),
+  scheduleRateMinutes: setting(scheduleMinutes, {
+    doc: "How often each program's schedule fires, in whole minutes; the function timeout follows it",
+    default: 1,
+    context: { key: 'scheduleRate', kind: rateExpression(scheduleMinutes) },
+    prop: { name: 'scheduleInterval', duration: true },
+  }),
+  routes: setting(structured('an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?}'), {
+    doc:
+      'Event type → queue. Per route, optional `maxEventAgeSeconds` (60–86400, default 86400) and ' +
+      '`retryAttempts` (0–185, default 185) for EventBridge delivery',
+    default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
+    context: { key: 'routes' },
+    prop: { name: 'routes' },
+  }),
+  lagThresholdSeconds: setting(integer({ min: 60, unit: 'seconds' }), {
+    doc: "`LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm",
+    default: 300,
+    context: { key: 'lagThresholdSeconds' },
+    prop: { name: 'lagThreshold', duration: true },
+  }),
+  alarmEmail: setting(text(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'), {
+    doc: 'Subscribes this address to the alarm topic (confirm the email AWS sends)',
+    whenAbsent: 'none',
+    context: { key: 'alarmEmail', none: '' },
+    prop: { name: 'alarmEmail' },
+  }),
+  archiveRetentionDays: setting(integer({ min: 0, max: 36_500, unit: 'days' }), {
+    doc: 'How long the archive keeps events for replay; `0` keeps them forever',
+    default: 30,
+    context: { key: 'archiveRetentionDays' },
+    prop: { name: 'archiveRetention', duration: true },
+  }),
+  logRetentionDays: setting(oneOf(LOG_RETENTION_DAYS, 'CloudWatch Logs periods; 9999 keeps them forever'), {
+    doc: "Retention of the function's log group, in days",
+    default: 30,
+    context: { key: 'logRetentionDays' },
+    prop: { name: 'logRetention' },
+  }),
+  eventBusName: setting(text(/^[A-Za-z0-9._-]{1,256}$/, 'an event bus name'), {
+    doc: 'Name of the bus to create; leave it out when publishing to an existing bus',
+    whenAbsent: 'a name generated by CloudFormation',
+    context: { key: 'eventBusName', default: 'banking-events', none: '' },
+    prop: { name: 'eventBusName' },
+  }),
+  existingEventBusArn: setting(
+    text(
+      /^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._-]+$/,
+      'the ARN of an existing event bus',
+    ),
+    {
+      doc: 'Publish to this existing bus instead of creating one (then set `eventBusName` to `""`)',
+      whenAbsent: 'none (a bus is created)',
+      context: { key: 'existingEventBusArn', none: '' },
+    },
+  ),
+  serviceName: setting(text(/^\S{1,255}$/, 'a service name'), {
+    doc: 'The `service` of every log line, and a dimension of every metric',
+    default: 'banking-events-poller',
+    env: { name: 'POWERTOOLS_SERVICE_NAME', deployed: 'fixed', readBy: 'powertools' },
+  }),
+  metricsNamespace: setting(
+    text(
+      /^[A-Za-z0-9 ._\-/#:]{1,255}$/,
+      'a CloudWatch namespace: letters, digits, spaces, ".", "_", "-", "/", "#" and ":", at most 255',
+    ),
+    {
+      doc: "CloudWatch namespace of the handler's metrics",
+      default: 'BankingEventsPoller',
+      env: { name: 'POWERTOOLS_METRICS_NAMESPACE', readBy: 'powertools' },
+      context: { key: 'metricsNamespace' },
+      prop: { name: 'metricsNamespace' },
+    },
+  ),
+  logLevel: setting(oneOf(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT']), {
+    doc: "Powertools Logger's level",
+    default: 'INFO',
+    env: { name: 'POWERTOOLS_LOG_LEVEL', deployed: 'fixed', readBy: 'powertools' },
+  }),
+  tracing: setting(flag(), {
+    doc: 'Active X-Ray tracing on the function',
+    default: false,
+    context: { key: 'tracing' },
+    prop: { name: 'tracing' },
+  }),
+  pollLimit: setting(integer({ min: 1, max: 1000 }), {
+    doc: 'Events asked for per poll request',
+    default: 100,
+    env: { name: 'POLL_LIMIT' },
+    prop: { name: 'pollLimit' },
+    cli: { flag: '--limit <events>' },
+  }),
+  pollCursorParam: setting(queryParameter, {
+    doc:
+      'Name of the `GET /events` query parameter that carries the cursor, the last sequence number seen ' +
+      '(the feed must answer with the events after it)',
+    default: CURSOR_PARAMETER,
+    env: { name: 'POLL_CURSOR_PARAM' },
+    context: { key: 'pollCursorParam' },
+    prop: { name: 'pollCursorParam' },
+    cli: { flag: '--cursor-param <name>' },
+  }),
+  pollLimitParam: setting(queryParameter, {
+    doc: "Name of the `GET /events` query parameter that carries the page size; not the cursor's name",
+    default: 'limit',
+    env: { name: 'POLL_LIMIT_PARAM' },
+    context: { key: 'pollLimitParam' },
+    prop: { name: 'pollLimitParam' },
+    cli: { flag: '--limit-param <name>' },
+  }),
+  startPosition: setting(startPosition(), {
+    doc:
+      'Where a program without a checkpoint starts: every event the feed still has (`beginning`), only ' +
+      'events created from its first run on (`latest`), or a sequence number',
+    default: 'beginning',
+    see: { title: 'start position', path: 'docs/deploy.md#start-position' },
+    env: { name: 'START_POSITION' },
+    context: { key: 'startPosition' },
+    prop: { name: 'startPosition' },
+    cli: { flag: '--start-position <where>' },
+  }),
+  safetyMarginMs: setting(integer({ min: 0, max: 600_000, unit: 'milliseconds' }), {
+    doc: 'Time kept back at the end of a run to publish and commit; at most a quarter of the time left',
+    default: CYCLE_DEFAULTS.safetyMarginMs,
+    see: { title: 'sizing', path: 'docs/deploy.md#sizing-memory-and-timeout' },
+    env: { name: 'SAFETY_MARGIN_MS' },
+    prop: { name: 'safetyMargin', duration: true },
+  }),
+  leaseWaitMs: setting(integer({ min: 0, max: 900_000, unit: 'milliseconds' }), {
+    doc: 'How long a run waits for the run holding the lease to hand it over; the construct sets it from the schedule',
+    default: CYCLE_DEFAULTS.leaseWaitMs,
+    env: { name: 'LEASE_WAIT_MS', deployed: 'computed' },
+  }),
+  publishConcurrency: setting(integer({ min: 1, max: 50 }), {
+    doc:
+      'PutEvents requests in flight at once while catching up; halved when EventBridge throttles, grown ' +
+      'back after a streak of successes',
+    default: PUBLISH_DEFAULTS.concurrency,
+    env: { name: 'PUBLISH_CONCURRENCY' },
+    context: { key: 'publishConcurrency' },
+    prop: { name: 'publishConcurrency' },
+  }),
+  maxPutEventsPerSecond: setting(integer({ min: 1, max: 10_000 }), {
+    doc:
+      'Cap on PutEvents requests per second per program: the quota is per account and region, shared ' +
+      'with your other producers',
+    whenAbsent: 'no cap',
+    env: { name: 'PUBLISH_MAX_REQUESTS_PER_SECOND' },
+    context: { key: 'maxPutEventsPerSecond', none: 0 },
+    prop: { name: 'maxPutEventsPerSecond' },
+  }),
+  feedMode: setting(oneOf(FEED_MODES), {
+    doc: 'How the feed is read: long polls of `GET /events`, or the SSE stream `GET /events/stream`',
+    default: CYCLE_DEFAULTS.feedMode,
+    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
+    env: { name: 'FEED_MODE' },
+    context: { key: 'feedMode' },
+    prop: { name: 'feedMode' },
+    cli: { flag: '--feed-mode <mode>' },
+  }),
+  streamRecovery: setting(oneOf(STREAM_RECOVERIES), {
+    doc:
+      'How a transaction whose `data.type` the stream may have replaced is fetched: one `GET /events` ' +
+      'page (`page`), or `GET /event/:id` each (`lookup`)',
+    default: CYCLE_DEFAULTS.streamRecovery,
+    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
+    streamOnly: true,
+    env: { name: 'STREAM_RECOVERY' },
+    context: { key: 'streamRecovery' },
+    prop: { name: 'streamRecovery' },
+    cli: { flag: '--stream-recovery <how>' },
+  }),
+  streamLingerMs: setting(integer({ min: 0, max: 1_000, unit: 'milliseconds' }), {
+    doc: 'Longest wait for more events of a micro-batch while earlier ones are being published',
+    default: CYCLE_DEFAULTS.streamLingerMs,
+    streamOnly: true,
+    env: { name: 'STREAM_LINGER_MS' },
+    context: { key: 'streamLingerMs' },
+    prop: { name: 'streamLinger', duration: true },
+  }),
+  streamCursorParam: setting(queryParameter, {
+    doc: 'Name of the `GET /events/stream` query parameter that carries the starting point',
+    default: CURSOR_PARAMETER,
+    streamOnly: true,
+    env: { name: 'STREAM_CURSOR_PARAM' },
+    context: { key: 'streamCursorParam' },
+    prop: { name: 'streamCursorParam' },
+  }),
+  gapRepairMaxLookups: setting(integer({ min: 0, max: 10_000 }), {
+    doc:
+      'Lookups of skipped sequence numbers per invocation; `0` turns gap repair off (the sequence-gap ' +
+      'alarm then watches `SequenceGaps`)',
+    default: GAP_REPAIR_DEFAULTS.maxLookups,
+    see: { title: 'sequence gaps', path: 'docs/deploy.md#alarm-sequence-gaps' },
+    env: { name: 'GAP_REPAIR_MAX_LOOKUPS' },
+    context: { key: 'gapRepairMaxLookups' },
+    prop: { name: 'gapRepair.maxLookups' },
+  }),
+  gapRepairGraceSeconds: setting(integer({ min: 0, max: 86_400, unit: 'seconds' }), {
+    doc:
+      'How long a skipped number is looked up again before it is given up and counted in `GapsUnfilled`; ' +
+      "at most the feed's retention, 24 hours",
+    default: GAP_REPAIR_DEFAULTS.graceMs / 1000,
+    env: { name: 'GAP_REPAIR_GRACE_SECONDS' },
+    context: { key: 'gapRepairGraceSeconds' },
+    prop: { name: 'gapRepair.gracePeriod', duration: true },
+  }),
+  maxEventEntryBytes: setting(integer({ min: MIN_MAX_ENTRY_BYTES, max: PUT_EVENTS_MAX_BYTES }), {
+    doc: 'Largest PutEvents entry, in bytes; a larger event goes through the claim check (S3, a pointer on the bus)',
+    default: DEFAULT_MAX_ENTRY_BYTES,
+    see: { title: 'too large', path: 'docs/deploy.md#event-too-large' },
+    env: { name: 'MAX_EVENT_ENTRY_BYTES' },
+    context: { key: 'maxEventEntryBytes' },
+    prop: { name: 'maxEventEntryBytes' },
+  }),
+  claimCheckBucket: setting(nonEmpty('an S3 bucket name'), {
+    doc: 'S3 bucket for events too large for the bus',
+    whenAbsent: 'none: such an event stops the run with `EVENT_TOO_LARGE`',
+    env: { name: 'CLAIM_CHECK_BUCKET', deployed: 'resource' },
+  }),
+  claimCheckRetentionDays: setting(integer({ min: 1, max: 36_500, unit: 'days' }), {
+    doc: "How long the claim-check bucket keeps an event's body",
+    default: 30,
+    context: { key: 'claimCheckRetentionDays' },
+    prop: { name: 'claimCheckRetention', duration: true },
+  }),
+  exampleSubscriber: setting(flag(), {
+    doc: 'Deploys the example subscriber of transactions (README, "Write a subscriber")',
+    default: false,
+    context: { key: 'exampleSubscriber' },
+  }),
+  minPollWindowMs: setting(integer({ min: 100, max: 600_000, unit: 'milliseconds' }), {
+    doc: 'No poll starts with less time than this left',
+    default: CYCLE_DEFAULTS.minPollWindowMs,
+    env: { name: 'MIN_POLL_WINDOW_MS' },
+  }),
+  credentialsTtlSeconds: setting(integer({ min: 0, max: 86_400, unit: 'seconds' }), {
+    doc: 'How long the credentials read from a secret are cached (re-read at once on a 401)',
+    default: 300,
+    env: { name: 'CREDENTIALS_TTL_SECONDS' },
+  }),
+  leaseCheckIntervalMs: setting(integer({ min: 10, max: 10_000, unit: 'milliseconds' }), {
+    doc: 'How often the lease is looked at while waiting for it',
+    default: CYCLE_DEFAULTS.leaseCheckIntervalMs,
+    env: { name: 'LEASE_CHECK_INTERVAL_MS' },
+  }),
+  publishMaxAttempts: setting(integer({ min: 1, max: 20 }), {
+    doc: 'Attempts per PutEvents entry the bus rejects',
+    default: PUBLISH_DEFAULTS.maxAttempts,
+    env: { name: 'PUBLISH_MAX_ATTEMPTS' },
+  }),
+};
+
+type Settings = typeof SETTINGS;
+export type SettingName = keyof Settings;
+
+/** The value type of a setting, from its kind. */
+export type SettingValue<N extends SettingName> = Settings[N]['kind'] extends ValueKind<infer T> ? T : never;
+
+/** A setting's value once read: always there when it has a default or is required, else perhaps not. */
+export type ResolvedValue<N extends SettingName> = Settings[N] extends
+  | { readonly default: unknown }
+  | { readonly env: { readonly required: true } }
+  ? SettingValue<N>
+  : SettingValue<N> | undefined;
+
+/** The names of the settings that exist at `place`. */
+export type SettingsAt<Place extends 'env' | 'context' | 'prop' | 'cli'> = {
+  [N in SettingName]: Settings[N] extends { readonly [P in Place]: object } ? N : never;
+}[SettingName];
+
+/** The settings at `place` whose values the table reads; `programs` and `routes` each place reads by hand. */
+export type ValueSettingsAt<Place extends 'env' | 'context' | 'prop' | 'cli'> = {
+  [N in SettingsAt<Place>]: Settings[N] extends { readonly kind: { readonly structured: true } } ? never : N;
+}[SettingsAt<Place>];
+
+export type FeedMode = SettingValue<'feedMode'>;
+export type StreamRecovery = SettingValue<'streamRecovery'>;
+
+/** The table as a list, in its order. */
+export function settingEntries(): readonly (readonly [SettingName, Setting])[] {
+  return Object.entries(SETTINGS) as [SettingName, Setting][];
+}
