@@ -1,0 +1,83 @@
+/**
+ * AWS Signature Version 4 for the one kind of request the poller signs by hand: a POST of an AWS
+ * JSON protocol body to a service's root path, with no query string ("Create a signed AWS API
+ * request", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
+ * Pure, over node:crypto: the AWS SDK signs the same way behind a middleware stack that costs
+ * several times the signature itself (see `put-events-transport.ts`).
+ */
+import { createHash, createHmac } from 'node:crypto';
+
+export interface SigningCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  /** Temporary credentials (a Lambda role's) carry one; it is signed as `x-amz-security-token`. */
+  readonly sessionToken?: string;
+}
+
+export interface SignableRequest {
+  /** `host[:port]` as sent in the Host header. */
+  readonly host: string;
+  /** The body, exactly as sent. */
+  readonly body: string;
+  /** Headers besides `host`, `x-amz-date` and `x-amz-security-token`; names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly service: string;
+  readonly region: string;
+  readonly credentials: SigningCredentials;
+  /** Epoch ms of signing. */
+  readonly now: number;
+}
+
+const ALGORITHM = 'AWS4-HMAC-SHA256';
+
+/**
+ * The headers to send with the request: its own, plus `host`, `x-amz-date`, the session token if
+ * any, and `authorization`.
+ *
+ * @example
+ * const headers = signJsonPost({ host: 'events.eu-west-1.amazonaws.com', body, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' }, service: 'events', region: 'eu-west-1', credentials, now: Date.now() });
+ */
+export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): Record<string, string> {
+  const { credentials } = request;
+  const amzDate = new Date(request.now).toISOString().replace(/[-:]|\.\d{3}/g, '');
+  const day = amzDate.slice(0, 8);
+  const headers: Record<string, string> = { ...request.headers, host: request.host, 'x-amz-date': amzDate };
+  if (credentials.sessionToken !== undefined) headers['x-amz-security-token'] = credentials.sessionToken;
+  const names = Object.keys(headers).sort();
+  const canonicalHeaders = names.map((name) => `${name}:${headers[name]!.trim()}\n`).join('');
+  const signedHeaders = names.join(';');
+  const canonicalRequest = `POST\n/\n\n${canonicalHeaders}\n${signedHeaders}\n${sha256Hex(request.body)}`;
+  const scope = `${day}/${request.region}/${request.service}/aws4_request`;
+  const stringToSign = `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(canonicalRequest)}`;
+  const key = keys.key(credentials.secretAccessKey, day, request.region, request.service);
+  const signature = createHmac('sha256', key).update(stringToSign, 'utf8').digest('hex');
+  headers.authorization = `${ALGORITHM} Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  return headers;
+}
+
+/**
+ * The day's signing key (four HMACs) depends only on the secret, the day, the region and the
+ * service: it is derived once and reused for every request of the day.
+ */
+export class SigningKeyCache {
+  #for = '';
+  #key: Buffer | undefined;
+
+  key(secretAccessKey: string, day: string, region: string, service: string): Buffer {
+    const id = `${day}/${region}/${service}/${secretAccessKey}`;
+    if (this.#key === undefined || this.#for !== id) {
+      const date = hmac(`AWS4${secretAccessKey}`, day);
+      this.#key = hmac(hmac(hmac(date, region), service), 'aws4_request');
+      this.#for = id;
+    }
+    return this.#key;
+  }
+}
+
+function hmac(key: string | Buffer, data: string): Buffer {
+  return createHmac('sha256', key).update(data, 'utf8').digest();
+}
+
+function sha256Hex(data: string): string {
+  return createHash('sha256').update(data, 'utf8').digest('hex');
+}
