@@ -69,11 +69,6 @@ const NETWORK_ERROR_CODES = new Set([
   'ENETUNREACH',
 ]);
 
-interface PreparedEntry {
-  readonly detail: string;
-  readonly size: number;
-}
-
 /** What an SDK service error or a Node network error may carry. */
 interface SdkErrorShape {
   readonly name: string;
@@ -98,8 +93,6 @@ export class EventBridgePublisher implements EventPublisher {
   readonly #eventBusName: string;
   readonly #source: string;
   readonly #sourceBytes: number;
-  /** The core asks for `entrySize` and then sends the same event: size it once. */
-  readonly #prepared = new WeakMap<BankingEvent, PreparedEntry>();
 
   constructor(options: EventBridgePublisherOptions) {
     if (options.source.trim() === '') {
@@ -116,8 +109,14 @@ export class EventBridgePublisher implements EventPublisher {
     this.#sourceBytes = Buffer.byteLength(options.source, 'utf8');
   }
 
+  /** The bank's own text, sized on the exact bytes sent. */
   entrySize(event: BankingEvent): number {
-    return this.#prepare(event).size;
+    return (
+      TIME_BYTES +
+      this.#sourceBytes +
+      Buffer.byteLength(event.type, 'utf8') +
+      Buffer.byteLength(event.detail, 'utf8')
+    );
   }
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
@@ -125,7 +124,7 @@ export class EventBridgePublisher implements EventPublisher {
     const entries = batch.map((event) => ({
       source: this.#source,
       detailType: event.type,
-      detail: this.#prepare(event).detail,
+      detail: event.detail,
       time: Date.parse(event.created_dt),
       eventBusName: this.#eventBusName,
     }));
@@ -158,21 +157,6 @@ export class EventBridgePublisher implements EventPublisher {
       }
       return { ok: true };
     });
-  }
-
-  #prepare(event: BankingEvent): PreparedEntry {
-    let prepared = this.#prepared.get(event);
-    if (prepared === undefined) {
-      // The bank's own text, sized on the exact bytes sent.
-      const size =
-        TIME_BYTES +
-        this.#sourceBytes +
-        Buffer.byteLength(event.type, 'utf8') +
-        Buffer.byteLength(event.detail, 'utf8');
-      prepared = { detail: event.detail, size };
-      this.#prepared.set(event, prepared);
-    }
-    return prepared;
   }
 
   #translate(error: unknown, batch: readonly BankingEvent[], signal: AbortSignal): unknown {

@@ -5,7 +5,7 @@
  * Pure, over node:crypto: the AWS SDK signs the same way behind a middleware stack that costs
  * several times the signature itself (see `put-events-transport.ts`).
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 
 export interface SigningCredentials {
   readonly accessKeyId: string;
@@ -78,6 +78,7 @@ function hmac(key: string | Buffer, data: string): Buffer {
   return createHmac('sha256', key).update(data, 'utf8').digest();
 }
 
+/** One-shot hashing: no Hash object per call (this runs twice per request). */
 function sha256Hex(data: string): string {
-  return createHash('sha256').update(data, 'utf8').digest('hex');
+  return hash('sha256', data, 'hex');
 }

@@ -40,6 +40,11 @@ export interface LambdaFunctionSpec {
   readonly functionName?: string;
   /** Extra `node` options for the function's process (profiling in benchmarks). @default none */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Called with the function process's id as soon as it is spawned, before it has loaded the
+   * handler (benchmarks put it in a CPU cgroup: Lambda's share of a core). @default none
+   */
+  readonly onProcessStart?: (pid: number) => void;
 }
 
 export type InvocationOutcome =
@@ -221,6 +226,7 @@ export class LambdaContainer {
         },
       },
     );
+    if (child.pid !== undefined) this.#spec.onProcessStart?.(child.pid);
     // 'close', not 'exit': by then both pipes are drained, so nothing the process wrote is missed.
     const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
     // A signal to a process that has just gone is reported as an 'error' event; nothing to do then.
