@@ -35,6 +35,7 @@ export async function buildProfilingBundle(entry: string, outdir: string): Promi
 
 interface ProfileNode {
   readonly id: number;
+  readonly children?: readonly number[];
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
 }
 
@@ -123,6 +124,44 @@ export function topFunctions(dir: string, bundlePath: string, count: number): st
     });
   }
   return [...byName.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([key, samples]) => `${samples} ${key}`);
+}
+
+/** Inclusive samples (self and callees) of our own functions, for a closer look. */
+export function inclusiveOwnFunctions(dir: string, bundlePath: string, count: number): string[] {
+  const starts = moduleStarts(readFileSync(bundlePath, 'utf8'));
+  const totals = new Map<string, number>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile;
+    const self = new Map<number, number>();
+    for (const id of profile.samples) self.set(id, (self.get(id) ?? 0) + 1);
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const inclusive = new Map<number, number>();
+    const total = (id: number): number => {
+      const known = inclusive.get(id);
+      if (known !== undefined) return known;
+      const node = byId.get(id)!;
+      const sum = (self.get(id) ?? 0) + (node.children ?? []).reduce((acc: number, child) => acc + total(child), 0);
+      inclusive.set(id, sum);
+      return sum;
+    };
+    const visit = (id: number, active: Set<string>): void => {
+      const node = byId.get(id)!;
+      const { functionName, url, lineNumber } = node.callFrame;
+      const module = url.endsWith(path.basename(bundlePath)) ? moduleAt(starts, lineNumber) : undefined;
+      let key: string | undefined;
+      if (module?.startsWith('functions/')) {
+        key = `${functionName || '(anonymous)'} @ ${module}`;
+        if (!active.has(key)) totals.set(key, (totals.get(key) ?? 0) + total(id));
+      }
+      const next = key === undefined ? active : new Set([...active, key]);
+      for (const child of node.children ?? []) visit(child, next);
+    };
+    visit(profile.nodes[0]!.id, new Set());
+  }
+  return [...totals.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([key, samples]) => `${samples} ${key}`);

@@ -215,7 +215,13 @@ function exchange(
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = () => signal.removeEventListener('abort', onAbort);
     dispatcher.dispatch(
-      { origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body },
+      {
+        origin: request.origin,
+        path: request.path,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+      },
       {
         onRequestStart(started) {
           controller = started;
