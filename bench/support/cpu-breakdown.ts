@@ -143,7 +143,8 @@ export function inclusiveOwnFunctions(dir: string, bundlePath: string, count: nu
       const known = inclusive.get(id);
       if (known !== undefined) return known;
       const node = byId.get(id)!;
-      const sum = (self.get(id) ?? 0) + (node.children ?? []).reduce((acc: number, child) => acc + total(child), 0);
+      const sum =
+        (self.get(id) ?? 0) + (node.children ?? []).reduce((acc: number, child) => acc + total(child), 0);
       inclusive.set(id, sum);
       return sum;
     };

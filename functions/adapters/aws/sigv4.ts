@@ -39,7 +39,7 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
  */
 export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): Record<string, string> {
   const { credentials } = request;
-  const amzDate = new Date(request.now).toISOString().replace(/[-:]|\.\d{3}/g, '');
+  const amzDate = amzDateOf(request.now);
   const day = amzDate.slice(0, 8);
   const headers: Record<string, string> = { ...request.headers, host: request.host, 'x-amz-date': amzDate };
   if (credentials.sessionToken !== undefined) headers['x-amz-security-token'] = credentials.sessionToken;
@@ -60,18 +60,35 @@ export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): R
  * service: it is derived once and reused for every request of the day.
  */
 export class SigningKeyCache {
-  #for = '';
+  #secret = '';
+  #day = '';
+  #region = '';
+  #service = '';
   #key: Buffer | undefined;
 
   key(secretAccessKey: string, day: string, region: string, service: string): Buffer {
-    const id = `${day}/${region}/${service}/${secretAccessKey}`;
-    if (this.#key === undefined || this.#for !== id) {
+    const current =
+      this.#key !== undefined &&
+      this.#day === day &&
+      this.#secret === secretAccessKey &&
+      this.#region === region &&
+      this.#service === service;
+    if (!current) {
       const date = hmac(`AWS4${secretAccessKey}`, day);
       this.#key = hmac(hmac(hmac(date, region), service), 'aws4_request');
-      this.#for = id;
+      this.#secret = secretAccessKey;
+      this.#day = day;
+      this.#region = region;
+      this.#service = service;
     }
-    return this.#key;
+    return this.#key!;
   }
+}
+
+/** `20261124T103000Z` from epoch ms (the ISO form without separators and milliseconds). */
+function amzDateOf(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
 }
 
 function hmac(key: string | Buffer, data: string): Buffer {
