@@ -115,7 +115,7 @@ export class SignedPutEvents implements PutEventsTransport {
       body,
       signal,
     });
-    if (response.status !== 200) throw serviceError(response.status, response.text, response.requestId);
+    if (response.status !== 200) throw serviceError(response);
     const parsed = JSON.parse(response.text) as { Entries?: PutEventsResultEntry[] };
     return parsed.Entries ?? [];
   }
@@ -160,17 +160,28 @@ function requestBody(entries: readonly PutEventsEntry[]): string {
   return `{"Entries":[${parts.join(',')}]}`;
 }
 
-/** The error of a non-200 answer: `__type` (after its `#`) as the name, as the SDK names it. */
-function serviceError(status: number, text: string, requestId: string | undefined): EventBridgeServiceError {
-  let type: string | undefined;
+/**
+ * The error of a non-200 answer, named as the SDK names it: the `x-amzn-ErrorType` header (before
+ * any `:`), else the JSON body's `__type` (after its `#`) or `code`; else an XML `<Code>`, which
+ * AWS front ends (and moto) send for authentication failures; else by its status.
+ */
+function serviceError({ status, text, requestId, errorType }: Exchanged): EventBridgeServiceError {
+  let type = errorType?.split(':')[0]?.trim() || undefined;
   let message: string | undefined;
   try {
-    const parsed = JSON.parse(text) as { __type?: unknown; message?: unknown; Message?: unknown };
-    type = typeof parsed.__type === 'string' ? parsed.__type.split('#').at(-1) : undefined;
+    const parsed = JSON.parse(text) as {
+      __type?: unknown;
+      code?: unknown;
+      message?: unknown;
+      Message?: unknown;
+    };
+    const named = parsed.__type ?? parsed.code;
+    type ??= typeof named === 'string' ? named.split('#').at(-1) : undefined;
     const found = parsed.message ?? parsed.Message;
     message = typeof found === 'string' ? found : undefined;
   } catch {
-    // Not JSON (a proxy's page): named by its status below.
+    type ??= /<Code>([^<]{1,100})<\/Code>/.exec(text)?.[1];
+    message = /<Message>([^<]{1,500})<\/Message>/.exec(text)?.[1];
   }
   const name = type ?? (status >= 500 ? 'InternalFailure' : `Http${status}`);
   return new EventBridgeServiceError(name, message ?? `HTTP ${status}`, status, requestId);
@@ -184,6 +195,7 @@ interface Exchanged {
   readonly status: number;
   readonly text: string;
   readonly requestId: string | undefined;
+  readonly errorType: string | undefined;
 }
 
 /**
@@ -210,6 +222,7 @@ function exchange(
     const chunks: Buffer[] = [];
     let status = 0;
     let requestId: string | undefined;
+    let errorType: string | undefined;
     let controller: Dispatcher.DispatchController | undefined;
     const onAbort = () => controller?.abort(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -230,13 +243,14 @@ function exchange(
         onResponseStart(_controller, statusCode, headers) {
           status = statusCode;
           requestId = headerValue(headers['x-amzn-requestid']);
+          errorType = headerValue(headers['x-amzn-errortype']);
         },
         onResponseData(_controller, chunk) {
           chunks.push(chunk);
         },
         onResponseEnd() {
           settle();
-          resolve({ status, text: Buffer.concat(chunks).toString('utf8'), requestId });
+          resolve({ status, text: Buffer.concat(chunks).toString('utf8'), requestId, errorType });
         },
         onResponseError(_controller, error) {
           settle();

@@ -178,6 +178,41 @@ describe('PutEvents signed by hand', () => {
     expect((missing as Error).message).toContain('bank-bus');
   });
 
+  it('names an error as the SDK does: the error-type header first, else the body, JSON or XML', async () => {
+    const server = await startScriptedServer([
+      json(403, { message: 'expired' }, { 'x-amzn-errortype': 'ExpiredTokenException:http://internal/' }),
+      json(400, { code: 'ThrottlingException', message: 'slow down' }),
+      (_request, response) => {
+        response.writeHead(403, { 'content-type': 'text/xml' });
+        response.end(
+          '<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code><Message>bad signature</Message></Error></ErrorResponse>',
+        );
+      },
+    ]);
+    const publisher = publisherFor(server.baseUrl);
+    const failure = async () => {
+      const caught = await publisher
+        .send(events, new AbortController().signal)
+        .catch((error: unknown) => error);
+      expect(caught).toBeInstanceOf(PublishError);
+      return caught as PublishError;
+    };
+
+    const [expired, throttled, unsigned] = [await failure(), await failure(), await failure()];
+
+    expect(expired.context).toMatchObject({
+      awsError: 'ExpiredTokenException',
+      status: 403,
+      retryable: false,
+    });
+    expect(throttled.context).toMatchObject({ awsError: 'ThrottlingException', retryable: true });
+    expect(unsigned.context).toMatchObject({
+      awsError: 'SignatureDoesNotMatch',
+      status: 403,
+      retryable: false,
+    });
+  });
+
   it('marks a refusal for its size for the claim check', async () => {
     const server = await startScriptedServer(
       json(400, {
