@@ -9,8 +9,10 @@
  * and splits its CPU by where it goes (AWS SDK, undici, our code, GC…): shares, not absolute times.
  *
  *   npm run bench:deployed -- [--events 20000] [--memory 256,1024]
+ *
+ * On its own it prints the figures and writes them to bench/results/deployed-<date>.json.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -185,7 +187,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       values.profile && first !== undefined
         ? await cpuBreakdownAsDeployed(bench, settings, first.memory_mb, first.cpu_ms_per_1000_events.ours)
         : undefined;
-    process.stdout.write(`${JSON.stringify({ settings, drains, breakdown, problems }, null, 2)}\n`);
+    const json = `${JSON.stringify({ at: new Date().toISOString(), settings, drains, breakdown, problems }, null, 2)}\n`;
+    process.stdout.write(json);
+    const day = new Date().toISOString().slice(0, 10);
+    writeFileSync(path.join(import.meta.dirname, 'results', `deployed-${day}.json`), json);
     if (problems.length > 0) process.exitCode = 1;
   } finally {
     await bench.close();
