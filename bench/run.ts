@@ -4,6 +4,10 @@
  *
  *   npm run bench -- [--events 50000] [--upstream-ms 25] [--publish-ms 15] [--page 100] [--quick]
  *
+ * Leads with the drain as deployed: the handler's process (and the naive loop's) at the CPU share
+ * Lambda gives 256 MB and 1 024 MB (bench/as-deployed.ts), and where that CPU goes; then the same
+ * drain on the machine's cores, the sweep, caps, latency and the bundle.
+ *
  * Writes a table to stdout, bench/results/<date>.json and latest.json, and
  * bench/results/throughput-vs-latency.svg. `--quick` shrinks every run (for trying the harness).
  */
@@ -11,6 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuBreakdownAsDeployed, drainsAsDeployed } from './as-deployed.ts';
 import { compareModes, LATENCY_MODES, type LatencySettings, latencyTable } from './latency.ts';
 import { bundleLikeThePoller } from './support/bundle.ts';
 import { lineChart } from './support/svg-chart.ts';
@@ -33,6 +38,8 @@ const { values } = parseArgs({
     'publish-ms': { type: 'string', default: '15' },
     page: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '8' },
+    /** Memory sizes whose CPU share the as-deployed drains run at. */
+    memory: { type: 'string', default: '256,1024' },
     quick: { type: 'boolean', default: false },
   },
 });
@@ -45,14 +52,28 @@ const base: Settings = {
   concurrency: Number(values.concurrency),
 };
 const sweepEvents = quick ? 1_000 : 5_000;
+const deployedEvents = quick ? 2_000 : 20_000;
+const memorySizes = (values.memory ?? '256,1024').split(',').map(Number);
 const resultsDir = path.join(import.meta.dirname, 'results');
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const bench = await startBench();
 try {
+  log(`as deployed: ${deployedEvents} events at the CPU share of ${memorySizes.join(' MB, ')} MB`);
+  const deployedSettings = { ...base, events: deployedEvents };
+  const deployed = await drainsAsDeployed(bench, deployedSettings, memorySizes, log);
+  log(`where the CPU goes at ${memorySizes[0]} MB (profiled drain)`);
+  const profiledAt = deployed.figures[0]!;
+  const breakdown = await cpuBreakdownAsDeployed(
+    bench,
+    deployedSettings,
+    profiledAt.memory_mb,
+    profiledAt.cpu_ms_per_1000_events.ours,
+  );
+
   log(
-    `main: ${base.events} events, upstream ${base.upstreamLatencyMs} ms, PutEvents ${base.publishLatencyMs} ms`,
+    `unthrottled: ${base.events} events, upstream ${base.upstreamLatencyMs} ms, PutEvents ${base.publishLatencyMs} ms`,
   );
   const ours = await runOurs(bench, base);
   log(`ours ${round(ours.eventsPerSecond, 0)} events/s`);
@@ -129,11 +150,15 @@ try {
   ]);
   const size = bundleSize(bench.artifact);
 
-  const problems = [ours, naive, capped, throttled, ...sweep.flatMap((run) => [run.ours, run.naive])].flatMap(
-    (run) => run.lossProblems,
-  );
+  const problems = [
+    ...deployed.problems,
+    ...[ours, naive, capped, throttled, ...sweep.flatMap((run) => [run.ours, run.naive])].flatMap(
+      (run) => run.lossProblems,
+    ),
+  ];
   const at = new Date();
   const result = {
+    as_deployed: { events: deployedEvents, drains: deployed.figures, cpu_breakdown: breakdown },
     ours_over_bound: round(ours.eventsPerSecond / bound),
     ours_over_naive: round(ours.eventsPerSecond / naive.eventsPerSecond),
     ours_events_per_s: round(ours.eventsPerSecond, 0),
@@ -233,6 +258,33 @@ try {
     }),
   );
 
+  console.log(`as deployed: ${deployedEvents} events, the process held to Lambda's CPU share of its memory`);
+  console.table(
+    deployed.figures.flatMap((drain) => [
+      {
+        run: `ours at ${drain.memory_mb} MB (${drain.cpu_share_of_a_core} core)`,
+        'events/s': drain.ours_events_per_s,
+        'peak RSS MiB': drain.peak_rss_mb.ours,
+        'CPU ms/1000': drain.cpu_ms_per_1000_events.ours,
+      },
+      {
+        run: `naive at ${drain.memory_mb} MB`,
+        'events/s': drain.naive_events_per_s,
+        'peak RSS MiB': drain.peak_rss_mb.naive,
+        'CPU ms/1000': drain.cpu_ms_per_1000_events.naive,
+      },
+    ]),
+  );
+  for (const drain of deployed.figures) {
+    if (drain.share_unavailable !== undefined) {
+      console.log(
+        `${drain.memory_mb} MB: no CPU share on this machine (${drain.share_unavailable}); figures unthrottled, CPU allows ${drain.cpu_bound_events_per_s?.ours} events/s at the share (naive ${drain.cpu_bound_events_per_s?.naive})`,
+      );
+    }
+  }
+  console.log(`where the CPU goes at ${breakdown.memory_mb} MB (profiled drain: %, and ms per 1 000 events)`);
+  console.table([breakdown.percent, breakdown.ms_per_1000_events]);
+  console.log("unthrottled (the machine's cores)");
   console.table([
     {
       run: 'ours (shipped bundle)',
@@ -256,6 +308,10 @@ try {
   }
   console.log(
     [
+      ...deployed.figures.map(
+        (drain) =>
+          `at ${drain.memory_mb} MB: ours ÷ naive ${drain.ours_over_naive}, CPU ${drain.cpu_ms_per_1000_events.ours} ms per 1 000 events (${drain.ours_cpu_ms_per_1000_events_after_init} after init), peak RSS ${drain.peak_rss_mb.ours} MiB${drain.memory_mb === 256 ? ' (targets ≥ 3, ≤ 100 ms, ≤ 150 MiB)' : ''}`,
+      ),
       `ours ÷ bound ${result.ours_over_bound} (target ≥ 0.9) · ours ÷ naive ${result.ours_over_naive} (target ≥ 5) · ours ÷ simulator ceiling ${result.ours_over_ceiling}`,
       `peak RSS ${result.peak_rss_mb} MiB (target ≤ 150)`,
       `bundle ${size.bytes} B (${size.gzipBytes} B gzip) · cold import ${result.bundle.cold_import_ms} ms vs SDK-only ${result.bundle.sdk_only_cold_import_ms} ms (${result.bundle.cold_import_over_sdk_only}×, target ≤ 1.3)`,

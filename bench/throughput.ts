@@ -13,7 +13,7 @@
  * final checkpoint accepted at least once, and the checkpoint never moved backwards.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -22,10 +22,12 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { request } from 'undici';
 import { type RunningSimulator, startSimulator } from '../functions/simulator/banking-simulator.ts';
 import { buildConstructLibrary, buildHandlerAsset } from '../scripts/build/artifacts.ts';
+import { AwsFaultProxy } from '../test/support/aws-fault-proxy.ts';
 import { LambdaContainer } from '../test/support/lambda-runtime/lambda-container.ts';
 import { startMoto } from '../test/support/moto-server.ts';
 import { type PollerArtifact, synthPollerArtifact } from '../test/support/poller-artifact.ts';
 import { bundleLikeThePoller } from './support/bundle.ts';
+import type { CpuShare } from './support/cpu-share.ts';
 import { processUsage } from './support/process-usage.ts';
 import { PutEventsStandIn } from './support/put-events-standin.ts';
 
@@ -39,6 +41,8 @@ export interface Settings {
   readonly maxRequestsPerSecond?: number;
   /** Share of PutEvents requests the stand-in throttles. */
   readonly throttleRatio?: number;
+  /** Runs the handler's (or the naive loop's) process at Lambda's CPU share of a memory size. */
+  readonly cpuShare?: CpuShare;
 }
 
 export interface RunFigures {
@@ -49,7 +53,15 @@ export interface RunFigures {
   /** From the start to the first event accepted: cold start, secret, token, first poll. */
   readonly firstEventMs: number;
   readonly peakRssMiB: number;
+  /** CPU time of the process (all its threads), start to last event accepted, cold start included. */
   readonly cpuMsPer1000: number;
+  /**
+   * The same without the init phase (Node's start and the handler's import), which a catch-up pays
+   * once per execution environment, not per event. The naive loop has no separate init: its total.
+   */
+  readonly drainCpuMsPer1000: number;
+  /** CPU time of the init phase. @default NaN for the naive loop */
+  readonly initCpuMs: number;
   readonly finalCheckpoint: number | null;
   readonly duplicates: number;
   readonly putEventsRequests: number;
@@ -65,6 +77,16 @@ export interface Bench {
   /** Extra `node` options for the handler's process, e.g. `--cpu-prof` (BENCH_NODE_ARGS). */
   readonly handlerNodeArgs: readonly string[];
   readonly naiveBundle: string;
+  /**
+   * Where the handler's CPU profile is written at the end of each drain (the handler's process
+   * must preload `support/profile-hook.mjs`, see `cpu-breakdown.ts`). @default no profile
+   */
+  readonly profileDir?: string;
+  /**
+   * Where the handler and the naive loop reach DynamoDB and Secrets Manager: moto behind a proxy
+   * that keeps connections open, as the AWS endpoints do (moto's server closes each one, which
+   * would charge every checkpoint write a TCP handshake no deployment pays).
+   */
   readonly motoEndpoint: string;
   readonly dynamodb: DynamoDBClient;
   readonly secrets: SecretsManagerClient;
@@ -93,6 +115,7 @@ export async function startBench(): Promise<Bench> {
     endpoint: moto.endpoint,
     credentials: { accessKeyId: 'b', secretAccessKey: 'b' },
   };
+  const keepAlive = await AwsFaultProxy.start(moto.endpoint);
   const dynamodb = new DynamoDBClient(config);
   const secrets = new SecretsManagerClient(config);
   const table = 'bench-checkpoints';
@@ -109,7 +132,7 @@ export async function startBench(): Promise<Bench> {
     artifact,
     handlerNodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     naiveBundle,
-    motoEndpoint: moto.endpoint,
+    motoEndpoint: keepAlive.endpoint,
     dynamodb,
     secrets,
     table,
@@ -120,6 +143,7 @@ export async function startBench(): Promise<Bench> {
     close: async () => {
       dynamodb.destroy();
       secrets.destroy();
+      await keepAlive.close();
       await moto.stop();
       rmSync(workdir, { recursive: true, force: true });
     },
@@ -228,6 +252,18 @@ function lossCheck(
   return problems;
 }
 
+/** Asks the handler's process for its CPU profile (SIGUSR2, see profile-hook.mjs) and waits for it. */
+async function collectProfile(pid: number, dir: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  // The harness may have frozen it between invocations: the signal is handled once it runs.
+  process.kill(pid, 'SIGCONT');
+  await waitFor(
+    async () => readdirSync(dir).some((name) => name.endsWith('.cpuprofile') && !before.has(name)),
+    30_000,
+  );
+}
+
 /** Drains a backlog with the shipped handler, invocation after invocation. */
 export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigures> {
   const { simulator, secretArn, program } = await prepare(bench, settings);
@@ -235,11 +271,17 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
     latencyMs: settings.publishLatencyMs,
     throttleRatio: settings.throttleRatio,
   });
+  let initCpuMs = Number.NaN;
   const container = new LambdaContainer({
     codeDir: bench.artifact.codeDir,
     memoryMb: bench.artifact.memoryMb,
     timeoutMs: 60_000,
     nodeArgs: bench.handlerNodeArgs,
+    ...(settings.cpuShare === undefined ? {} : { memoryMb: settings.cpuShare.memoryMb }),
+    onProcessStart: (pid) => settings.cpuShare?.add(pid),
+    onInitDone: (pid) => {
+      initCpuMs = processUsage(pid).cpuMs;
+    },
     environment: {
       ...bench.artifact.environment,
       ...AWS_ENV,
@@ -277,6 +319,7 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
     drained = true;
     // The last checkpoint write follows within the committer's interval.
     await waitFor(async () => (await storedCheckpoint(bench, program)) === settings.events, 5_000);
+    if (bench.profileDir !== undefined) await collectProfile(container.pid!, bench.profileDir);
     await container.kill();
     await invocations.catch(() => undefined);
     await watch.stop();
@@ -285,6 +328,8 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
       ...drain,
       peakRssMiB: usage.peakRssMiB,
       cpuMsPer1000: (usage.cpuMs / settings.events) * 1000,
+      drainCpuMsPer1000: ((usage.cpuMs - initCpuMs) / settings.events) * 1000,
+      initCpuMs,
       finalCheckpoint,
       duplicates: standIn.duplicates,
       putEventsRequests: standIn.requestTimes.length,
@@ -326,6 +371,7 @@ export async function runNaive(bench: Bench, settings: Settings): Promise<RunFig
         NAIVE_TARGET: String(settings.events),
       },
     });
+    if (child.pid !== undefined) settings.cpuShare?.add(child.pid);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
@@ -347,6 +393,8 @@ export async function runNaive(bench: Bench, settings: Settings): Promise<RunFig
       ...drain,
       peakRssMiB: usage.peakRssMiB,
       cpuMsPer1000: (usage.cpuMs / settings.events) * 1000,
+      drainCpuMsPer1000: (usage.cpuMs / settings.events) * 1000,
+      initCpuMs: Number.NaN,
       finalCheckpoint,
       duplicates: standIn.duplicates,
       putEventsRequests: standIn.requestTimes.length,

@@ -10,10 +10,14 @@
  *   accept 7      → safe 8
  */
 export class CheckpointTracker {
-  // Ascending sequence numbers not yet folded into `safe`, with their accepted flag.
-  readonly #pending: Array<{ sequence: number; accepted: boolean }> = [];
-  // Per sequence number, its entries: normally one, several if the feed numbered distinct events alike.
-  readonly #index = new Map<number, Array<{ sequence: number; accepted: boolean }>>();
+  /**
+   * Sequence numbers not yet folded into `safe`, ascending, with their accepted flag: a queue whose
+   * head is `#head` (folded entries are dropped in bulk, not one `shift` at a time).
+   */
+  #pending: Entry[] = [];
+  #head = 0;
+  /** Per sequence number, its entry, or its entries when the feed numbered distinct events alike. */
+  readonly #index = new Map<number, Entry | Entry[]>();
   #safe: number | null;
 
   constructor(committed: number | null) {
@@ -22,12 +26,12 @@ export class CheckpointTracker {
 
   /** Highest sequence number tracked so far (or the committed one): the cursor for the next fetch. */
   get highestTracked(): number | null {
-    return this.#pending.at(-1)?.sequence ?? this.#safe;
+    return this.#head < this.#pending.length ? this.#pending.at(-1)!.sequence : this.#safe;
   }
 
   /** Sequence numbers tracked but not yet safe to commit. */
   get pendingCount(): number {
-    return this.#pending.length;
+    return this.#pending.length - this.#head;
   }
 
   /** The checkpoint that may be committed now. */
@@ -42,36 +46,65 @@ export class CheckpointTracker {
    */
   track(sequences: readonly number[]): void {
     for (const sequence of sequences) {
-      const last = this.#pending.at(-1)?.sequence ?? this.#safe;
-      const outOfOrder =
-        last !== null && (sequence < last || (sequence === last && this.#pending.length === 0));
+      const last = this.highestTracked;
+      const outOfOrder = last !== null && (sequence < last || (sequence === last && this.pendingCount === 0));
       if (outOfOrder) {
         throw new RangeError(`sequence ${sequence} tracked out of order (highest tracked is ${last})`);
       }
-      const entry = { sequence, accepted: false };
+      const entry: Entry = { sequence, accepted: false };
       this.#pending.push(entry);
-      const entries = this.#index.get(sequence);
-      if (entries === undefined) this.#index.set(sequence, [entry]);
-      else entries.push(entry);
+      const known = this.#index.get(sequence);
+      if (known === undefined) this.#index.set(sequence, entry);
+      else if (Array.isArray(known)) known.push(entry);
+      else this.#index.set(sequence, [known, entry]);
     }
   }
 
   /** Marks an event as accepted by the bus and advances the safe checkpoint over the prefix. */
   accept(sequence: number): void {
-    const entry = this.#index.get(sequence)?.find((candidate) => !candidate.accepted);
-    if (entry === undefined) throw new RangeError(`sequence ${sequence} was never tracked`);
+    const known = this.#index.get(sequence);
+    const entry = Array.isArray(known) ? known.find((candidate) => !candidate.accepted) : known;
+    if (entry === undefined || entry.accepted) throw new RangeError(`sequence ${sequence} was never tracked`);
     entry.accepted = true;
-    let folded = 0;
-    for (let head = this.#pending[0]; head?.accepted; head = this.#pending[folded]) {
-      folded += 1;
+    this.#fold();
+  }
+
+  /** Moves `safe` over the accepted entries at the head of the queue. */
+  #fold(): void {
+    const pending = this.#pending;
+    let head = this.#head;
+    while (head < pending.length && pending[head]!.accepted) {
+      const done = pending[head]!;
+      head += 1;
       // A twin with the same number still in flight keeps the checkpoint below that number.
-      if (this.#pending[folded]?.sequence !== head.sequence) this.#safe = head.sequence;
+      if (pending[head]?.sequence !== done.sequence) this.#safe = done.sequence;
+      this.#forget(done);
     }
-    if (folded === 0) return;
-    for (const done of this.#pending.splice(0, folded)) {
-      const remaining = this.#index.get(done.sequence)?.filter((candidate) => candidate !== done) ?? [];
-      if (remaining.length === 0) this.#index.delete(done.sequence);
-      else this.#index.set(done.sequence, remaining);
+    if (head === this.#head) return;
+    if (head === pending.length) {
+      this.#pending = [];
+      this.#head = 0;
+    } else if (head > 1_024 && head * 2 > pending.length) {
+      this.#pending = pending.slice(head);
+      this.#head = 0;
+    } else {
+      this.#head = head;
     }
   }
+
+  #forget(done: Entry): void {
+    const known = this.#index.get(done.sequence);
+    if (!Array.isArray(known)) {
+      this.#index.delete(done.sequence);
+      return;
+    }
+    const remaining = known.filter((candidate) => candidate !== done);
+    if (remaining.length === 0) this.#index.delete(done.sequence);
+    else this.#index.set(done.sequence, remaining.length === 1 ? remaining[0]! : remaining);
+  }
+}
+
+interface Entry {
+  readonly sequence: number;
+  accepted: boolean;
 }

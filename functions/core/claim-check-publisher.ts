@@ -74,17 +74,20 @@ export class ClaimCheckPublisher implements EventPublisher {
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     const outcomes: EntryOutcome[] = new Array(batch.length);
-    const prepared = await Promise.all(
-      batch.map(async (event, index): Promise<Outgoing | undefined> => {
-        if (this.#deps.inner.entrySize(event) <= this.#maxEntryBytes) return { index, event, sent: event };
-        return this.#claimCheck({ index, event, sent: event }, outcomes, signal);
-      }),
-    );
-    await this.#sendAll(
-      prepared.filter((entry): entry is Outgoing => entry !== undefined),
-      outcomes,
-      signal,
-    );
+    const outgoing: Outgoing[] = [];
+    const large: Outgoing[] = [];
+    batch.forEach((event, index) => {
+      const entry = { index, event, sent: event };
+      if (this.#deps.inner.entrySize(event) <= this.#maxEntryBytes) outgoing.push(entry);
+      else large.push(entry);
+    });
+    // Almost every batch has nothing to store: it goes out without waiting for anything.
+    if (large.length > 0) {
+      const pointers = await Promise.all(large.map((entry) => this.#claimCheck(entry, outcomes, signal)));
+      for (const pointer of pointers) if (pointer !== undefined) outgoing.push(pointer);
+      outgoing.sort((a, b) => a.index - b.index);
+    }
+    await this.#sendAll(outgoing, outcomes, signal);
     return outcomes;
   }
 

@@ -28,6 +28,7 @@ describe('the package tarball', () => {
       /^bin\/banking-events-poller\.mjs$/,
       /^dist\/cli\/main\.mjs$/,
       /^dist\/assets\/poller\/index\.mjs(\.map)?$/,
+      /^dist\/assets\/poller\/chunks\/[\w-]+\.mjs(\.map)?$/,
       /^dist\/lib\/index\.(js|cjs)$/,
       /^dist\/subscriber\/index\.(js|cjs)$/,
       /^dist\/lib\/types\/package\.json$/,

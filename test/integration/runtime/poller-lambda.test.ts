@@ -107,10 +107,10 @@ describe('the deployed function under the Lambda runtime rules', () => {
       expect(metrics!.FailedEntries).toBeGreaterThan(0);
     });
 
-    it("retries a PutEvents that was throttled as a whole beyond the SDK's own retries", async () => {
+    it('retries a PutEvents throttled as a whole, request after request, with backoff', async () => {
       const s = await scenario({ environment: { AWS_ENDPOINT_URL_EVENTBRIDGE: proxy.endpoint } });
       const events = s.simulator.generate(5);
-      // The SDK tries 3 times (bounded-client-config); the cycle's resend is the 4th request.
+      // One attempt per request (PutEvents is signed by hand): the pipeline resends, with backoff.
       proxy.refuseRequests(3, { status: 400, errorType: 'ThrottlingException' });
 
       const summary = summaryOf(await s.invoke());

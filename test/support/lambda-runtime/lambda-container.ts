@@ -40,6 +40,16 @@ export interface LambdaFunctionSpec {
   readonly functionName?: string;
   /** Extra `node` options for the function's process (profiling in benchmarks). @default none */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Called with the function process's id as soon as it is spawned, before it has loaded the
+   * handler (benchmarks put it in a CPU cgroup: Lambda's share of a core). @default none
+   */
+  readonly onProcessStart?: (pid: number) => void;
+  /**
+   * Called with the process id when its runtime first asks for an invocation: the init phase
+   * (Node's start and the handler's import) is over. @default none
+   */
+  readonly onInitDone?: (pid: number) => void;
 }
 
 export type InvocationOutcome =
@@ -92,6 +102,7 @@ interface Sandbox {
   frozen: boolean;
   /** The runtime's `GET /next`, held until there is an invocation. */
   waiting: ServerResponse | undefined;
+  initDone: boolean;
 }
 
 export class LambdaContainer {
@@ -221,11 +232,20 @@ export class LambdaContainer {
         },
       },
     );
+    if (child.pid !== undefined) this.#spec.onProcessStart?.(child.pid);
     // 'close', not 'exit': by then both pipes are drained, so nothing the process wrote is missed.
     const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
     // A signal to a process that has just gone is reported as an 'error' event; nothing to do then.
     child.on('error', () => {});
-    const sandbox: Sandbox = { child, exited, stdout: '', stderr: '', frozen: false, waiting: undefined };
+    const sandbox: Sandbox = {
+      child,
+      exited,
+      stdout: '',
+      stderr: '',
+      frozen: false,
+      waiting: undefined,
+      initDone: false,
+    };
     const capture = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       let text = chunk.toString('utf8');
       const marks = text.split(END_MARK).length - 1;
@@ -273,6 +293,10 @@ export class LambdaContainer {
       return;
     }
     sandbox.waiting = response;
+    if (!sandbox.initDone) {
+      sandbox.initDone = true;
+      if (sandbox.child.pid !== undefined) this.#spec.onInitDone?.(sandbox.child.pid);
+    }
     if (!this.#deliver()) {
       sandbox.frozen = true;
       sandbox.child.kill('SIGSTOP');
