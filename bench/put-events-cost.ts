@@ -5,6 +5,8 @@
  *
  *   sdk-default   EventBridgeClient with the SDK's defaults
  *   sdk-bounded   the same with the poller's bounded timeouts and retries (boundedClientConfig)
+ *   sdk-cached    sdk-bounded with `cacheMiddleware: true` alone (the setting the handler's other
+ *                 SDK clients, DynamoDB and Secrets Manager, could take: they keep their retries)
  *   sdk-tuned     the same with every documented tweak: cacheMiddleware, one attempt per call
  *   signed        the request body signed by hand (SigV4 over node:crypto) and sent with undici,
  *                 credentials, region and endpoint from the SDK client's configuration
@@ -142,6 +144,10 @@ async function main(): Promise<void> {
   const variants: ReadonlyArray<readonly [string, PutEventsTransport]> = [
     ['sdk-default', new SdkPutEvents(new EventBridgeClient({}))],
     ['sdk-bounded', new SdkPutEvents(new EventBridgeClient(boundedClientConfig))],
+    [
+      'sdk-cached',
+      new SdkPutEvents(new EventBridgeClient({ ...boundedClientConfig, cacheMiddleware: true })),
+    ],
     ['sdk-tuned', new SdkPutEvents(tuned)],
     ['signed', new SignedPutEvents({ client: new EventBridgeClient(boundedClientConfig) })],
     ['floor', new UnsignedUndici(server.endpoint)],
