@@ -26,7 +26,7 @@ export interface CheckpointCommitterOptions {
   /**
    * A write waits, after `minIntervalMs`, until this many sequence numbers have been accepted past
    * the last one written, or `maxIntervalMs` has passed: during a catch-up at Lambda's CPU share
-   * each write costs about as much CPU as publishing a hundred events, so they carry a few hundred
+   * each write costs about as much CPU as publishing fifty events, so they carry a few hundred
    * numbers each rather than whatever 100 ms brought. It stays well below the read loop's bound
    * on uncommitted numbers (`MAX_UNCOMMITTED`), which therefore still bounds what a crash re-sends.
    * @default 500
