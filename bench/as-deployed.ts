@@ -8,7 +8,7 @@
  * A further drain at the first size runs a readable (unminified) build under a sampling profiler
  * and splits its CPU by where it goes (AWS SDK, undici, our code, GC…): shares, not absolute times.
  *
- *   npm run bench:deployed -- [--events 20000] [--memory 256,1024]
+ *   npm run bench:deployed -- [--events 20000] [--memory 256,1024] [--no-profile]
  *
  * On its own it prints the figures and writes them to bench/results/deployed-<date>.json.
  */
@@ -167,7 +167,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     options: {
       events: { type: 'string', default: '20000' },
       memory: { type: 'string', default: '256,1024' },
-      profile: { type: 'boolean', default: true },
+      /** Skips the profiled drain (the CPU breakdown). */
+      'no-profile': { type: 'boolean', default: false },
     },
   });
   const settings: Settings = {
@@ -184,7 +185,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const { figures: drains, problems } = await drainsAsDeployed(bench, settings, memorySizes, log);
     const first = drains[0];
     const breakdown =
-      values.profile && first !== undefined
+      !values['no-profile'] && first !== undefined
         ? await cpuBreakdownAsDeployed(bench, settings, first.memory_mb, first.cpu_ms_per_1000_events.ours)
         : undefined;
     const json = `${JSON.stringify({ at: new Date().toISOString(), settings, drains, breakdown, problems }, null, 2)}\n`;

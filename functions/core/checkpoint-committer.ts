@@ -19,11 +19,21 @@ export interface CheckpointCommitterOptions {
   /** Bounds every write by the end of the invocation. */
   readonly signal: AbortSignal;
   /**
-   * Writes start at most this often while a run catches up (a crash re-publishes at most this
-   * long's worth of accepted events; DynamoDB sees at most 1000/this writes a second). `flush`
+   * Writes start at most this often (DynamoDB sees at most 1000/this writes a second). `flush`
    * does not wait for it. @default 100
    */
   readonly minIntervalMs?: number;
+  /**
+   * A write waits, after `minIntervalMs`, until this many sequence numbers have been accepted past
+   * the last one written, or `maxIntervalMs` has passed: during a catch-up at Lambda's CPU share
+   * each write costs about as much CPU as publishing fifty events, so they carry a few hundred
+   * numbers each rather than whatever 100 ms brought. It stays well below the read loop's bound
+   * on uncommitted numbers (`MAX_UNCOMMITTED`), which therefore still bounds what a crash re-sends.
+   * @default 500
+   */
+  readonly writeAfterNumbers?: number;
+  /** The longest a newer checkpoint waits for its write. @default 500 */
+  readonly maxIntervalMs?: number;
   /**
    * Called once, as soon as a write fails (the lease was lost, the table throttled past the
    * SDK's retries), so the cycle stops publishing at once rather than after the pages in flight.
@@ -31,7 +41,18 @@ export interface CheckpointCommitterOptions {
   readonly onFailure?: (error: unknown) => void;
 }
 
-const DEFAULT_MIN_INTERVAL_MS = 100;
+interface WritePacing {
+  readonly minIntervalMs: number;
+  readonly writeAfterNumbers: number;
+  readonly maxIntervalMs: number;
+}
+
+/** Defaults of the write pacing; see the options. */
+export const CHECKPOINT_WRITE_PACING: WritePacing = Object.freeze({
+  minIntervalMs: 100,
+  writeAfterNumbers: 500,
+  maxIntervalMs: 500,
+});
 
 /**
  * Writes the checkpoint in the background while publishing goes on: one write at a time, each
@@ -56,6 +77,8 @@ export class CheckpointCommitter {
   #lastWriteAt = Number.NEGATIVE_INFINITY;
   /** Cuts the pause between writes short when the run wants everything written now. */
   #hurry = new AbortController();
+  /** Cuts a pause short once enough numbers wait for the write (see `writeAfterNumbers`). */
+  #enough: AbortController | undefined;
 
   constructor(deps: CheckpointCommitterDeps, options: CheckpointCommitterOptions) {
     this.#deps = deps;
@@ -93,6 +116,9 @@ export class CheckpointCommitter {
     this.#feedProgramId = feedProgramId;
     this.#newestCreatedDt = newestCreatedDt ?? this.#newestCreatedDt;
     if (safe !== null && (this.#wanted === null || safe > this.#wanted)) this.#wanted = safe;
+    if (this.#enough !== undefined && this.#waitingNumbers() >= this.#pacing.writeAfterNumbers) {
+      this.#enough.abort();
+    }
     this.#writing ??= this.#drain();
   }
 
@@ -116,13 +142,39 @@ export class CheckpointCommitter {
     }
   }
 
+  get #pacing(): WritePacing {
+    const { minIntervalMs, writeAfterNumbers, maxIntervalMs } = this.#options;
+    const min = minIntervalMs ?? CHECKPOINT_WRITE_PACING.minIntervalMs;
+    return {
+      minIntervalMs: min,
+      writeAfterNumbers: writeAfterNumbers ?? CHECKPOINT_WRITE_PACING.writeAfterNumbers,
+      maxIntervalMs: Math.max(min, maxIntervalMs ?? CHECKPOINT_WRITE_PACING.maxIntervalMs),
+    };
+  }
+
+  /** Waits for the next write's turn: see `minIntervalMs`, `writeAfterNumbers`, `maxIntervalMs`. */
   async #pace(): Promise<void> {
     const { clock } = this.#deps;
-    const wait = this.#lastWriteAt + (this.#options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS) - clock.now();
-    if (wait > 0 && !this.#hurry.signal.aborted) {
-      await clock.sleep(wait, AbortSignal.any([this.#hurry.signal, this.#options.signal])).catch(() => {});
+    const { minIntervalMs, writeAfterNumbers, maxIntervalMs } = this.#pacing;
+    for (;;) {
+      const elapsed = clock.now() - this.#lastWriteAt;
+      const enough = this.#waitingNumbers() >= writeAfterNumbers;
+      const due = enough ? minIntervalMs : maxIntervalMs;
+      if (elapsed >= due || this.#hurry.signal.aborted || this.#options.signal.aborted) break;
+      this.#enough = enough ? undefined : new AbortController();
+      const signals = [this.#hurry.signal, this.#options.signal];
+      if (this.#enough !== undefined) signals.push(this.#enough.signal);
+      await clock.sleep(due - elapsed, AbortSignal.any(signals)).catch(() => {});
+      this.#enough = undefined;
     }
     this.#lastWriteAt = clock.now();
+  }
+
+  /** Sequence numbers accepted past the last checkpoint written (all of them before the first). */
+  #waitingNumbers(): number {
+    if (this.#wanted === null) return 0;
+    if (this.#committed === null) return Number.POSITIVE_INFINITY;
+    return this.#wanted - this.#committed;
   }
 
   #pending(): boolean {

@@ -23,8 +23,8 @@ export const MAX_PAGES_IN_FLIGHT = 4;
 
 /**
  * Accepted sequence numbers past the last checkpoint written, at most, before the next page is
- * read: what a run cut short sends again. Writes go out every 100 ms, so a catch-up at 3 000
- * events/s stays far below it; a write that hangs (DynamoDB slow, the lease being taken over)
+ * read: what a run cut short sends again. A write goes out once 500 numbers wait (at most every
+ * 100 ms, see `CheckpointCommitter`), so a healthy catch-up stays below it; a write that hangs (DynamoDB slow, the lease being taken over)
  * stops the reading instead of letting duplicates grow with its duration. Large pages raise it
  * to twice the pages in flight, so that it never throttles a healthy catch-up.
  */
