@@ -11,6 +11,7 @@
  */
 import type { EventBridgeClient, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { Agent, type Dispatcher } from 'undici';
+import { redact } from '../banking-http/response-body.ts';
 import { SigningKeyCache, signJsonPost } from './sigv4.ts';
 
 /** One entry as the publisher prepared it. */
@@ -115,7 +116,7 @@ export class SignedPutEvents implements PutEventsTransport {
       body,
       signal,
     });
-    if (response.status !== 200) throw serviceError(response);
+    if (response.status !== 200) throw serviceError(response, credentials);
     const parsed = JSON.parse(response.text) as { Entries?: PutEventsResultEntry[] };
     return parsed.Entries ?? [];
   }
@@ -165,7 +166,10 @@ function requestBody(entries: readonly PutEventsEntry[]): string {
  * any `:`), else the JSON body's `__type` (after its `#`) or `code`; else an XML `<Code>`, which
  * AWS front ends (and moto) send for authentication failures; else by its status.
  */
-function serviceError({ status, text, requestId, errorType }: Exchanged): EventBridgeServiceError {
+function serviceError(
+  { status, text, requestId, errorType }: Exchanged,
+  credentials: { readonly secretAccessKey: string; readonly sessionToken?: string },
+): EventBridgeServiceError {
   let type = errorType?.split(':')[0]?.trim() || undefined;
   let message: string | undefined;
   try {
@@ -184,7 +188,26 @@ function serviceError({ status, text, requestId, errorType }: Exchanged): EventB
     message = /<Message>([^<]{1,500})<\/Message>/.exec(text)?.[1];
   }
   const name = type ?? (status >= 500 ? 'InternalFailure' : `Http${status}`);
-  return new EventBridgeServiceError(name, message ?? `HTTP ${status}`, status, requestId);
+  return new EventBridgeServiceError(
+    name,
+    safeMessage(message, credentials) ?? `HTTP ${status}`,
+    status,
+    requestId,
+  );
+}
+
+/**
+ * A signature error from AWS may quote the canonical request it expected, headers included: the
+ * session token in `x-amz-security-token`. The quote is cut off, what is left is bounded, and the
+ * credentials are redacted, so that neither reaches an error or a log.
+ */
+function safeMessage(
+  message: string | undefined,
+  credentials: { readonly secretAccessKey: string; readonly sessionToken?: string },
+): string | undefined {
+  if (message === undefined) return undefined;
+  const before = message.split(/The Canonical String|The String-to-Sign/i)[0]!.trim();
+  return redact(before, [credentials.sessionToken, credentials.secretAccessKey]).slice(0, 500);
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

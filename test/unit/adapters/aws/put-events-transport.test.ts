@@ -213,6 +213,34 @@ describe('PutEvents signed by hand', () => {
     });
   });
 
+  it('keeps the session token out of a signature error that quotes the canonical request', async () => {
+    const server = await startScriptedServer(
+      json(403, {
+        __type: 'InvalidSignatureException',
+        message:
+          'The request signature we calculated does not match the signature you provided.\n\n' +
+          `The Canonical String for this request should have been\n'POST\n/\n\nx-amz-security-token:${CREDENTIALS.sessionToken}\n'`,
+      }),
+    );
+
+    const caught = await publisherFor(server.baseUrl)
+      .send(events, new AbortController().signal)
+      .catch((failure: unknown) => failure);
+
+    expect(caught).toBeInstanceOf(PublishError);
+    const error = caught as PublishError;
+    expect((error.cause as Error).message).toBe(
+      'The request signature we calculated does not match the signature you provided.',
+    );
+    expect(
+      JSON.stringify({
+        message: error.message,
+        cause: (error.cause as Error).message,
+        context: error.context,
+      }),
+    ).not.toContain(CREDENTIALS.sessionToken);
+  });
+
   it('marks a refusal for its size for the claim check', async () => {
     const server = await startScriptedServer(
       json(400, {
