@@ -79,10 +79,17 @@ export class CheckpointCommitter {
   #hurry = new AbortController();
   /** Cuts a pause short once enough numbers wait for the write (see `writeAfterNumbers`). */
   #enough: AbortController | undefined;
+  readonly #pacing: WritePacing;
 
   constructor(deps: CheckpointCommitterDeps, options: CheckpointCommitterOptions) {
     this.#deps = deps;
     this.#options = options;
+    const min = options.minIntervalMs ?? CHECKPOINT_WRITE_PACING.minIntervalMs;
+    this.#pacing = {
+      minIntervalMs: min,
+      writeAfterNumbers: options.writeAfterNumbers ?? CHECKPOINT_WRITE_PACING.writeAfterNumbers,
+      maxIntervalMs: Math.max(min, options.maxIntervalMs ?? CHECKPOINT_WRITE_PACING.maxIntervalMs),
+    };
     this.#committed = options.committed;
     this.#wanted = options.committed;
   }
@@ -140,16 +147,6 @@ export class CheckpointCommitter {
     } finally {
       this.#writing = undefined;
     }
-  }
-
-  get #pacing(): WritePacing {
-    const { minIntervalMs, writeAfterNumbers, maxIntervalMs } = this.#options;
-    const min = minIntervalMs ?? CHECKPOINT_WRITE_PACING.minIntervalMs;
-    return {
-      minIntervalMs: min,
-      writeAfterNumbers: writeAfterNumbers ?? CHECKPOINT_WRITE_PACING.writeAfterNumbers,
-      maxIntervalMs: Math.max(min, maxIntervalMs ?? CHECKPOINT_WRITE_PACING.maxIntervalMs),
-    };
   }
 
   /** Waits for the next write's turn: see `minIntervalMs`, `writeAfterNumbers`, `maxIntervalMs`. */

@@ -18,6 +18,13 @@ function fileOf(name: string): string {
   return execFileSync('tar', ['-xzOf', inject('packageTarball'), `package/${name}`], { encoding: 'utf8' });
 }
 
+/** The module specifiers a shipped file imports or requires. */
+function importsOf(file: string): string[] {
+  return [...fileOf(file).matchAll(/(?:\bfrom\s*|\brequire\()\s*["']([^"']+)["']/g)].map(
+    (match) => match[1]!,
+  );
+}
+
 describe('the package tarball', () => {
   it('holds the docs, the bin, the CLI bundle, the handler asset and the library: no tests, benchmarks or CI', () => {
     const shipped = [
@@ -69,17 +76,14 @@ describe('the package tarball', () => {
   it.each(['dist/subscriber/index.js', 'dist/subscriber/index.cjs'])(
     'has a subscriber kit (%s) that imports only its optional peers and Node',
     (file) => {
-      const source = fileOf(file);
-      const imported = [...source.matchAll(/(?:\bfrom\s*|\brequire\()\s*["']([^"']+)["']/g)].map(
-        (match) => match[1],
-      );
+      const imported = importsOf(file);
 
       expect(imported.length).toBeGreaterThan(0);
       expect(
         imported.filter(
           (specifier) =>
             !/^(@aws-lambda-powertools\/(batch|idempotency)(\/.*)?|@aws-sdk\/(client-dynamodb|client-s3|lib-dynamodb)|node:.+)$/.test(
-              specifier!,
+              specifier,
             ),
         ),
       ).toEqual([]);
@@ -89,14 +93,11 @@ describe('the package tarball', () => {
   it.each(['dist/lib/index.js', 'dist/lib/index.cjs'])(
     'has a library (%s) that imports only its peers and Node',
     (file) => {
-      const source = fileOf(file);
-      const imported = [...source.matchAll(/(?:\bfrom\s*|\brequire\()\s*["']([^"']+)["']/g)].map(
-        (match) => match[1],
-      );
+      const imported = importsOf(file);
 
       expect(imported.length).toBeGreaterThan(0);
       expect(
-        imported.filter((specifier) => !/^(aws-cdk-lib(\/.*)?|constructs|node:.+)$/.test(specifier!)),
+        imported.filter((specifier) => !/^(aws-cdk-lib(\/.*)?|constructs|node:.+)$/.test(specifier)),
       ).toEqual([]);
     },
   );
