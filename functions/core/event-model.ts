@@ -1,5 +1,11 @@
 import type { BankingEvent, EventText, FeedPage } from './banking-event.ts';
-import { PayloadValidationError } from './errors.ts';
+import { detailTypeProblem, MAX_DETAIL_DEPTH } from './bus-entry-rules.ts';
+import {
+  EventUnprocessableError,
+  EventUnpublishableError,
+  PayloadValidationError,
+  type PollerError,
+} from './errors.ts';
 import { invalidEvent, isUnplaced, placeInvalidEvent, usableSequenceNumber } from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
@@ -8,6 +14,7 @@ import {
   type JsonDocument,
   memberSpan,
   memberSpans,
+  nestingDepth,
   rootSpan,
 } from './json-text.ts';
 
@@ -30,9 +37,19 @@ function describe(origin: PayloadOrigin): string {
   return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
 }
 
-/** A short rendering of the offending value: enough to recognise it, never a whole payload in a log line. */
+/**
+ * A short rendering of the offending value: enough to recognise it, never a whole payload in a
+ * log line. `JSON.stringify` recurses: a value nested a few thousand deep exhausts the stack, and
+ * must still be named, not thrown.
+ */
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? 'undefined';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'undefined';
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return Array.isArray(value) ? '[…] (too deeply nested to show)' : '{…} (too deeply nested to show)';
+  }
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
 }
 
@@ -71,9 +88,21 @@ function requireString(
   return value;
 }
 
-/** Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`. */
+/**
+ * Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`.
+ * Besides its shape (`PayloadValidationError`), what the bus would refuse is refused here
+ * (`EventUnpublishableError`, see `bus-entry-rules.ts`), so either way it is quarantined.
+ */
 export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 'event'): BankingEvent {
   const raw = source.value;
+  // Measured on the text, before anything that recurses over the value (a preview, a copy).
+  const depth = nestingDepth(source.text, source.span);
+  if (depth > MAX_DETAIL_DEPTH) {
+    throw new EventUnpublishableError(
+      `${describe(origin)}: ${path} nests arrays and objects ${depth} levels deep; EventBridge PutEvents processes at most ${MAX_DETAIL_DEPTH}`,
+      { source: origin.source, status: origin.status, field: path, depth, limit: MAX_DETAIL_DEPTH },
+    );
+  }
   if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
   const id = requireString(raw, 'id', origin, path);
   const programId = requireString(raw, 'program_id', origin, path);
@@ -82,6 +111,14 @@ export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 
     fail(origin, `${path}.created_dt`, 'an ISO 8601 timestamp', createdDt);
   }
   const type = requireString(raw, 'type', origin, path).toLowerCase();
+  const typeProblem = detailTypeProblem(type);
+  if (typeProblem !== undefined) {
+    throw new EventUnpublishableError(`${describe(origin)}: ${path}.type ${typeProblem}`, {
+      source: origin.source,
+      status: origin.status,
+      field: `${path}.type`,
+    });
+  }
   const data = raw.data;
   if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
   const sequenceNumber = parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`);
@@ -116,6 +153,24 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
 }
 
 /**
+ * What one event's failure is, when it belongs to that event alone and so quarantines it: a
+ * validation error, a refusal the bus would make, or a `RangeError` its shape caused (a stack
+ * or a string length exhausted: named for what it is, never taken for a network failure). Any
+ * other error is rethrown: it says something about the page or the poller, not the event.
+ */
+export function eventFailure(error: unknown, origin: PayloadOrigin, path: string): PollerError {
+  if (error instanceof PayloadValidationError || error instanceof EventUnpublishableError) return error;
+  if (error instanceof RangeError) {
+    return new EventUnprocessableError(
+      `${describe(origin)}: ${path} could not be processed: ${error.name}: ${error.message}`,
+      { source: origin.source, status: origin.status, field: path, errorName: error.name },
+      error,
+    );
+  }
+  throw error;
+}
+
+/**
  * Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. A body
  * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
  * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
@@ -140,7 +195,7 @@ export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin)
     | { readonly event: BankingEvent }
     | {
         readonly source: EventText;
-        readonly error: PayloadValidationError;
+        readonly error: PollerError;
         readonly sequenceNumber: number | null;
       };
   const entries = data.map((raw, index): Entry => {
@@ -148,8 +203,8 @@ export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin)
     try {
       return { event: normalizeEvent(source, origin, `data[${index}]`) };
     } catch (error) {
-      if (!(error instanceof PayloadValidationError)) throw error;
-      return { source, error, sequenceNumber: usableSequenceNumber(raw, readSequence) };
+      const failure = eventFailure(error, origin, `data[${index}]`);
+      return { source, error: failure, sequenceNumber: usableSequenceNumber(raw, readSequence) };
     }
   });
   const events = entries.map((entry) =>
@@ -183,9 +238,19 @@ export function singleEventText(document: JsonDocument): EventText {
 }
 
 /**
- * Drops what must not be published again: events at or below the checkpoint, and an id seen twice
- * in one page (the first occurrence wins). Order is kept. A quarantined event without a usable
- * number is placed just after the checkpoint (`invalid-event.ts`), so it is always kept.
+ * One event's identity in the feed: its id at its sequence number. The same id at two numbers is
+ * two positions of the feed, both to publish (`findReusedIds` reports them); the same id at the
+ * same number is the same event sent twice.
+ */
+function feedPosition(event: BankingEvent): string {
+  return `${event.sequence_number}:${event.id}`;
+}
+
+/**
+ * Drops what must not be published again: events at or below the checkpoint, and an event seen
+ * twice in one page (same id, same number: the first occurrence wins). Order is kept. A
+ * quarantined event without a usable number is placed just after the checkpoint
+ * (`invalid-event.ts`), so it is always kept.
  */
 export function selectNewEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   const seen = new Set<string>();
@@ -194,23 +259,55 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
     // A quarantined event without a number sits just after the cursor: never below the checkpoint.
     const event = placeInvalidEvent(given, checkpoint);
     if (checkpoint !== null && event.sequence_number <= checkpoint) continue;
-    if (seen.has(event.id)) continue;
-    seen.add(event.id);
+    const position = feedPosition(event);
+    if (seen.has(position)) continue;
+    seen.add(position);
     fresh.push(event);
   }
   return fresh;
 }
 
+/** An id the feed gave to more than one sequence number. */
+export interface ReusedId {
+  readonly id: string;
+  /** The number it had first, in ascending order. */
+  readonly firstSequenceNumber: number;
+  /** Another number it has in the same events. */
+  readonly sequenceNumber: number;
+}
+
+/**
+ * Ids that come with more than one sequence number in `events` (ascending, as selected): one entry
+ * for each distinct number after the first. Quarantined events are left out: their ids are ours.
+ */
+export function findReusedIds(events: readonly BankingEvent[]): ReusedId[] {
+  const numbers = new Map<string, number[]>();
+  const reused: ReusedId[] = [];
+  for (const event of events) {
+    if (event.invalid !== undefined) continue;
+    const seen = numbers.get(event.id);
+    if (seen === undefined) numbers.set(event.id, [event.sequence_number]);
+    else if (!seen.includes(event.sequence_number)) {
+      seen.push(event.sequence_number);
+      reused.push({ id: event.id, firstSequenceNumber: seen[0]!, sequenceNumber: event.sequence_number });
+    }
+  }
+  return reused;
+}
+
 /**
  * What `selectNewEvents` leaves out for being at or below the checkpoint: late events (a number
- * filled in after the checkpoint passed it) and events sent again. Repeated ids count once.
+ * filled in after the checkpoint passed it) and events sent again. An event repeated in the page
+ * (same id, same number) counts once.
  */
 export function selectLateEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   if (checkpoint === null) return [];
   const seen = new Set<string>();
   return events.filter((event) => {
-    if (isUnplaced(event) || event.sequence_number > checkpoint || seen.has(event.id)) return false;
-    seen.add(event.id);
+    if (isUnplaced(event) || event.sequence_number > checkpoint) return false;
+    const position = feedPosition(event);
+    if (seen.has(position)) return false;
+    seen.add(position);
     return true;
   });
 }

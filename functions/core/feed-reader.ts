@@ -1,7 +1,7 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
-import { UpstreamHttpError } from './errors.ts';
-import { selectLateEvents, selectNewEvents } from './event-model.ts';
+import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
+import { findReusedIds, selectLateEvents, selectNewEvents } from './event-model.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -122,6 +122,28 @@ export function pickLateEvents(
   return wanted;
 }
 
+/**
+ * Counts (`DuplicateEventIds`) and logs, with both numbers, every id the feed gave to two sequence
+ * numbers among `events`. Both are published: each is a position of the feed, and dropping one
+ * would leave a skipped number that gap repair cannot fill. A consumer that de-duplicates on the
+ * id alone (the subscriber kit's `handledOnce`) handles only the first: see docs/subscribers.md.
+ */
+export function reportReusedIds(
+  { metrics, logger }: LateEventContext,
+  events: readonly BankingEvent[],
+): void {
+  const reused = findReusedIds(events);
+  if (reused.length === 0) return;
+  metrics.add('DuplicateEventIds', 'Count', reused.length);
+  for (const { id, firstSequenceNumber, sequenceNumber } of reused) {
+    logger.warn('The feed gave one event id to two sequence numbers; publishing both', {
+      eventId: id,
+      firstSequenceNumber,
+      sequenceNumber,
+    });
+  }
+}
+
 /** The shortest wait between a failed poll and the next one. */
 const MIN_RETRY_WAIT_MS = 100;
 
@@ -184,6 +206,21 @@ export class FeedReader implements FeedSource {
         page = await feed.poll({ after, signal });
       } catch (error) {
         if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
+        if (error instanceof PageUnreadableError) {
+          // Not "no events" and not a network failure: tried again while the budget allows (a
+          // proxy's garbled answer passes), then the cycle fails with it, for the errors alarm.
+          this.#lastError = error;
+          const retry = await this.#backOff(
+            'A page of the feed could not be read',
+            this.#nextBackoff(),
+            after,
+            {
+              error: error.message,
+            },
+          );
+          if (retry === 'retry') continue;
+          throw error;
+        }
         if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
         this.#lastError = error;
         // Retry-After is a floor, not a licence: "0" or a past date must not turn into a hot loop.
@@ -222,6 +259,7 @@ export class FeedReader implements FeedSource {
         continue;
       }
       this.#consecutiveErrors = 0;
+      reportReusedIds(this.#deps, fresh);
       if (fresh.length === 0 && late.length === 0) {
         this.#paceAnswerWithoutEvents(startedAt);
         return { kind: 'caught-up' };

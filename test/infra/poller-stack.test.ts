@@ -783,6 +783,7 @@ describe('dashboard', () => {
       'PublishRetries',
       'AuthRefreshes',
       'LateEvents',
+      'DuplicateEventIds',
       'StreamReconnects',
       'InvalidEvents',
       'ClaimChecks',

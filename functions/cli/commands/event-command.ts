@@ -5,7 +5,11 @@
  */
 import type { Command } from 'commander';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { PayloadValidationError } from '../../core/errors.ts';
+import {
+  EventUnprocessableError,
+  EventUnpublishableError,
+  PayloadValidationError,
+} from '../../core/errors.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
@@ -59,7 +63,11 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
       ? await feed.fetchEventBySequence(Number(key), signal)
       : await feed.fetchEventById(key, signal);
   } catch (error) {
-    if (error instanceof PayloadValidationError) {
+    if (
+      error instanceof PayloadValidationError ||
+      error instanceof EventUnpublishableError ||
+      error instanceof EventUnprocessableError
+    ) {
       throw new CliError(
         `The banking service answered with an event this poller cannot read: ${error.message}`,
         'the function publishes such an event as invalid_event (the quarantine queue); report it to the banking service',

@@ -5,6 +5,7 @@ import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/b
 import {
   AuthenticationError,
   DeadlineExceededError,
+  PageUnreadableError,
   PayloadValidationError,
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
@@ -460,13 +461,46 @@ describe('BankingEventFeed.poll: failures', () => {
     );
   });
 
-  it('rejects a 200 that is not JSON, naming the status', async () => {
+  it('rejects a 200 that is not JSON as an unreadable page, naming the status, not a network failure', async () => {
     const { feed } = await setup([json(200, '<html>maintenance</html>')]);
 
     const error = await pollError(feed);
 
-    expect(error).toBeInstanceOf(PayloadValidationError);
+    expect(error).toBeInstanceOf(PageUnreadableError);
+    expect(error).toMatchObject({ code: 'PAGE_UNREADABLE', context: { status: 200 } });
     expect((error as Error).message).toBe('GET /events (HTTP 200): body is not JSON');
+  });
+
+  it('rejects a 200 that is not UTF-8 as an unreadable page', async () => {
+    const { feed } = await setup([
+      (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
+      },
+    ]);
+
+    const error = await pollError(feed);
+
+    expect(error).toBeInstanceOf(PageUnreadableError);
+    expect((error as Error).message).toBe('GET /events (HTTP 200): body is not valid UTF-8');
+  });
+
+  it('quarantines an event nested 100,000 arrays deep, keeping the events around it', async () => {
+    const deep = { ...event(12), data: { deep: 0 } };
+    const text = JSON.stringify({ data: [event(11), deep, event(13)] }).replace(
+      '"deep":0',
+      `"deep":${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+    );
+    const { feed } = await setup([json(200, text)]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => [e.sequence_number, e.type])).toEqual([
+      [11, 'account_status'],
+      [12, 'invalid_event'],
+      [13, 'account_status'],
+    ]);
+    expect(page.events[1]!.invalid?.message).toMatch(/data\[1\] nests arrays and objects 100002 levels deep/);
   });
 
   it('quarantines an event that violates the schema, naming the field, and keeps the rest of the page', async () => {
