@@ -239,7 +239,7 @@ export function singleEventText(document: JsonDocument): EventText {
 
 /**
  * One event's identity in the feed: its id at its sequence number. The same id at two numbers is
- * two positions of the feed, both to publish (`findReusedIds` reports them); the same id at the
+ * two positions of the feed, both to publish (`cycle/reused-id-watch.ts` reports them); the same id at the
  * same number is the same event sent twice.
  */
 function feedPosition(event: BankingEvent): string {
@@ -265,34 +265,6 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
     fresh.push(event);
   }
   return fresh;
-}
-
-/** An id the feed gave to more than one sequence number. */
-export interface ReusedId {
-  readonly id: string;
-  /** The number it had first, in ascending order. */
-  readonly firstSequenceNumber: number;
-  /** Another number it has in the same events. */
-  readonly sequenceNumber: number;
-}
-
-/**
- * Ids that come with more than one sequence number in `events` (ascending, as selected): one entry
- * for each distinct number after the first. Quarantined events are left out: their ids are ours.
- */
-export function findReusedIds(events: readonly BankingEvent[]): ReusedId[] {
-  const numbers = new Map<string, number[]>();
-  const reused: ReusedId[] = [];
-  for (const event of events) {
-    if (event.invalid !== undefined) continue;
-    const seen = numbers.get(event.id);
-    if (seen === undefined) numbers.set(event.id, [event.sequence_number]);
-    else if (!seen.includes(event.sequence_number)) {
-      seen.push(event.sequence_number);
-      reused.push({ id: event.id, firstSequenceNumber: seen[0]!, sequenceNumber: event.sequence_number });
-    }
-  }
-  return reused;
 }
 
 /**

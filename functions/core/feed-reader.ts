@@ -1,7 +1,7 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
-import { findReusedIds, selectLateEvents, selectNewEvents } from './event-model.ts';
+import { selectLateEvents, selectNewEvents } from './event-model.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -122,28 +122,6 @@ export function pickLateEvents(
   return wanted;
 }
 
-/**
- * Counts (`DuplicateEventIds`) and logs, with both numbers, every id the feed gave to two sequence
- * numbers among `events`. Both are published: each is a position of the feed, and dropping one
- * would leave a skipped number that gap repair cannot fill. A consumer that de-duplicates on the
- * id alone (the subscriber kit's `handledOnce`) handles only the first: see docs/subscribers.md.
- */
-export function reportReusedIds(
-  { metrics, logger }: LateEventContext,
-  events: readonly BankingEvent[],
-): void {
-  const reused = findReusedIds(events);
-  if (reused.length === 0) return;
-  metrics.add('DuplicateEventIds', 'Count', reused.length);
-  for (const { id, firstSequenceNumber, sequenceNumber } of reused) {
-    logger.warn('The feed gave one event id to two sequence numbers; publishing both', {
-      eventId: id,
-      firstSequenceNumber,
-      sequenceNumber,
-    });
-  }
-}
-
 /** The shortest wait between a failed poll and the next one. */
 const MIN_RETRY_WAIT_MS = 100;
 
@@ -259,7 +237,6 @@ export class FeedReader implements FeedSource {
         continue;
       }
       this.#consecutiveErrors = 0;
-      reportReusedIds(this.#deps, fresh);
       if (fresh.length === 0 && late.length === 0) {
         this.#paceAnswerWithoutEvents(startedAt);
         return { kind: 'caught-up' };

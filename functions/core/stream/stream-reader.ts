@@ -1,11 +1,5 @@
 import type { BackoffOptions } from '../backoff.ts';
-import {
-  type FeedRead,
-  type FeedReadStats,
-  type FeedSource,
-  type ReadWindow,
-  reportReusedIds,
-} from '../feed-reader.ts';
+import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
@@ -261,7 +255,6 @@ export class StreamReader implements FeedSource {
   /** Returns `ready` (the head of the buffer) and the late events waiting. */
   #take(ready: readonly BufferedEvent[]): FeedRead {
     const { events, late } = this.#buffer.take(ready);
-    reportReusedIds(this.#deps, events);
     this.#caughtUpReported = false;
     this.#changes.notify();
     return { kind: 'events', events, late };

@@ -8,7 +8,6 @@ import { MAX_DETAIL_DEPTH, MAX_DETAIL_TYPE_LENGTH } from '../../../functions/cor
 import { EventUnpublishableError } from '../../../functions/core/errors.ts';
 import {
   eventFailure,
-  findReusedIds,
   normalizeEvent,
   parsePollResponse,
   selectNewEvents,
@@ -154,18 +153,5 @@ describe('one id at two sequence numbers', () => {
       ['shared', 6],
       [fresh[2]!.id, 7],
     ]);
-  });
-
-  it('is reported with both numbers; quarantined events are not', () => {
-    const events = [
-      makeEvent(5, { id: 'shared' }),
-      makeEvent(6, { id: 'other' }),
-      makeEvent(8, { id: 'shared' }),
-      makeEvent(8, { id: 'shared' }),
-    ];
-    expect(findReusedIds(events)).toEqual([{ id: 'shared', firstSequenceNumber: 5, sequenceNumber: 8 }]);
-
-    const { events: parsed } = page(eventText(1, { type: '' }), eventText(2, { type: '' }));
-    expect(findReusedIds(parsed)).toEqual([]);
   });
 });
