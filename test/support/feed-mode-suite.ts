@@ -172,6 +172,42 @@ export function defineFeedModeSuite(
       expect(await s.deliveredBodies()).toHaveLength(5);
     });
 
+    it('quarantines a type too long for a detail-type, and publishes an id reused at another number twice', async () => {
+      const s = await start();
+      const [first] = s.simulator.generate(1);
+      const longType = s.simulator.append({ type: `T${'x'.repeat(200)}`, data: { note: 'long type' } });
+      const reused = s.simulator.append({
+        id: first!.id,
+        type: 'TRANSACTION',
+        data: { transaction_id: 'again' },
+      });
+      const [last] = s.simulator.generate(1);
+
+      const invocation = await s.invoke();
+
+      expect(summaryOf(invocation)).toMatchObject({ published: 4, checkpoint: last!.sequence_number });
+      const programId = s.simulator.programs[0]!.programId;
+      const sent = proxy.sentEntries.filter((entry) => entry.Detail?.includes(`"program_id":"${programId}"`));
+      expect(sent.map((entry) => entry.DetailType!.length).every((length) => length <= 128)).toBe(true);
+      expect(
+        sent.filter((entry) => entry.DetailType !== 'invalid_event').map((entry) => entry.Detail),
+      ).toEqual(expect.arrayContaining([first!, reused, last!].map((event) => expectedDetail(event))));
+      const quarantined = sent.find((entry) => entry.DetailType === 'invalid_event');
+      expect(JSON.parse(quarantined!.Detail!)).toMatchObject({
+        id: longType.id,
+        sequence_number: longType.sequence_number,
+        error: { code: 'EVENT_UNPUBLISHABLE', field: expect.stringMatching(/\.type$/) },
+      });
+      expect(emfDocuments(invocation.stdout)).toContainEqual(
+        expect.objectContaining({ DuplicateEventIds: 1 }),
+      );
+      expect(invocation.stdout + invocation.stderr).toContain(
+        `"eventId":"${first!.id}","firstSequenceNumber":${first!.sequence_number},"sequenceNumber":${reused.sequence_number}`,
+      );
+      expect(JSON.parse((await s.item())!.open_gaps?.S ?? '[]')).toEqual([]);
+      expect(await s.deliveredBodies()).toHaveLength(4);
+    });
+
     it('repairs gaps: a skipped event the lookup finds is published with its page, one filled later is published late', async () => {
       const s = await start();
       const before = s.simulator.generate(3);
