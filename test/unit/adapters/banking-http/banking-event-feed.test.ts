@@ -664,6 +664,18 @@ describe('BankingEventFeed single-event lookups', () => {
     });
   });
 
+  it('quarantines an event the bus would refuse, found by a lookup, with its reason', async () => {
+    const { feed } = await setup([json(200, { ...event(42), type: 'T'.repeat(129) })]);
+
+    const found = await feed.fetchEventBySequence(42, live());
+
+    expect(found).toMatchObject({ type: 'invalid_event', sequence_number: 42 });
+    expect(JSON.parse(found!.detail).error).toMatchObject({
+      code: 'EVENT_UNPUBLISHABLE',
+      field: 'event.type',
+    });
+  });
+
   it('shares the 401 handling with poll', async () => {
     const { credentials, feed } = await setup([json(401, {}), json(200, event(42))]);
 
