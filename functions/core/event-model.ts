@@ -37,11 +37,7 @@ function describe(origin: PayloadOrigin): string {
   return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
 }
 
-/**
- * A short rendering of the offending value: enough to recognise it, never a whole payload in a
- * log line. `JSON.stringify` recurses: a value nested a few thousand deep exhausts the stack, and
- * must still be named, not thrown.
- */
+/** A short rendering of the offending value, never a whole payload; one too deep to stringify is named. */
 function preview(value: unknown): string {
   let text: string;
   try {
@@ -51,6 +47,12 @@ function preview(value: unknown): string {
     return Array.isArray(value) ? '[…] (too deeply nested to show)' : '{…} (too deeply nested to show)';
   }
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}
+
+/** Refuses what the bus would refuse (`bus-entry-rules.ts`): the event is quarantined with the reason. */
+function refuse(origin: PayloadOrigin, field: string, problem: string): never {
+  const context = { source: origin.source, status: origin.status, field };
+  throw new EventUnpublishableError(`${describe(origin)}: ${field} ${problem}`, context);
 }
 
 function fail(origin: PayloadOrigin, field: string, expected: string, got: unknown): never {
@@ -98,9 +100,10 @@ export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 
   // Measured on the text, before anything that recurses over the value (a preview, a copy).
   const depth = nestingDepth(source.text, source.span);
   if (depth > MAX_DETAIL_DEPTH) {
-    throw new EventUnpublishableError(
-      `${describe(origin)}: ${path} nests arrays and objects ${depth} levels deep; EventBridge PutEvents processes at most ${MAX_DETAIL_DEPTH}`,
-      { source: origin.source, status: origin.status, field: path, depth, limit: MAX_DETAIL_DEPTH },
+    refuse(
+      origin,
+      path,
+      `nests arrays and objects ${depth} levels deep; EventBridge PutEvents processes at most ${MAX_DETAIL_DEPTH}`,
     );
   }
   if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
@@ -112,13 +115,7 @@ export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 
   }
   const type = requireString(raw, 'type', origin, path).toLowerCase();
   const typeProblem = detailTypeProblem(type);
-  if (typeProblem !== undefined) {
-    throw new EventUnpublishableError(`${describe(origin)}: ${path}.type ${typeProblem}`, {
-      source: origin.source,
-      status: origin.status,
-      field: `${path}.type`,
-    });
-  }
+  if (typeProblem !== undefined) refuse(origin, `${path}.type`, typeProblem);
   const data = raw.data;
   if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
   const sequenceNumber = parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`);
@@ -237,11 +234,7 @@ export function singleEventText(document: JsonDocument): EventText {
   return { value, text, span: root };
 }
 
-/**
- * One event's identity in the feed: its id at its sequence number. The same id at two numbers is
- * two positions of the feed, both to publish (`cycle/reused-id-watch.ts` reports them); the same id at the
- * same number is the same event sent twice.
- */
+/** An event's place in the feed: one id at two numbers is two events (`cycle/reused-id-watch.ts`). */
 function feedPosition(event: BankingEvent): string {
   return `${event.sequence_number}:${event.id}`;
 }

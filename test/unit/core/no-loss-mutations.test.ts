@@ -57,8 +57,8 @@ const MUTANTS: readonly Mutant[] = [
     edits: [
       {
         file: 'core/event-model.ts',
-        find: '  if (typeProblem !== undefined) {',
-        replace: "  if (typeProblem === 'never') {",
+        find: '  if (typeProblem !== undefined) refuse(',
+        replace: "  if (typeProblem === 'never') refuse(",
       },
     ],
   },

@@ -6,7 +6,6 @@ import {
   AuthenticationError,
   DeadlineExceededError,
   PageUnreadableError,
-  PayloadValidationError,
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../../../functions/core/ports.ts';
