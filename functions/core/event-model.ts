@@ -17,6 +17,7 @@ import {
   nestingDepth,
   rootSpan,
 } from './json-text.ts';
+import { isRecoveredPage, type RecoveredPage, unreadableEntry } from './page-recovery.ts';
 
 /** An event that exists only as a value (tests, a payload built in code): its text is its JSON. */
 export function eventTextOf(value: unknown): EventText {
@@ -91,9 +92,8 @@ function requireString(
 }
 
 /**
- * Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`.
- * Besides its shape (`PayloadValidationError`), what the bus would refuse is refused here
- * (`EventUnpublishableError`, see `bus-entry-rules.ts`), so either way it is quarantined.
+ * Validates one raw event and returns it normalized; `path` names it in errors, e.g. `data[3]`. What
+ * the bus would refuse is refused too (`EventUnpublishableError`), so that it is quarantined.
  */
 export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 'event'): BankingEvent {
   const raw = source.value;
@@ -150,10 +150,8 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
 }
 
 /**
- * What one event's failure is, when it belongs to that event alone and so quarantines it: a
- * validation error, a refusal the bus would make, or a `RangeError` its shape caused (a stack
- * or a string length exhausted: named for what it is, never taken for a network failure). Any
- * other error is rethrown: it says something about the page or the poller, not the event.
+ * One event's own failure, which quarantines it: invalid, refused by the bus, or a `RangeError`
+ * its shape caused (named so, never a network failure). Anything else is rethrown: not its fault.
  */
 export function eventFailure(error: unknown, origin: PayloadOrigin, path: string): PollerError {
   if (error instanceof PayloadValidationError || error instanceof EventUnpublishableError) return error;
@@ -174,7 +172,7 @@ export function eventFailure(error: unknown, origin: PayloadOrigin, path: string
  * checkpoint treats it under; one without a usable number is placed by `selectNewEvents`), so
  * one bad event neither blocks the feed nor goes missing.
  */
-export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
+export function parsePollResponse(document: JsonDocument | RecoveredPage, origin: PayloadOrigin): FeedPage {
   const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
@@ -196,6 +194,8 @@ export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin)
         readonly sequenceNumber: number | null;
       };
   const entries = data.map((raw, index): Entry => {
+    const unreadable = isRecoveredPage(document) ? document.unreadableEvents.get(index) : undefined;
+    if (unreadable !== undefined) return unreadableEntry(unreadable, index, origin);
     const source: EventText = { value: raw, text, span: spans[index]! };
     try {
       return { event: normalizeEvent(source, origin, `data[${index}]`) };

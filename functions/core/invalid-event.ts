@@ -65,8 +65,8 @@ export function usableSequenceNumber(raw: unknown, parse: (value: unknown) => nu
  *
  * `error.code` says what failed: `PAYLOAD_INVALID` (its shape), `EVENT_UNPUBLISHABLE` (the bus
  * would refuse it), `EVENT_UNPROCESSABLE` (a `RangeError` its shape caused). An event nested too
- * deeply for the bus cannot be spliced in as JSON either: its `raw` is then its text as a JSON
- * string, and `"raw_is_text": true` says so.
+ * deeply for the bus, or that is not JSON at all (`page-recovery.ts`), cannot be spliced in as
+ * JSON: its `raw` is then its text as a JSON string, and `"raw_is_text": true` says so.
  *
  * Its `id` (what the cycle de-duplicates a page on) is derived from the text, never the bank's
  * id: a broken copy must not displace a valid event with the same id.
@@ -77,7 +77,11 @@ export function invalidEvent(
   options: InvalidEventOptions,
 ): BankingEvent {
   const raw = source.value;
-  const rawText = compactText(source.text, source.span);
+  // No value: text `JSON.parse` refused (`page-recovery.ts`), kept exactly as it came.
+  const unparsed = raw === undefined;
+  const rawText = unparsed
+    ? source.text.slice(source.span.start, source.span.end)
+    : compactText(source.text, source.span);
   const fingerprint = createHash('sha256').update(rawText).digest('hex');
   const field = typeof error.context.field === 'string' ? error.context.field : 'event';
   const record = isJsonObject(raw) ? raw : {};
@@ -96,7 +100,7 @@ export function invalidEvent(
     `"fingerprint":"${fingerprint}"`,
     // Spliced as text: the event goes to quarantine exactly as the bank sent it. Within `raw` it
     // sits one level deeper than it came: beyond the bus's depth, it goes as a string.
-    ...(nestingDepth(source.text, source.span) < MAX_DETAIL_DEPTH
+    ...(!unparsed && nestingDepth(source.text, source.span) < MAX_DETAIL_DEPTH
       ? [`"raw":${rawText}`]
       : [`"raw_is_text":true`, `"raw":${JSON.stringify(rawText)}`]),
   ];

@@ -5,13 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { BankingEvent, FeedPage } from '../../core/banking-event.ts';
-import {
-  ConfigurationError,
-  type ErrorContext,
-  PageUnreadableError,
-  PayloadValidationError,
-  type PollerError,
-} from '../../core/errors.ts';
+import { ConfigurationError, PageUnreadableError, PayloadValidationError } from '../../core/errors.ts';
 import {
   eventFailure,
   eventTextOf,
@@ -24,6 +18,7 @@ import {
 import { invalidEvent, placeInvalidEvent, usableSequenceNumber } from '../../core/invalid-event.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
+import { recoverPage } from '../../core/page-recovery.ts';
 import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { AuthenticatedRequests, type Exchange } from './authenticated-requests.ts';
@@ -158,7 +153,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       exchange,
       BODILESS_POLL_ANSWERS,
       (payload, origin) => (payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin)),
-      (message, context) => new PageUnreadableError(message, context),
+      { unreadable: (message, context) => new PageUnreadableError(message, context), recover: recoverPage },
     );
   }
 
@@ -241,7 +236,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
     exchange: Exchange,
     bodiless: ReadonlyMap<number, T>,
     parse: (payload: JsonDocument | undefined, origin: PayloadOrigin) => T,
-    unreadable?: (message: string, context: ErrorContext) => PollerError,
+    reading: Pick<Parameters<typeof readJsonBody>[1], 'unreadable' | 'recover'> = {},
   ): Promise<T> {
     return this.#requests.run(exchange, async (authenticated) => {
       const { statusCode: status, body, headers } = authenticated.response;
@@ -255,7 +250,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
         origin,
         maxBytes: this.#maxBodyBytes,
         contentLength: headers['content-length'],
-        ...(unreadable === undefined ? {} : { unreadable }),
+        ...reading,
       });
       return parse(payload, origin);
     });

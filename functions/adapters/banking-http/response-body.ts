@@ -47,6 +47,8 @@ export async function readJsonBody(
     readonly contentLength?: string | string[];
     /** The error for a body that cannot be read (not UTF-8, not JSON). @default a `PayloadValidationError` */
     readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
+    /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
+    readonly recover?: (text: string) => JsonDocument | undefined;
   },
 ): Promise<JsonDocument | undefined> {
   const { origin, maxBytes } = options;
@@ -86,6 +88,8 @@ export async function readJsonBody(
   try {
     return { text, value: JSON.parse(text) as unknown };
   } catch (error) {
+    const recovered = options.recover?.(text);
+    if (recovered !== undefined) return recovered;
     // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
     // V8's parser does not recurse, but should a runtime's run out of stack, say so rather than "not JSON".
     const reason = error instanceof RangeError ? `could not be parsed (${error.name})` : 'is not JSON';

@@ -470,6 +470,17 @@ describe('BankingEventFeed.poll: failures', () => {
     expect((error as Error).message).toBe('GET /events (HTTP 200): body is not JSON');
   });
 
+  it('quarantines an event that is not JSON, keeping the rest of the page, and placing it after the cursor', async () => {
+    const broken = JSON.stringify(event(12)).replace('"OPEN"', 'OPEN');
+    const text = `{"data":[${JSON.stringify(event(11))},${broken},${JSON.stringify(event(13))}]}`;
+    const { feed } = await setup([json(200, text)]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => e.type)).toEqual(['invalid_event', 'account_status', 'account_status']);
+    expect(JSON.parse(page.events[0]!.detail)).toMatchObject({ raw: broken, raw_is_text: true });
+  });
+
   it('rejects a 200 that is not UTF-8 as an unreadable page', async () => {
     const { feed } = await setup([
       (_request, response) => {
