@@ -5,7 +5,6 @@
  * environment's credentials in Secrets Manager), `--checkpoint-table` (DynamoDB), `--event-bus`
  * (EventBridge). Ctrl-C finishes the batch in hand, commits, and exits 0.
  */
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
@@ -32,6 +31,7 @@ import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
+import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
@@ -184,8 +184,9 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const events = publisher.build(live.events);
-  const invocation = `cli-${hostname()}-${process.pid}`;
+  const invocation = localInvocationId();
   let failures = 0;
+  const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
       try {
@@ -214,6 +215,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
         );
         failures = 0;
         if (summary.status === 'lease-busy') {
+          if (await takeOverDeadLocalLease(checkpoints, terminal, releasedOwners)) continue;
           logger.warn('Another poller holds this checkpoint; waiting', { program });
           await systemClock.sleep(5_000, stop).catch(() => {});
         }
@@ -231,6 +233,27 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/**
+ * Frees a lease left by a CLI run on this host whose process is gone (its terminal closed, it was
+ * killed), so this run goes on at once instead of waiting up to a minute for it to expire. The
+ * release is conditional on that owner, so a lease taken meanwhile by anyone else is untouched.
+ */
+async function takeOverDeadLocalLease(
+  checkpoints: CheckpointStore,
+  terminal: CommandContext['terminal'],
+  releasedOwners: Set<string>,
+): Promise<boolean> {
+  const lease = (await checkpoints.read()).lease;
+  if (lease === null) return true;
+  const pid = deadLocalOwnerPid(lease.owner);
+  // Once per owner: should its release not free the lease, wait for it like any other.
+  if (pid === undefined || releasedOwners.has(lease.owner)) return false;
+  releasedOwners.add(lease.owner);
+  await checkpoints.releaseLease(lease.owner);
+  terminal.err(`[poller] took over the lease left by process ${pid}, which no longer runs on this host\n`);
+  return true;
 }
 
 function flagValue(flag: string | true | undefined): string | undefined {
