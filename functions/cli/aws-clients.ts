@@ -32,7 +32,11 @@ const REQUEST_HANDLER = {
  */
 const LAMBDA_INVOKE = {
   maxAttempts: 1,
-  requestHandler: { connectionTimeout: 3_000, requestTimeout: 15 * 60_000 + 30_000, throwOnRequestTimeout: true },
+  requestHandler: {
+    connectionTimeout: 3_000,
+    requestTimeout: 15 * 60_000 + 30_000,
+    throwOnRequestTimeout: true,
+  },
 } as const;
 
 interface Destroyable {

@@ -6,11 +6,7 @@
  * (`secretsmanager:GetSecretValue`) and calls the banking service from this machine.
  */
 import { InvokeCommand } from '@aws-sdk/client-lambda';
-import {
-  type OperatorRequest,
-  type OperatorResult,
-  operatorInvocation,
-} from '../poller/operator-request.ts';
+import { type OperatorRequest, type OperatorResult, operatorInvocation } from '../poller/operator-request.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { CliError, UsageError } from './cli-errors.ts';
 import type { Deployment } from './deployment.ts';
@@ -98,7 +94,11 @@ export class OperatorClient {
     } catch {
       result = undefined;
     }
-    if (typeof result !== 'object' || result === null || (result as { kind?: unknown }).kind !== request.kind) {
+    if (
+      typeof result !== 'object' ||
+      result === null ||
+      (result as { kind?: unknown }).kind !== request.kind
+    ) {
       throw new CliError(
         `The poller function ${this.functionName} did not answer ${request.kind} with its result`,
         'deploy this version of the package (cdk deploy): the function predates operator requests',

@@ -64,7 +64,13 @@ export async function* replayRange(
       pipeline === undefined
         ? { published: chunk.events.length }
         : await publishChunk(pipeline, chunk.events, through);
-    yield { events: chunk.events, missing: chunk.missing, through: chunk.through, endOfFeed: false, ...outcome };
+    yield {
+      events: chunk.events,
+      missing: chunk.missing,
+      through: chunk.through,
+      endOfFeed: false,
+      ...outcome,
+    };
     if ('failure' in outcome) return;
     through = chunk.through;
   }

@@ -203,7 +203,11 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
       bus: current.bus,
       clock: systemClock,
       logger: cycleLogger,
-      deadline: computeDeadline(Date.now(), context.getRemainingTimeInMillis(), current.config.safetyMarginMs),
+      deadline: computeDeadline(
+        Date.now(),
+        context.getRemainingTimeInMillis(),
+        current.config.safetyMarginMs,
+      ),
     });
   } catch (error) {
     logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });

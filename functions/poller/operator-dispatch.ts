@@ -55,7 +55,10 @@ const quiet = { add: () => {} };
  * @throws OperatorRequestError when the program is not one of the function's; other errors of the
  *   banking service or the bus (already redacted by their adapters) as thrown.
  */
-export async function runOperatorRequest(request: OperatorRequest, ports: OperatorPorts): Promise<OperatorResult> {
+export async function runOperatorRequest(
+  request: OperatorRequest,
+  ports: OperatorPorts,
+): Promise<OperatorResult> {
   const secretId = ports.config.programSecrets.get(request.program);
   if (secretId === undefined) {
     throw new OperatorRequestError(
@@ -91,7 +94,11 @@ function budget(ports: OperatorPorts): AbortSignal {
   return AbortSignal.timeout(Math.max(1, ports.deadline - ports.clock.now()));
 }
 
-async function lookUp(request: EventRequest, feed: BankingEventFeed, ports: OperatorPorts): Promise<EventResult> {
+async function lookUp(
+  request: EventRequest,
+  feed: BankingEventFeed,
+  ports: OperatorPorts,
+): Promise<EventResult> {
   const signal = budget(ports);
   try {
     const event =
@@ -100,13 +107,18 @@ async function lookUp(request: EventRequest, feed: BankingEventFeed, ports: Oper
         : await feed.fetchEventBySequence(request.sequence, signal);
     return event === null ? { kind: 'event', found: false } : { kind: 'event', found: true, event };
   } catch (error) {
-    if (error instanceof PayloadValidationError) return { kind: 'event', found: 'unreadable', message: error.message };
+    if (error instanceof PayloadValidationError)
+      return { kind: 'event', found: 'unreadable', message: error.message };
     throw error;
   }
 }
 
 /** Replays chunk by chunk until the range is done or the budget would not cover another poll. */
-async function replay(request: ReplayRequest, feed: BankingEventFeed, ports: OperatorPorts): Promise<ReplayResult> {
+async function replay(
+  request: ReplayRequest,
+  feed: BankingEventFeed,
+  ports: OperatorPorts,
+): Promise<ReplayResult> {
   const { clock, config } = ports;
   const pipeline = request.dryRun
     ? undefined
@@ -183,7 +195,14 @@ async function feedLatest(
   });
   const { pages, skipped, reached } = landing;
   if (landing.kind === 'landed')
-    return { kind: 'feed-latest', outcome: 'landed', reached, feedProgramId: landing.feedProgramId, pages, skipped };
+    return {
+      kind: 'feed-latest',
+      outcome: 'landed',
+      reached,
+      feedProgramId: landing.feedProgramId,
+      pages,
+      skipped,
+    };
   const lastError = reader.lastError instanceof Error ? reader.lastError.message : undefined;
   return {
     kind: 'feed-latest',
@@ -201,7 +220,11 @@ async function feedOldest(feed: BankingEventFeed, ports: OperatorPorts): Promise
   return { kind: 'feed-oldest', oldest: page.events[0]?.sequence_number ?? null };
 }
 
-async function doctorBank(request: DoctorBankRequest, secretId: string, ports: OperatorPorts): Promise<DoctorBankResult> {
+async function doctorBank(
+  request: DoctorBankRequest,
+  secretId: string,
+  ports: OperatorPorts,
+): Promise<DoctorBankResult> {
   const credentials = ports.freshCredentials(secretId);
   const timeoutMs = Math.min(request.timeoutMs, Math.max(1, ports.deadline - ports.clock.now()));
   const checks = await checkBank({

@@ -20,7 +20,13 @@ export const OPERATOR_REQUEST_KEY = 'operatorRequest';
 export const OPERATOR_REQUEST_VERSION = 1;
 
 /** Every kind of operator request (the IAM grant to invoke the function covers them all). */
-export const OPERATOR_REQUEST_KINDS = ['event', 'replay', 'doctor-bank', 'feed-latest', 'feed-oldest'] as const;
+export const OPERATOR_REQUEST_KINDS = [
+  'event',
+  'replay',
+  'doctor-bank',
+  'feed-latest',
+  'feed-oldest',
+] as const;
 export type OperatorRequestKind = (typeof OPERATOR_REQUEST_KINDS)[number];
 
 interface RequestBase {
@@ -116,7 +122,12 @@ export interface FeedOldestResult {
   readonly oldest: number | null;
 }
 
-export type OperatorResult = EventResult | ReplayResult | DoctorBankResult | FeedLatestResult | FeedOldestResult;
+export type OperatorResult =
+  | EventResult
+  | ReplayResult
+  | DoctorBankResult
+  | FeedLatestResult
+  | FeedOldestResult;
 
 /** Whether an invocation's event is an operator request (well formed or not). */
 export function isOperatorInvocation(event: unknown): boolean {
@@ -193,7 +204,8 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
       const to = sequenceNumber(field('to'));
       if (from < 1) refuse(`${where}.from must be 1 or more, got ${from}`, `${where}.from`);
       if (to < from) refuse(`${where}.to (${to}) is below from (${from})`, `${where}.to`);
-      if (typeof body.dryRun !== 'boolean') refuse(`${where}.dryRun must be true or false`, `${where}.dryRun`);
+      if (typeof body.dryRun !== 'boolean')
+        refuse(`${where}.dryRun must be true or false`, `${where}.dryRun`);
       return { ...base, kind: 'replay', from, to, holdMs: waitMs(field('holdMs')), dryRun: body.dryRun };
     }
     case 'doctor-bank':
@@ -215,7 +227,8 @@ function sequenceNumber({ value, where }: { value: unknown; where: string }): nu
 
 function waitMs({ value, where }: { value: unknown; where: string }): number {
   const ms = sequenceNumber({ value, where });
-  if (ms < 1 || ms > MAX_WAIT_MS) refuse(`${where} must be between 1 and ${MAX_WAIT_MS} ms, got ${ms}`, where);
+  if (ms < 1 || ms > MAX_WAIT_MS)
+    refuse(`${where} must be between 1 and ${MAX_WAIT_MS} ms, got ${ms}`, where);
   return ms;
 }
 

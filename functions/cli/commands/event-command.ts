@@ -18,7 +18,10 @@ interface EventFlags extends RouteFlags {
 }
 
 /** An event as the bank had it; `unreadable` when the poller could not read it. */
-type LookUp = { found: true; event: BankingEvent } | { found: false } | { found: 'unreadable'; message: string };
+type LookUp =
+  | { found: true; event: BankingEvent }
+  | { found: false }
+  | { found: 'unreadable'; message: string };
 
 export function registerEventCommand(program: Command): void {
   program

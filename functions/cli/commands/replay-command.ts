@@ -110,7 +110,12 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
     'Stopping after the events in hand; run the same command again to resume',
     terminal.err,
   );
-  const range = { from: start, to: flags.to, holdMs: flags.holdSeconds * 1000, dryRun: flags.dryRun === true };
+  const range = {
+    from: start,
+    to: flags.to,
+    holdMs: flags.holdSeconds * 1000,
+    dryRun: flags.dryRun === true,
+  };
   const steps =
     route.kind === 'function'
       ? functionSteps(route.client, program, range)
@@ -218,7 +223,14 @@ async function* functionSteps(
       };
     }
     if (result.failure !== undefined) {
-      yield { events: [], missing: [], through: result.through, published: 0, endOfFeed: false, failure: result.failure };
+      yield {
+        events: [],
+        missing: [],
+        through: result.through,
+        published: 0,
+        endOfFeed: false,
+        failure: result.failure,
+      };
       return;
     }
     if (result.endOfFeed) {

@@ -15,7 +15,13 @@ import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-err
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
-import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type OperatorClient, type RouteFlags } from '../operator-client.ts';
+import {
+  type BankRoute,
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type OperatorClient,
+  type RouteFlags,
+} from '../operator-client.ts';
 import { formatInstant, toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
 import { confirmChange } from '../prompts.ts';
