@@ -161,7 +161,10 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
   if (!isJsonObject(event)) refuse('the event must be an object', 'event');
   for (const key of Object.keys(event)) {
     if (key !== OPERATOR_REQUEST_KEY)
-      refuse(`unknown field "${key}" beside ${OPERATOR_REQUEST_KEY}`, `event.${key}`);
+      refuse(
+        `event.${key} is not allowed: an operator request carries ${OPERATOR_REQUEST_KEY} alone`,
+        `event.${key}`,
+      );
   }
   const body = event[OPERATOR_REQUEST_KEY];
   const where = OPERATOR_REQUEST_KEY;
