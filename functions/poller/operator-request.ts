@@ -196,7 +196,10 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
       const hasSequence = body.sequence !== undefined;
       const hasId = body.id !== undefined;
       if (hasSequence === hasId)
-        refuse(`${where} of kind event needs exactly one of sequence and id`, `${where}.sequence`);
+        refuse(
+          `a request of kind event needs exactly one of ${where}.sequence and ${where}.id`,
+          `${where}.sequence`,
+        );
       if (hasSequence) return { ...base, kind: 'event', sequence: sequenceNumber(field('sequence')) };
       if (typeof body.id !== 'string' || body.id === '' || body.id.length > 200)
         refuse(`${where}.id must be a non-empty string`, `${where}.id`);
