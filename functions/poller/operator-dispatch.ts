@@ -5,11 +5,17 @@
  * every string redacted with the program's client secret before it leaves.
  */
 import { checkBank } from '../adapters/banking-http/bank-checks.ts';
-import type { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { redact } from '../adapters/banking-http/response-body.ts';
 import { OperatorRequestError, PayloadValidationError } from '../core/errors.ts';
 import { FeedReader } from '../core/feed-reader.ts';
-import type { Clock, CredentialsProvider, CycleLogger, EventPublisher } from '../core/ports.ts';
+import type {
+  Clock,
+  CredentialsProvider,
+  CycleLogger,
+  EventFeed,
+  EventLookup,
+  EventPublisher,
+} from '../core/ports.ts';
 import { PublishPipeline } from '../core/publish-pipeline.ts';
 import { type ReplayStep, replayRange } from '../core/range-replay.ts';
 import { fastForward } from '../core/start-position.ts';
@@ -28,9 +34,12 @@ import type {
 } from './operator-request.ts';
 import type { PollerConfig } from './poller-config.ts';
 
+/** The banking service's feed: polls and single-event lookups. */
+export type ProgramFeed = EventFeed & EventLookup;
+
 /** A program's banking service as the function holds it (warm across invocations). */
 export interface ProgramUpstream {
-  readonly feed: BankingEventFeed;
+  readonly feed: ProgramFeed;
   readonly credentials: CredentialsProvider;
 }
 
@@ -75,7 +84,7 @@ export async function runOperatorRequest(
 
 function runOnFeed(
   request: Exclude<OperatorRequest, DoctorBankRequest>,
-  feed: BankingEventFeed,
+  feed: ProgramFeed,
   ports: OperatorPorts,
 ): Promise<OperatorResult> {
   switch (request.kind) {
@@ -96,7 +105,7 @@ function budget(ports: OperatorPorts): AbortSignal {
 
 async function lookUp(
   request: EventRequest,
-  feed: BankingEventFeed,
+  feed: ProgramFeed,
   ports: OperatorPorts,
 ): Promise<EventResult> {
   const signal = budget(ports);
@@ -116,7 +125,7 @@ async function lookUp(
 /** Replays chunk by chunk until the range is done or the budget would not cover another poll. */
 async function replay(
   request: ReplayRequest,
-  feed: BankingEventFeed,
+  feed: ProgramFeed,
   ports: OperatorPorts,
 ): Promise<ReplayResult> {
   const { clock, config } = ports;
@@ -180,7 +189,7 @@ function dryRunFull(events: readonly { detail: string }[]): boolean {
 
 async function feedLatest(
   request: FeedLatestRequest,
-  feed: BankingEventFeed,
+  feed: ProgramFeed,
   ports: OperatorPorts,
 ): Promise<FeedLatestResult> {
   const reader = new FeedReader(
@@ -215,7 +224,7 @@ async function feedLatest(
   };
 }
 
-async function feedOldest(feed: BankingEventFeed, ports: OperatorPorts): Promise<FeedOldestResult> {
+async function feedOldest(feed: ProgramFeed, ports: OperatorPorts): Promise<FeedOldestResult> {
   const page = await feed.poll({ after: null, signal: budget(ports) });
   return { kind: 'feed-oldest', oldest: page.events[0]?.sequence_number ?? null };
 }
