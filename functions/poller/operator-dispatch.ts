@@ -103,11 +103,7 @@ function budget(ports: OperatorPorts): AbortSignal {
   return AbortSignal.timeout(Math.max(1, ports.deadline - ports.clock.now()));
 }
 
-async function lookUp(
-  request: EventRequest,
-  feed: ProgramFeed,
-  ports: OperatorPorts,
-): Promise<EventResult> {
+async function lookUp(request: EventRequest, feed: ProgramFeed, ports: OperatorPorts): Promise<EventResult> {
   const signal = budget(ports);
   try {
     const event =
