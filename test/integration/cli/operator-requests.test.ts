@@ -52,14 +52,16 @@ describe('operator commands against a deployed stack run in the poller function'
     scenario = undefined;
   });
 
-  async function start(events: number): Promise<OperatorScenario> {
+  async function start(events: number, options: { withFunction?: boolean } = {}): Promise<OperatorScenario> {
     seed += 1;
     const simulator = await startSimulator({ seed, maxPollHoldMs: 300, unknownTypeRatio: 0 });
     simulator.generate(events);
     const functionName = aws.uniqueName('poller');
-    const deployment = await createMotoDeployment(aws, simulatorSecret(simulator), {
-      pollerFunctionName: functionName,
-    });
+    const deployment = await createMotoDeployment(
+      aws,
+      simulatorSecret(simulator),
+      options.withFunction === false ? {} : { pollerFunctionName: functionName },
+    );
     const lambda = pollerLambda({
       artifact: inject('pollerArtifact'),
       motoEndpoint: inject('motoEndpoint'),
@@ -97,7 +99,7 @@ describe('operator commands against a deployed stack run in the poller function'
         await endpoint.close();
         await lambda.close();
         await recorder.close();
-        await simulator.close();
+        await simulator.close().catch(() => {});
         await rm(cwd, { recursive: true, force: true });
       },
     };
@@ -205,6 +207,32 @@ describe('operator commands against a deployed stack run in the poller function'
     expect(await store.read()).toMatchObject({ checkpoint: null, lease: null });
     expect(servedKinds()).toEqual(['replay', 'replay']);
     expect(readsInFunctionMode).toBe(0);
+  });
+
+  it("reports the function's failure in one line, without a secret, when the banking service is down", async () => {
+    const { cli, simulator } = await start(3);
+    const credentials = [simulator.programs[0]!.clientSecret];
+    await simulator.close();
+
+    const result = await cli(['event', '3']);
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^banking-events-poller: The poller function \S+ answered event with \w+Error: /,
+    );
+    for (const secret of credentials) expect(result.stderr).not.toContain(secret);
+  });
+
+  it('names the fix for a stack deployed before operator requests, and for --secret-id without --local', async () => {
+    const { cli, deployment } = await start(1, { withFunction: false });
+
+    const old = await cli(['event', '1']);
+    const secretHere = await cli(['event', '--secret-id', deployment.secretId, '1']);
+
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/has no output PollerFunctionName .*pass --local/);
+    expect(secretHere.code).toBe(2);
+    expect(secretHere.stderr).toMatch(/--secret-id reads the secret on this machine.*add --local/);
   });
 
   it('rewind reads the feed through the function: --to latest lands on the newest event, a move back checks retention', async () => {
