@@ -184,7 +184,10 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
   }
   const known = new Set(['version', 'kind', 'program', ...FIELDS[kind as OperatorRequestKind]]);
   for (const key of Object.keys(body)) {
-    if (!known.has(key)) refuse(`${where}.${key} is not a field of a ${kind} request`, `${where}.${key}`);
+    if (!known.has(key)) {
+      const field = fieldName(where, key);
+      refuse(`${field} is not a field of a ${kind} request`, field);
+    }
   }
   if (!isProgramName(body.program)) {
     refuse(`${where}.program must be a program name, got ${describe(body.program)}`, `${where}.program`);
@@ -238,10 +241,19 @@ function waitMs({ value, where }: { value: unknown; where: string }): number {
   return ms;
 }
 
+/** An unknown key named in the error only when it looks like a field name, never arbitrary text. */
+function fieldName(where: string, key: string): string {
+  return /^[A-Za-z][A-Za-z0-9_]{0,39}$/.test(key)
+    ? `${where}.${key}`
+    : `${where}.<a key of ${key.length} character(s)>`;
+}
+
+/** What was received, without quoting text: a request's strings are never echoed into an error or a log. */
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string') return `a string of ${value.length} character(s)`;
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function refuse(problem: string, field: string): never {

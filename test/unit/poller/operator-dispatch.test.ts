@@ -138,7 +138,10 @@ describe('runOperatorRequest', () => {
     let polled = false;
     const feed = {
       ...feedOf([]),
-      poll: async () => ((polled = true), { events: [], lastSequenceNumber: null }),
+      poll: async (): Promise<FeedPage> => {
+        polled = true;
+        return { events: [], lastSequenceNumber: null };
+      },
     };
     const ports = portsFor(feed, { clock: new FakeClock(), budgetMs: 5_000 });
 

@@ -62,6 +62,12 @@ describe('parseOperatorRequest', () => {
     ['no kind', event({}), 'operatorRequest.kind'],
     ['an unknown kind', event({ kind: 'checkpoint-set' }), 'operatorRequest.kind'],
     ['a field of another kind', event({ kind: 'feed-oldest', from: 1 }), 'operatorRequest.from'],
+    // A key that is not a field name is counted, never echoed (it could be anything, a secret too).
+    [
+      'a key that is no name',
+      event({ kind: 'feed-oldest', 's3cr/t+=': 1 }),
+      'operatorRequest.<a key of 8 character(s)>',
+    ],
     ['a bad program name', event({ kind: 'feed-oldest', program: '../x' }), 'operatorRequest.program'],
     ['both sequence and id', event({ kind: 'event', sequence: 1, id: 'a' }), 'operatorRequest.sequence'],
     ['neither sequence nor id', event({ kind: 'event' }), 'operatorRequest.sequence'],
