@@ -7,6 +7,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -23,6 +24,19 @@ const REQUEST_HANDLER = {
   connectionTimeout: 3_000,
   requestTimeout: 25_000,
   throwOnRequestTimeout: true,
+} as const;
+
+/**
+ * An invocation runs as long as the function's timeout (at most 15 minutes): wait that long, and
+ * never resend one (a replay would publish twice).
+ */
+const LAMBDA_INVOKE = {
+  maxAttempts: 1,
+  requestHandler: {
+    connectionTimeout: 3_000,
+    requestTimeout: 15 * 60_000 + 30_000,
+    throwOnRequestTimeout: true,
+  },
 } as const;
 
 interface Destroyable {
@@ -54,6 +68,9 @@ export class AwsClients {
   }
   get eventBridge(): EventBridgeClient {
     return this.#client('eventbridge', () => new EventBridgeClient(this.#config));
+  }
+  get lambda(): LambdaClient {
+    return this.#client('lambda', () => new LambdaClient({ ...this.#config, ...LAMBDA_INVOKE }));
   }
   get scheduler(): SchedulerClient {
     return this.#client('scheduler', () => new SchedulerClient(this.#config));

@@ -156,3 +156,14 @@ export class StartPositionIncompleteError extends PollerError {
     );
   }
 }
+
+/**
+ * An invocation carried an operator request (`{ "operatorRequest": … }`) the function cannot
+ * run: malformed, an unknown kind or version, or a program it does not poll. Refused before
+ * anything is read, published or written.
+ */
+export class OperatorRequestError extends PollerError {
+  constructor(message: string, field: string) {
+    super('OPERATOR_REQUEST_INVALID', message, { context: { field } });
+  }
+}

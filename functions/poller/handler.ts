@@ -1,7 +1,8 @@
 /**
  * Lambda entry point: the composition root. It parses the configuration, builds the adapters
  * once per container (clients, credential and token caches stay warm across invocations) and
- * runs one poll cycle per invocation. All behaviour lives in `functions/core/`.
+ * runs one poll cycle per invocation, or, for an invocation carrying `operatorRequest`, the CLI's
+ * request (`operator-request.ts`, `operator-dispatch.ts`). All behaviour lives in `functions/core/`.
  */
 
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -22,11 +23,14 @@ import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logg
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
+import { computeDeadline } from '../core/cycle-budget.ts';
 import { uniqueLeaseOwner } from '../core/lease-handover.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
+import { runOperatorRequest } from './operator-dispatch.ts';
+import { isOperatorInvocation, type OperatorResult, parseOperatorRequest } from './operator-request.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
@@ -45,12 +49,15 @@ interface Runtime {
   readonly dynamodb: DynamoDBClient;
   /** The bus, behind the claim check when a bucket is configured. */
   readonly publisher: EventPublisher;
+  /** The bus alone, as operator replays publish. */
+  readonly bus: EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
 }
 
 /** The banking service as one secret's client sees it: polls and lookups, and the stream; one token for both. */
 interface Upstream {
+  readonly credentials: SecretsManagerCredentialsProvider;
   readonly feed: BankingEventFeed;
   readonly stream: BankingEventStream;
 }
@@ -61,24 +68,25 @@ let runtime: Runtime | undefined;
 function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
+    const bus = new EventBridgePublisher({
+      client: new EventBridgeClient(boundedClientConfig),
+      eventBusName: config.eventBus,
+      source: config.eventSource,
+      maxRequestBytes: config.maxEventEntryBytes,
+    });
     runtime = {
       config,
       secretsManager: new SecretsManagerClient(boundedClientConfig),
       dynamodb: new DynamoDBClient(boundedClientConfig),
-      publisher: publisherFor(config),
+      publisher: publisherFor(config, bus),
+      bus,
       upstreams: new Map(),
     };
   }
   return runtime;
 }
 
-function publisherFor(config: PollerConfig): EventPublisher {
-  const bus = new EventBridgePublisher({
-    client: new EventBridgeClient(boundedClientConfig),
-    eventBusName: config.eventBus,
-    source: config.eventSource,
-    maxRequestBytes: config.maxEventEntryBytes,
-  });
+function publisherFor(config: PollerConfig, bus: EventPublisher): EventPublisher {
   if (config.claimCheckBucket === undefined) return bus;
   return new ClaimCheckPublisher(
     {
@@ -104,6 +112,7 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
       onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
     });
     upstream = {
+      credentials,
       feed: new BankingEventFeed({
         credentials,
         tokens,
@@ -121,8 +130,9 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
 export type PollerResult = CycleSummary;
 
-export async function handler(event: unknown, context: Context): Promise<PollerResult> {
+export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
   logger.addContext(context);
+  if (isOperatorInvocation(event)) return operatorRequest(event, context);
   try {
     const current = getRuntime();
     const target = resolveInvocationTarget(event, current.config);
@@ -175,5 +185,32 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);
+  }
+}
+
+/** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
+async function operatorRequest(event: unknown, context: Context): Promise<OperatorResult> {
+  try {
+    // Refused before anything is built or read: a malformed request touches nothing.
+    const request = parseOperatorRequest(event);
+    logger.info('Operator request', { kind: request.kind, program: request.program });
+    const current = getRuntime();
+    return await runOperatorRequest(request, {
+      config: current.config,
+      upstream: (secretId) => upstreamFor(current, secretId),
+      freshCredentials: (secretId) =>
+        new SecretsManagerCredentialsProvider({ client: current.secretsManager, secretId, cache: new Map() }),
+      bus: current.bus,
+      clock: systemClock,
+      logger: cycleLogger,
+      deadline: computeDeadline(
+        Date.now(),
+        context.getRemainingTimeInMillis(),
+        current.config.safetyMarginMs,
+      ),
+    });
+  } catch (error) {
+    logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });
+    throw error;
   }
 }

@@ -65,12 +65,14 @@ export function registerRunCommand(program: Command): void {
       'Runs the poll cycle continuously. With no flags: the banking-service simulator in-process, the checkpoint in ' +
         '.local/checkpoint-<program>.json, every event as one NDJSON line on stdout. Each flag switches one part to the ' +
         'real thing; with --stack, a flag given without a value takes the name from the stack. A live line on stderr ' +
-        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0.',
+        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0. Always ' +
+        'local: the deployed function is not involved.',
     )
     .option('--program <name>', 'checkpoint row (default: "local", or the stack\'s first program)')
     .option(
       '--secret-id [id]',
-      'poll the banking service whose credentials this secret holds (default: the simulator)',
+      'poll the banking service whose credentials this secret holds, read with your credentials on this machine ' +
+        '(local use; default: the simulator)',
     )
     .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
     .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')

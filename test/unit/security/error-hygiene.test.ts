@@ -17,6 +17,7 @@ import { StaticCredentialsProvider } from '../../../functions/adapters/local/sta
 import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/banking-credentials.ts';
 import * as errors from '../../../functions/core/errors.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -246,6 +247,13 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       const { checkpoints } = cycleSetup();
       await checkpoints.commit({ owner: 'nobody', sequenceNumber: 1, feedProgramId: 'p' });
     },
+  ],
+  [
+    'operator request refused, its fields holding a secret',
+    () =>
+      parseOperatorRequest({
+        operatorRequest: { version: 1, kind: CLIENT_SECRET, program: 'default', [TOKEN]: URL_PASSWORD },
+      }),
   ],
   [
     'checkpoint moved backwards',
