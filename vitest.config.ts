@@ -51,7 +51,7 @@ export default defineConfig({
           name: 'consumer',
           include: ['test/consumer/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/package-global-setup.ts'],
+          globalSetup: ['test/support/spawned-node-global-setup.ts', 'test/support/package-global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },
