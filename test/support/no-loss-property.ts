@@ -15,7 +15,8 @@
  *   poll index that lags the stream (gap repair off there, so only the normal path can read them).
  *
  * The cycle's modules are a parameter, so a mutation test can run the property against a copy of
- * the code with a fix undone (`cycle-mutants.ts`) and see it fail.
+ * the code with a fix undone (`cycle-mutants.ts`) and see it fail. So is the checkpoint store: the
+ * in-memory one by default, the DynamoDB one on moto in the integration project (`newStore`).
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -48,6 +49,7 @@ import type {
 } from '../../functions/core/ports.ts';
 import type { StartPosition } from '../../functions/core/start-position.ts';
 import type { TimelineEntry } from './aws-fault-proxy.ts';
+import type { CheckpointStoreFactory } from './checkpoint-store-contract.ts';
 import { type BankEvent, checkDeliveryInvariant, type InvariantReport } from './delivery-invariant.ts';
 import { FakeClock } from './fake-clock.ts';
 import { InMemoryPublisher, RecordingLogger, RecordingMetrics } from './in-memory-ports.ts';
@@ -337,7 +339,7 @@ class ScheduledBus implements EventPublisher {
 /** The checkpoint item: shared across cycles; scheduled write failures; checkpoint writes on the timeline. */
 class ScheduledStore implements CheckpointStore {
   constructor(
-    private readonly store: MemoryCheckpointStore,
+    private readonly store: CheckpointStore,
     private readonly counters: FaultCounters,
     private readonly schedule: FaultSchedule,
     private readonly process: Process,
@@ -463,10 +465,32 @@ function bankEvent(record: BankRecord): BankEvent {
 
 export type ScheduleReport = InvariantReport & { readonly caughtUp: boolean };
 
+/** Where the checkpoint is kept. */
+export interface StoreOptions {
+  /**
+   * A fresh row of another store than the modules' `MemoryCheckpointStore` (the DynamoDB one on
+   * moto). Its calls are real I/O: the virtual clock stands still while they are in flight.
+   * @default the modules' MemoryCheckpointStore
+   */
+  readonly newStore?: CheckpointStoreFactory;
+}
+
+/** Every call of `store` with virtual time standing still while it is in flight. */
+function heldStill(store: CheckpointStore, clock: FakeClock): CheckpointStore {
+  return {
+    acquireLease: (request) => clock.during(() => store.acquireLease(request)),
+    recordStart: (request) => clock.during(() => store.recordStart(request)),
+    commit: (request) => clock.during(() => store.commit(request)),
+    releaseLease: (owner, options) => clock.during(() => store.releaseLease(owner, options)),
+    read: () => clock.during(() => store.read()),
+  };
+}
+
 /** Runs cycles until the schedule is spent and the feed caught up; returns the invariant report. */
 export async function runSchedule(
   schedule: FaultSchedule,
   modules: CycleModules = PRODUCT_MODULES,
+  options: StoreOptions = {},
 ): Promise<ScheduleReport> {
   const clock = new FakeClock();
   const firstRunAt = clock.now();
@@ -478,7 +502,11 @@ export async function runSchedule(
   for (const { position, times } of schedule.rejectedEntries) {
     sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
   }
-  const store = new modules.MemoryCheckpointStore({ now: () => clock.now() });
+  const now = () => clock.now();
+  const store: CheckpointStore =
+    options.newStore === undefined
+      ? new modules.MemoryCheckpointStore({ now })
+      : heldStill(await options.newStore(now), clock);
   const timeline = new Timeline();
   const counters: FaultCounters = { polls: 0, requests: 0, commits: 0 };
   const claimChecks = new MemoryClaimChecks();
@@ -572,9 +600,9 @@ async function waitUntil(clock: FakeClock, condition: () => boolean, signal: Abo
 }
 
 /** The property itself: what every drawn schedule must satisfy. */
-function noLossProperty(modules: CycleModules) {
+function noLossProperty(modules: CycleModules, options: StoreOptions) {
   return fc.asyncProperty(scheduleArbitrary, async (schedule) => {
-    const report = await runSchedule(schedule, modules);
+    const report = await runSchedule(schedule, modules, options);
     const context = `schedule ${JSON.stringify(schedule)}`;
     expect(report.lost, context).toEqual([]);
     expect(report.violations, context).toEqual([]);
@@ -586,8 +614,10 @@ function noLossProperty(modules: CycleModules) {
  * Checks the property for `numRuns` drawn schedules. The seed is fixed by default (the run is
  * the same every time); FC_SEED explores others. Every failure names its seed.
  */
-export async function assertNoLossProperty(options: { numRuns: number; seed: number }): Promise<void> {
-  await fc.assert(noLossProperty(PRODUCT_MODULES), { numRuns: options.numRuns, seed: options.seed });
+export async function assertNoLossProperty(
+  options: { numRuns: number; seed: number } & StoreOptions,
+): Promise<void> {
+  await fc.assert(noLossProperty(PRODUCT_MODULES, options), { numRuns: options.numRuns, seed: options.seed });
 }
 
 /**
@@ -596,9 +626,9 @@ export async function assertNoLossProperty(options: { numRuns: number; seed: num
  */
 export function checkNoLossProperty(
   modules: CycleModules,
-  options: { numRuns: number; seed: number },
+  options: { numRuns: number; seed: number } & StoreOptions,
 ): Promise<fc.RunDetails<[FaultSchedule]>> {
-  return fc.check(noLossProperty(modules), {
+  return fc.check(noLossProperty(modules, options), {
     numRuns: options.numRuns,
     seed: options.seed,
     endOnFailure: true,
