@@ -54,6 +54,8 @@ export class AwsCallRecorder {
   readonly #server: Server;
   readonly #target: URL;
   readonly #calls: RecordedAwsCall[] = [];
+  #inFlight = 0;
+  #idleWaiters: Array<() => void> = [];
 
   private constructor(server: Server, target: URL) {
     this.#server = server;
@@ -64,9 +66,7 @@ export class AwsCallRecorder {
   static async start(target: string): Promise<AwsCallRecorder> {
     let recorder: AwsCallRecorder | undefined;
     const server = createServer((req, res) => {
-      recorder!.#handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent && !res.destroyed) res.writeHead(502).end(String(error));
-      });
+      recorder!.#track(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     recorder = new AwsCallRecorder(server, new URL(target));
@@ -78,6 +78,15 @@ export class AwsCallRecorder {
     return this.#calls;
   }
 
+  /**
+   * Resolves once every request received has been answered and recorded: a client that gave up
+   * on one (an aborted long poll) has still made the call.
+   */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
   /** Forgets the calls recorded so far. */
   clear(): void {
     this.#calls.length = 0;
@@ -86,6 +95,18 @@ export class AwsCallRecorder {
   async close(): Promise<void> {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #track(req: IncomingMessage, res: ServerResponse): void {
+    this.#inFlight += 1;
+    this.#handle(req, res)
+      .catch((error: unknown) => {
+        if (!res.headersSent && !res.destroyed) res.writeHead(502).end(String(error));
+      })
+      .finally(() => {
+        this.#inFlight -= 1;
+        if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -121,6 +121,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     const running = startCli(argv, { cwd, env: motoCliEnvironment(recorder.endpoint), input: options.input });
     await options.whileRunning?.(running);
     const result = await running.result;
+    await recorder.idle();
     recorded.set(command, { result, calls: [...recorder.calls] });
   };
 
