@@ -15,6 +15,12 @@ import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import { EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
+import {
+  grantOperatorRead,
+  grantOperatorRecovery,
+  grantOperatorTail,
+  type OperatorResources,
+} from './operator-grants.ts';
 import { PollerAlarms } from './poller-alarms.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
@@ -194,6 +200,50 @@ export class BankingEventsPoller extends Construct {
     const idempotencyTable = options.idempotencyTable ?? this.#sharedIdempotencyTable();
     grantIdempotencyRecords(idempotencyTable, grantee);
     return { idempotencyTable };
+  }
+
+  /**
+   * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
+   * stack, the checkpoint table, the bus, the schedules and the stack's alarms. No write, no
+   * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
+   * policies, and which command needs what, are listed in docs/deploy.md ("Operator permissions").
+   *
+   * @example
+   * poller.grantOperatorRead(iam.Role.fromRoleName(this, 'OnCall', 'on-call'));
+   */
+  grantOperatorRead(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorRead(this, this.#operatorResources(), principal);
+  }
+
+  /**
+   * What `tail` calls: a temporary rule on the bus and a queue, both named `bep-tail-…` (the rule
+   * may target only such a queue), read and removed when it stops. Apart from read because it
+   * writes, and shows the events themselves.
+   */
+  grantOperatorTail(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorTail(this, this.#operatorResources(), principal);
+  }
+
+  /**
+   * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
+   * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
+   * run inside it, with the secret it holds), describing the bus and archive and starting and
+   * following an archive replay to the bus, and `PutSecretValue` on the programs' secrets. Never
+   * `GetSecretValue`.
+   */
+  grantOperatorRecovery(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorRecovery(this, this.#operatorResources(), principal);
+  }
+
+  #operatorResources(): OperatorResources {
+    return {
+      checkpointTable: this.checkpointTable,
+      eventBus: this.eventBus,
+      archive: this.archive,
+      secrets: this.secrets,
+      schedules: this.schedules,
+      pollerFunction: this.pollerFunction,
+    };
   }
 
   #sharedIdempotencyTable(): dynamodb.Table {

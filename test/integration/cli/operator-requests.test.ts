@@ -21,7 +21,7 @@ import { pollerLambda, simulatorSecret } from '../../support/poller-lambda.ts';
 import { range } from './cli-scenario.ts';
 
 const CLI_KEY = 'operator-cli';
-const GET_SECRET_VALUE = 'secretsmanager.GetSecretValue';
+const GET_SECRET_VALUE = 'secretsmanager:GetSecretValue';
 
 interface OperatorScenario {
   readonly simulator: RunningSimulator;
