@@ -131,7 +131,14 @@ export class AwsCallRecorder {
     } catch {
       // XML (the query protocol): kept as text.
     }
-    this.#calls.push({ service, operation, accessKeyId, request: parameters, status: answer.status, response });
+    this.#calls.push({
+      service,
+      operation,
+      accessKeyId,
+      request: parameters,
+      status: answer.status,
+      response,
+    });
     // A client that gave up (tail's long poll, aborted on stop) is gone: the call is recorded all the same.
     if (!res.destroyed) res.writeHead(answer.status, answer.headers).end(answer.body);
   }
@@ -191,7 +198,8 @@ function describeRequest(
   }
   const form = new URLSearchParams(body.toString('utf8'));
   const action = form.get('Action');
-  if (action !== null) return { service, accessKeyId, operation: action, parameters: Object.fromEntries(form) };
+  if (action !== null)
+    return { service, accessKeyId, operation: action, parameters: Object.fromEntries(form) };
   const path = req.url ?? '/';
   for (const route of REST_ROUTES) {
     const match = route.service === service && route.method === req.method ? route.path.exec(path) : null;
