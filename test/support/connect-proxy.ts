@@ -31,7 +31,9 @@ export class ConnectProxy {
     const server = createServer();
     const proxy = new ConnectProxy(server);
     server.on('connection', (socket: Socket) => proxy.#track(socket));
-    server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => proxy.#tunnel(req, client, head));
+    server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) =>
+      proxy.#tunnel(req, client, head),
+    );
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       proxy.#forward(req, res).catch(() => res.destroy());
     });
@@ -75,10 +77,14 @@ export class ConnectProxy {
     const target = new URL(req.url ?? '/');
     this.log.push(`${req.method} ${target.host}`);
     const body = await readBody(req);
-    const forwarded = request(target, { method: req.method, headers: withoutHopHeaders(req.headers) }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, withoutHopHeaders(answer.headers));
-      answer.pipe(res);
-    });
+    const forwarded = request(
+      target,
+      { method: req.method, headers: withoutHopHeaders(req.headers) },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, withoutHopHeaders(answer.headers));
+        answer.pipe(res);
+      },
+    );
     forwarded.on('error', () => res.destroy());
     forwarded.end(body);
   }

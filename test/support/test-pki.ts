@@ -167,7 +167,10 @@ export class CertificateAuthority {
     }
     return {
       certificate: readFileSync(path.join(dir, `${name}.crt`), 'utf8'),
-      key: readFileSync(path.join(dir, options.passphrase === undefined ? `${name}.key` : `${name}.enc.key`), 'utf8'),
+      key: readFileSync(
+        path.join(dir, options.passphrase === undefined ? `${name}.key` : `${name}.enc.key`),
+        'utf8',
+      ),
     };
   }
 }

@@ -45,7 +45,9 @@ export class TlsFront {
     const server = createServer({
       cert: options.server.certificate,
       key: options.server.key,
-      ...(options.clientCa === undefined ? {} : { ca: options.clientCa, requestCert: true, rejectUnauthorized: true }),
+      ...(options.clientCa === undefined
+        ? {}
+        : { ca: options.clientCa, requestCert: true, rejectUnauthorized: true }),
     });
     const front = new TlsFront(server);
     server.on('secureConnection', (socket: TLSSocket) => {

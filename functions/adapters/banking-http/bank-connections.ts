@@ -106,7 +106,10 @@ export class BankConnections implements DispatcherSource {
     };
     try {
       // `connect` for direct connections, `requestTls` for those tunnelled through the proxy.
-      return new EnvHttpProxyAgent({ ...proxy, ...(tls === undefined ? {} : { connect: tls, requestTls: tls }) });
+      return new EnvHttpProxyAgent({
+        ...proxy,
+        ...(tls === undefined ? {} : { connect: tls, requestTls: tls }),
+      });
     } catch {
       // Not kept as the cause: it quotes the URL, which may carry the proxy's user:password@.
       const names = PROXY_VARIABLES.filter((name) => env[name] !== undefined).join(', ');

@@ -106,9 +106,12 @@ function parseCertificates(pem: string, field: string): X509Certificate[] {
       return new X509Certificate(block);
     } catch {
       // OpenSSL's reason only; the cause is left out with the text it was given.
-      throw new ClientCertificateError(`${field}: certificate ${index + 1} of ${blocks.length} does not parse`, {
-        field,
-      });
+      throw new ClientCertificateError(
+        `${field}: certificate ${index + 1} of ${blocks.length} does not parse`,
+        {
+          field,
+        },
+      );
     }
   });
 }
@@ -149,5 +152,7 @@ function distinguishedName(lines: string): string {
 }
 
 function missing(field: string, because: string): ClientCertificateError {
-  return new ClientCertificateError(`${because} is set but ${field} is not: mutual TLS needs both`, { field });
+  return new ClientCertificateError(`${because} is set but ${field} is not: mutual TLS needs both`, {
+    field,
+  });
 }

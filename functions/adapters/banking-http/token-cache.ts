@@ -174,7 +174,9 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
     }
     const { dispatcher } = options;
     this.#connections =
-      dispatcher === undefined ? (options.connections ?? new BankConnections()) : { dispatcherFor: () => dispatcher };
+      dispatcher === undefined
+        ? (options.connections ?? new BankConnections())
+        : { dispatcherFor: () => dispatcher };
     this.#clock = options.clock ?? Date.now;
     this.#skewMs = options.skewMs ?? 60_000;
     this.#defaultLifetimeSeconds = options.defaultLifetimeSeconds ?? 3600;
@@ -315,6 +317,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
         body: form.toString(),
         dispatcher,
         signal,
+        hints: { clientCertificate: credentials.tls?.clientCertificate !== undefined },
       });
       const { statusCode: status, headers, body } = response;
       if (status !== 200) {
@@ -366,9 +369,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
     } catch (error) {
       if (signal.aborted) throw deadlineError(signal, TOKEN_TARGET);
       if (error instanceof PollerError) throw error;
-      throw networkError(error, TOKEN_TARGET, {
-        clientCertificate: credentials.tls?.clientCertificate !== undefined,
-      });
+      throw networkError(error, TOKEN_TARGET);
     }
   }
 }

@@ -22,6 +22,8 @@ export interface UpstreamRequest extends RequestTarget {
   readonly body?: string;
   readonly dispatcher: Dispatcher | undefined;
   readonly signal: AbortSignal;
+  /** What helps explain a failure before any response. */
+  readonly hints?: NetworkErrorHints;
 }
 
 /**
@@ -78,7 +80,7 @@ export async function sendUpstreamRequest(options: UpstreamRequest): Promise<Dis
       );
       throw deadlineError(signal, target);
     }
-    throw networkError(error, target);
+    throw networkError(error, target, options.hints);
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
@@ -113,7 +115,11 @@ export interface NetworkErrorHints {
  * retry fixes. The message names the error code only; undici's own message (kept as the cause)
  * may name the host, which is not a secret but not needed either.
  */
-export function networkError(error: unknown, target: RequestTarget, hints: NetworkErrorHints = {}): UpstreamHttpError {
+export function networkError(
+  error: unknown,
+  target: RequestTarget,
+  hints: NetworkErrorHints = {},
+): UpstreamHttpError {
   const code = (error as { code?: unknown } | null)?.code;
   const label = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
   const request = `${target.method} ${target.path}`;
@@ -128,7 +134,7 @@ export function networkError(error: unknown, target: RequestTarget, hints: Netwo
   if (HANDSHAKE_ALERT.test(label)) {
     return new UpstreamHttpError(
       `${request}: the banking service refused the TLS handshake (${label}); check that it accepts ` +
-        "client_certificate (registered with the bank, signed by a CA it trusts, not expired)",
+        'client_certificate (registered with the bank, signed by a CA it trusts, not expired)',
       { retryable: false, context, cause: error },
     );
   }
