@@ -222,7 +222,10 @@ describe('mutual TLS to a bank that requires a client certificate', () => {
 
     expect(page.events).toHaveLength(3);
     expect(connections.dispatcherFor(secret.value)).not.toBe(first);
-    expect(first.closed).toBe(true);
+    // The old connections take no new request.
+    await expect(first.request({ origin: front.url, path: '/', method: 'GET' })).rejects.toMatchObject({
+      code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/),
+    });
     const made = front.accepted.slice(accepted);
     expect(made.length).toBeGreaterThan(0);
     expect(new Set(made.map((connection) => connection.clientCommonName))).toEqual(
