@@ -11,8 +11,9 @@ import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
+import { checkBankTls, checkValidity, daysLeft } from '../../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
-import { DeadlineExceededError } from '../../core/errors.ts';
+import { ClientCertificateError, DeadlineExceededError } from '../../core/errors.ts';
 import type { BankingCredentials } from '../../core/ports.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
@@ -32,6 +33,9 @@ interface DoctorFlags {
   readonly cursorParam: string;
   readonly limitParam: string;
 }
+
+/** Fewer days left than this on the client certificate is a warning: time to renew it. */
+const CERTIFICATE_RENEWAL_DAYS = 30;
 
 /** The probe event's source: no rule of the stack (nor its archive) matches it. */
 export const PROBE_SOURCE = 'banking-events-poller.doctor';
@@ -153,6 +157,17 @@ async function checkProgram(
   const results = [
     ok(secretCheck, `readable and well formed; base_url ${value.baseUrl}, client_id ${value.clientId}`),
   ];
+  const certificate = checkCertificate(program, value);
+  if (certificate !== undefined) {
+    results.push(certificate);
+    if (certificate.verdict === 'failed') {
+      results.push(
+        skipped(tokenCheck, 'needs a usable client certificate'),
+        skipped(feedCheck, 'needs a token'),
+      );
+      return results;
+    }
+  }
   const tokens = new ClientCredentialsTokenProvider({ credentials });
   try {
     await tokens.getAccessToken(AbortSignal.timeout(flags.timeout * 1000));
@@ -198,6 +213,34 @@ async function checkProgram(
       results.push(failed(feedCheck, message(error), 'check base_url and that the client may read events'));
   }
   return results;
+}
+
+/** The secret's mutual TLS material: whose certificate, until when; nothing when the secret has none. */
+function checkCertificate(program: string, value: BankingCredentials): CheckResult | undefined {
+  if (value.tls === undefined) return undefined;
+  const check = `client certificate (${program})`;
+  const fix =
+    'store a valid client_certificate and its client_key in the secret (see docs/deploy.md, mutual TLS)';
+  try {
+    const { certificate } = checkBankTls(value.tls);
+    if (certificate === undefined) return ok(check, 'none; ca_certificate names the CA of the bank');
+    const now = Date.now();
+    checkValidity(certificate, now);
+    const left = daysLeft(certificate, now);
+    const detail = `${certificate.subject}, issued by ${certificate.issuer}, expires ${certificate.validTo.toISOString()} (${left} days left)`;
+    if (left < CERTIFICATE_RENEWAL_DAYS) {
+      return {
+        check,
+        verdict: 'warning',
+        detail,
+        fix: 'renew it with the bank and store the new one in the secret',
+      };
+    }
+    return ok(check, detail);
+  } catch (error) {
+    if (error instanceof ClientCertificateError) return failed(check, error.message, fix);
+    throw error;
+  }
 }
 
 async function checkTable(
