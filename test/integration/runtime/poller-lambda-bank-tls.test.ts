@@ -183,6 +183,23 @@ describe('the egress proxy, as deployed', () => {
     expect(secrets.filter((secret) => lines.some((line) => line.includes(secret)))).toEqual([]);
   });
 
+  it('carries the stream too (stream mode), with the client certificate inside the tunnel', async () => {
+    const s = await scenarios.start({ environment: { FEED_MODE: 'stream', HTTPS_PROXY: proxy.url } });
+    const front = await frontOf(s);
+    await storeSecret(s, front, client, PASSPHRASE);
+    const events = s.simulator.generate(2);
+
+    const summary = summaryOf(await s.invoke());
+
+    expect(summary).toMatchObject({ published: 2, checkpoint: events.at(-1)!.sequence_number });
+    expect(s.simulator.requests.map((request) => request.path)).toContain('/events/stream');
+    expect(front.accepted.length).toBeGreaterThan(0);
+    for (const connection of front.accepted) {
+      expect(proxy.tunnelPorts.has(connection.remotePort)).toBe(true);
+      expect(connection.clientCommonName).toBe('poller');
+    }
+  });
+
   it('leaves the bank out of the proxy when NO_PROXY names its host', async () => {
     const s = await scenarios.start({
       environment: {
