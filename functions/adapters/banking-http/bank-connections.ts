@@ -1,9 +1,11 @@
 /**
  * The connections to one banking service: an undici dispatcher that presents the secret's client
  * certificate (mutual TLS) on every connection and goes through the egress proxy the environment
- * names (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` and their lower-case forms; undici's
- * `EnvHttpProxyAgent`). Only the bank's traffic uses it: the AWS clients keep their own
- * connections, so a proxy for the bank never carries a signed AWS request.
+ * names (`HTTPS_PROXY`, `NO_PROXY` and their lower-case forms; undici's `EnvHttpProxyAgent`).
+ * `HTTP_PROXY` is not used: the bank is reached over https, plain http only on loopback, which no
+ * proxy can reach (a developer's corporate proxy must not take the local simulator's traffic).
+ * Only the bank's traffic uses it: the AWS clients keep their own connections, so a proxy for the
+ * bank never carries a signed AWS request.
  *
  * A secret rotated to other TLS material gets a new dispatcher; the old one is closed once its
  * requests in flight are done.
@@ -39,7 +41,7 @@ interface Current {
   readonly certificate: ClientCertificateInfo | undefined;
 }
 
-const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY'] as const;
 
 /**
  * One per secret, kept while the container is warm (connections are reused across invocations).
@@ -100,7 +102,7 @@ export class BankConnections implements DispatcherSource {
     const env = this.#environment;
     // Read here, in undici's order, so `environment` is the only source ("" means none).
     const proxy = {
-      httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
+      httpProxy: '',
       httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
       noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
     };

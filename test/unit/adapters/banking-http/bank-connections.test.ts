@@ -306,6 +306,25 @@ describe('the egress proxy', () => {
     expect(proxy.log.length).toBe(afterLowerCase);
   });
 
+  it('leaves plain http (loopback only) out of the proxy, whatever HTTP_PROXY says', async () => {
+    const logged = proxy.log.length;
+    const requests = simulator.requests.length;
+    const program = simulator.programs[0]!;
+    const direct = new RotatingCredentials({
+      baseUrl: simulator.url,
+      clientId: program.clientId,
+      clientSecret: program.clientSecret,
+    });
+    const { feed } = clientOf(direct, {
+      environment: { HTTP_PROXY: proxy.url, http_proxy: proxy.url, HTTPS_PROXY: proxy.url },
+    });
+
+    await poll(feed);
+
+    expect(simulator.requests.length - requests).toBe(2);
+    expect(proxy.log.slice(logged)).toEqual([]);
+  });
+
   it('refuses a proxy variable that is not a URL without quoting it (it may carry a password)', () => {
     const connections = new BankConnections({ environment: { HTTPS_PROXY: 'http://user:pr0xy-pass@[bad' } });
 
