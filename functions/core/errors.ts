@@ -24,6 +24,17 @@ export class ConfigurationError extends PollerError {
   }
 }
 
+/**
+ * The secret's mutual TLS material cannot be used: a certificate or key that does not parse, a
+ * certificate expired or not yet valid, a key that does not match it, a field without its pair.
+ * `field` names the secret field; the message never quotes a certificate, a key or a passphrase.
+ */
+export class ClientCertificateError extends PollerError {
+  constructor(message: string, context: ErrorContext & { readonly field: string }) {
+    super('CLIENT_CERTIFICATE_INVALID', message, { context });
+  }
+}
+
 /** The credentials were refused: by the token endpoint, or a second 401 right after a fresh token. */
 export class AuthenticationError extends PollerError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {

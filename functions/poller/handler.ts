@@ -16,8 +16,10 @@ import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-sto
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
+import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
+import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
@@ -55,11 +57,15 @@ interface Runtime {
   readonly upstreams: Map<string, Upstream>;
 }
 
-/** The banking service as one secret's client sees it: polls and lookups, and the stream; one token for both. */
+/**
+ * The banking service as one secret's client sees it: polls and lookups, and the stream; one
+ * token for both, and one set of connections (its client certificate, the egress proxy).
+ */
 interface Upstream {
   readonly credentials: SecretsManagerCredentialsProvider;
   readonly feed: BankingEventFeed;
   readonly stream: BankingEventStream;
+  readonly connections: BankConnections;
 }
 
 let runtime: Runtime | undefined;
@@ -107,8 +113,10 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
       secretId,
       ttlMs: current.config.credentialsTtlSeconds * 1000,
     });
+    const connections = new BankConnections();
     const tokens = new ClientCredentialsTokenProvider({
       credentials,
+      connections,
       onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
     });
     upstream = {
@@ -121,6 +129,7 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
         limit: current.config.pollLimit,
       }),
       stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
+      connections,
     };
     current.upstreams.set(secretId, upstream);
   }
@@ -133,6 +142,7 @@ export type PollerResult = CycleSummary;
 export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
   logger.addContext(context);
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
+  let upstream: Upstream | undefined;
   try {
     const current = getRuntime();
     const target = resolveInvocationTarget(event, current.config);
@@ -140,7 +150,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
     const { config } = current;
-    const upstream = upstreamFor(current, target.secretId);
+    upstream = upstreamFor(current, target.secretId);
     return await runPollCycle(
       {
         feed: upstream.feed,
@@ -182,6 +192,11 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     logger.error('Poll cycle failed; the checkpoint stays at the last published event', { error });
     throw error;
   } finally {
+    // Every run, refused ones included: an alarm on it warns before the certificate expires.
+    const certificate = upstream?.connections.certificate;
+    if (certificate !== undefined) {
+      metricsSink.add('ClientCertificateDaysLeft', 'Count', daysLeft(certificate, Date.now()));
+    }
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);

@@ -78,6 +78,8 @@ export class SignedPutEvents implements PutEventsTransport {
   constructor(options: SignedPutEventsOptions) {
     this.#client = options.client;
     const timeouts = options.timeouts ?? { connectMs: 1_000, answerMs: 2_000 };
+    // An Agent of its own, never undici's global dispatcher nor the bank's: the egress proxy set
+    // for the bank (HTTPS_PROXY, or NODE_USE_ENV_PROXY on the global) must not carry AWS requests.
     this.#dispatcher =
       options.dispatcher ??
       new Agent({

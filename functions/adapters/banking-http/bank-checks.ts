@@ -1,13 +1,15 @@
 /**
- * The bank checks of `doctor`, in plain words: the secret is readable and well formed, a token is
- * issued, `GET /events` answers; each only if the one before passed. Run by the CLI with
+ * The bank checks of `doctor`, in plain words: the secret is readable and well formed, its client
+ * certificate (if any) can be used and is not about to expire, a token is issued, `GET /events`
+ * answers; each only if the one before passed. Run by the CLI with
  * `--local`, and by the deployed function for a `doctor-bank` operator request. The results name
  * the base URL's host and the client id, never the secret or a token (every text is redacted
  * with both before it is returned).
  */
-import { DeadlineExceededError } from '../../core/errors.ts';
+import { ClientCertificateError, DeadlineExceededError } from '../../core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { BankingEventFeed } from './banking-event-feed.ts';
+import { checkBankTls, checkValidity, daysLeft } from './client-certificate.ts';
 import { redact } from './response-body.ts';
 import { ClientCredentialsTokenProvider } from './token-cache.ts';
 
@@ -32,6 +34,9 @@ export interface BankCheckOptions {
   readonly cursorParam?: string;
   readonly limitParam?: string;
 }
+
+/** Fewer days left than this on the client certificate is a warning: time to renew it. */
+const CERTIFICATE_RENEWAL_DAYS = 30;
 
 const ok = (check: string, detail: string): CheckResult => ({ check, verdict: 'ok', detail });
 const failed = (check: string, detail: string, fix: string): CheckResult => ({
@@ -68,8 +73,18 @@ export async function checkBank(options: BankCheckOptions): Promise<CheckResult[
   const held: string[] = [value.clientSecret];
   const results = [
     ok(names.secret, `readable and well formed; base_url ${value.baseUrl}, client_id ${value.clientId}`),
-    ...(await checkTokenAndFeed(options, value, names, held)),
   ];
+  const certificate = checkCertificate(options.program, value);
+  if (certificate?.verdict === 'failed') {
+    results.push(
+      certificate,
+      skipped(names.token, 'needs a usable client certificate'),
+      skipped(names.feed, 'needs a token'),
+    );
+  } else {
+    if (certificate !== undefined) results.push(certificate);
+    results.push(...(await checkTokenAndFeed(options, value, names, held)));
+  }
   return results.map((result) => redactResult(result, held));
 }
 
@@ -124,6 +139,34 @@ async function checkTokenAndFeed(
       results.push(failed(names.feed, message(error), 'check base_url and that the client may read events'));
   }
   return results;
+}
+
+/** The secret's mutual TLS material: whose certificate, until when; nothing when the secret has none. */
+function checkCertificate(program: string, value: BankingCredentials): CheckResult | undefined {
+  if (value.tls === undefined) return undefined;
+  const check = `client certificate (${program})`;
+  const fix =
+    'store a valid client_certificate and its client_key in the secret (see docs/deploy.md, mutual TLS)';
+  try {
+    const { certificate } = checkBankTls(value.tls);
+    if (certificate === undefined) return ok(check, 'none; ca_certificate names the CA of the bank');
+    const now = Date.now();
+    checkValidity(certificate, now);
+    const left = daysLeft(certificate, now);
+    const detail = `${certificate.subject}, issued by ${certificate.issuer}, expires ${certificate.validTo.toISOString()} (${left} days left)`;
+    if (left < CERTIFICATE_RENEWAL_DAYS) {
+      return {
+        check,
+        verdict: 'warning',
+        detail,
+        fix: 'renew it with the bank and store the new one in the secret',
+      };
+    }
+    return ok(check, detail);
+  } catch (error) {
+    if (error instanceof ClientCertificateError) return failed(check, error.message, fix);
+    throw error;
+  }
 }
 
 function redactResult(result: CheckResult, held: readonly string[]): CheckResult {

@@ -1,6 +1,7 @@
 /**
  * `doctor`: checks a deployment end to end as the caller and says what is wrong in plain words:
- * each program's secret (readable, well formed, an https base URL), a token, `GET /events`; the
+ * each program's secret (readable, well formed, an https base URL), its client certificate if it
+ * has one (subject, issuer, expiry), a token, `GET /events`; the
  * checkpoint table and the bus (exist, and writable by the caller: probes that change nothing
  * the poller reads); each schedule enabled; the stack's alarms in OK. Exit code 1 if any failed.
  */
@@ -38,9 +39,10 @@ export function registerDoctorCommand(program: Command): void {
     .command('doctor')
     .summary('check a deployment end to end and say what is wrong')
     .description(
-      "Checks each program's secret is readable and well formed (https base_url), a token can be obtained and " +
-        'GET /events answers: with --stack in the deployed function, as its role (lambda:InvokeFunction), with --local ' +
-        'from this machine with your credentials. Checks, as the caller: the checkpoint table and the bus exist and the caller may write to them (a ' +
+      "Checks each program's secret is readable and well formed (https base_url), its client certificate if any " +
+        '(subject, expiry), a token can be obtained and GET /events answers: with --stack in the deployed function, ' +
+        'as its role (lambda:InvokeFunction), with --local from this machine with your credentials. Checks, as the ' +
+        'caller: the checkpoint table and the bus exist and the caller may write to them (a ' +
         `conditional write that cannot succeed, and one probe event with source ${PROBE_SOURCE}, which no rule of ` +
         "the stack matches); each program's schedule is enabled; the stack's alarms are OK. Exit code 1 if a check failed.",
     )
