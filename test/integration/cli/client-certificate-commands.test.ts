@@ -81,7 +81,7 @@ describe('the CLI with a client certificate', () => {
     const client = bankCa.issue({ commonName: 'poller', usage: 'client', days: 90 });
     const { cli } = await deploymentWith(client);
 
-    const doctor = await cli(['doctor', '--json']);
+    const doctor = await cli(['doctor', '--local', '--json']);
 
     const report = JSON.parse(doctor.stdout) as DoctorReport;
     const verdicts = Object.fromEntries(report.checks.map((check) => [check.check, check]));
@@ -103,7 +103,7 @@ describe('the CLI with a client certificate', () => {
     });
     const { cli, simulator } = await deploymentWith(expired);
 
-    const doctor = await cli(['doctor', '--json']);
+    const doctor = await cli(['doctor', '--local', '--json']);
 
     expect(doctor.code).toBe(1);
     const report = JSON.parse(doctor.stdout) as DoctorReport;
