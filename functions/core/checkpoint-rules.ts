@@ -2,6 +2,7 @@ import type {
   CheckpointState,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   StartRequest,
@@ -36,6 +37,7 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
       openGaps: state.openGaps,
       firstLeasedAt,
       startApplied: isStartApplied(state),
+      highestSeen: state.highestSeen ?? null,
     },
     next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt }, firstLeasedAt },
   };
@@ -74,6 +76,17 @@ export function decideStart(
     feedProgramId: feedProgramId ?? state.feedProgramId,
     ...(checkpoint === null ? {} : { checkpoint, updatedAt: nowIso }),
   };
+}
+
+/** Raises the highest sequence number seen, for the lease holder; never lowers it. */
+export function decideHighestSeen(
+  state: CheckpointState,
+  request: Omit<HighestSeenRequest, 'signal'>,
+  program: string,
+): CheckpointState {
+  assertLeaseHolder(state, request.owner, program, request.sequenceNumber);
+  if (state.highestSeen != null && state.highestSeen >= request.sequenceNumber) return state;
+  return { ...state, highestSeen: request.sequenceNumber };
 }
 
 function assertLeaseHolder(

@@ -1,6 +1,7 @@
 import {
   decideCommit,
   decideCycleRecord,
+  decideHighestSeen,
   decideLease,
   decideRelease,
   decideStart,
@@ -11,6 +12,7 @@ import type {
   CheckpointStore,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   ReleaseOptions,
@@ -51,6 +53,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
     signal?.throwIfAborted();
     const now = new Date(this.#now()).toISOString();
     await this.save(decideStart(await this.load(), request, this.#program, now));
+  }
+
+  async recordHighestSeen({ signal, ...request }: HighestSeenRequest): Promise<void> {
+    signal?.throwIfAborted();
+    await this.save(decideHighestSeen(await this.load(), request, this.#program));
   }
 
   async commit({ signal, ...request }: CommitRequest): Promise<void> {

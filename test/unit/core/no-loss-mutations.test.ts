@@ -22,7 +22,7 @@ const MUTANTS: readonly Mutant[] = [
       },
       {
         file: 'core/cycle/start-landing.ts',
-        find: '      startedAt: lease.firstLeasedAt,',
+        find: '      startedAt: lease.firstLeasedAt - allowanceMs,',
         replace: '      startedAt: deps.clock.now(),',
       },
     ],
