@@ -87,7 +87,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(
       settingOption(
         'startClockSkewAllowanceSeconds',
-        'latest: how far behind ours the bank\'s clock may be, in seconds (events stamped that long before the first run are published)',
+        "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
       ),
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)

@@ -30,16 +30,23 @@ describe('DynamoDbCheckpointStore against moto', () => {
   afterAll(() => aws.restore());
 
   /** A store for a program no other test uses, on the shared table. */
-  function newStore(): DynamoDbCheckpointStore {
-    return new DynamoDbCheckpointStore({
-      client: aws.dynamodb,
-      tableName,
-      program: aws.uniqueName('program'),
-      clock: () => now,
-    });
+  function newStore(program: string = aws.uniqueName('program')): DynamoDbCheckpointStore {
+    return new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program, clock: () => now });
   }
 
   const lease = (owner: string, at: number) => ({ owner, now: at, expiresAt: at + LEASE_MS });
+
+  /** The item as DynamoDB holds it, attribute by attribute. */
+  async function rawItem(program: string): Promise<Record<string, AttributeValue>> {
+    const output = await aws.dynamodb.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `program#${program}` } },
+        ConsistentRead: true,
+      }),
+    );
+    return output.Item ?? {};
+  }
   const FEED = 'feed-program-1';
   const commit = (
     store: DynamoDbCheckpointStore,
@@ -68,6 +75,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         openGaps: [],
         firstLeasedAt: 0,
         startApplied: false,
+        highestSeen: null,
       });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: LEASE_MS });
     });
@@ -124,6 +132,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         openGaps: [],
         firstLeasedAt: 0,
         startApplied: true,
+        highestSeen: null,
       });
       expect((await store.read()).lease?.owner).toBe('B');
     });
@@ -155,6 +164,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         openGaps: [],
         firstLeasedAt: 0,
         startApplied: true,
+        highestSeen: null,
       });
     });
 
@@ -281,6 +291,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         openGaps: [{ from: 30, to: 31, seenAt: 5 }],
         firstLeasedAt: 7_000,
         startApplied: true,
+        highestSeen: null,
       });
       expect(item.format_version?.N).toBe(String(CHECKPOINT_ITEM_FORMAT));
       expect(item.checkpoint?.N).toBe('45');
@@ -378,6 +389,53 @@ describe('DynamoDbCheckpointStore against moto', () => {
 
       expect(await store.read()).toMatchObject({ checkpoint: 3 });
       expect((await store.read()).start).toBeUndefined();
+    });
+
+    it('records the highest number seen as highest_seen (N) for the lease holder, never lowers it, and grants it with the lease', async () => {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 0 });
+      const empty = await rawItem(program);
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 12 });
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 5 });
+      await expect(store.recordHighestSeen({ owner: 'B', sequenceNumber: 99 })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await store.releaseLease('A');
+      const grant = await store.acquireLease(lease('B', 10));
+
+      expect(empty.highest_seen).toEqual({ N: '0' });
+      expect((await rawItem(program)).highest_seen).toEqual({ N: '12' });
+      expect(grant).toMatchObject({ acquired: true, highestSeen: 12, startApplied: false });
+      expect(await store.read()).toMatchObject({ highestSeen: 12, checkpoint: null });
+    });
+
+    it('keeps highest_seen within the item format: a row with it stays readable by the format it had', async () => {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 4 });
+
+      expect((await rawItem(program)).format_version).toEqual({ N: String(CHECKPOINT_ITEM_FORMAT) });
+      expect(CHECKPOINT_ITEM_FORMAT).toBe(2);
+    });
+
+    it('refuses highest_seen from an invocation whose lease expired and was taken over', async () => {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+      await store.acquireLease(lease('B', LEASE_MS + 1));
+
+      const error = await store
+        .recordHighestSeen({ owner: 'A', sequenceNumber: 3 })
+        .catch((caught: unknown) => caught);
+
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((error as PollerError).context).toMatchObject({ owner: 'A', holder: 'B', sequenceNumber: 3 });
+      expect((await rawItem(program)).highest_seen).toBeUndefined();
     });
 
     it('reads a row written before the start record existed: a completed cycle without checkpoint is applied', async () => {

@@ -37,6 +37,7 @@ describe('FileCheckpointStore', () => {
       openGaps: [],
       firstLeasedAt: now,
       startApplied: false,
+      highestSeen: null,
     });
     expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
       acquired: false,
@@ -56,7 +57,26 @@ describe('FileCheckpointStore', () => {
       openGaps: [],
       firstLeasedAt: now,
       startApplied: true,
+      highestSeen: null,
     });
+  });
+
+  it('keeps the highest number seen across instances, for the lease holder only, never lowered', async () => {
+    const path = await tempFile();
+    const now = Date.now();
+    const first = new FileCheckpointStore(path);
+    await first.acquireLease({ owner: 'a', expiresAt: now + 60_000, now });
+    await first.recordHighestSeen({ owner: 'a', sequenceNumber: 7 });
+    await first.recordHighestSeen({ owner: 'a', sequenceNumber: 3 });
+    await expect(first.recordHighestSeen({ owner: 'b', sequenceNumber: 9 })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+
+    const second = new FileCheckpointStore(path);
+    expect(await second.acquireLease({ owner: 'a', expiresAt: now + 60_000, now })).toMatchObject({
+      highestSeen: 7,
+    });
+    expect(JSON.parse(await readFile(path, 'utf8')).highestSeen).toBe(7);
   });
 
   it('reports a corrupt file with its path and what to do', async () => {
