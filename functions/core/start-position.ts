@@ -49,8 +49,12 @@ export function initialCursor(position: Exclude<StartPosition, { kind: 'latest' 
 
 /** The defaults of `StartPositionOptions`. */
 export const START_POSITION_DEFAULTS = Object.freeze({
-  /** How far the bank's clock may be behind ours before `latest` could take a new event for backlog. */
-  clockSkewAllowanceMs: 300_000,
+  /**
+   * How far the bank's clock may be behind ours before `latest` could take a new event for
+   * backlog: 10 minutes, the skew the product promises to lose nothing under even where no number
+   * can decide (events that arrive while the first run's first poll is held).
+   */
+  clockSkewAllowanceMs: 600_000,
 });
 
 /** What the cycle is given: the position, and the page size that tells a last page from a full one. */

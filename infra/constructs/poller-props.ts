@@ -153,7 +153,7 @@ export interface BankingEventsPollerProps {
    * created after it is taken for backlog. Once a run has recorded where the feed ended, sequence
    * numbers decide and no clock does. 0 to 24 hours, whole seconds.
    *
-   * @default Duration.minutes(5)
+   * @default Duration.minutes(10)
    */
   readonly startClockSkewAllowance?: Duration;
   /**

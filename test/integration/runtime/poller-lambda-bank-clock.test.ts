@@ -2,10 +2,12 @@
  * `START_POSITION=latest` against a bank whose clock is off ours, on the shipped artifact under
  * the runtime harness, in both feed modes: the events created after a program's first run are all
  * published, whatever the bank stamps in their `created_dt`. Where the first run recorded what it
- * saw (the end of the feed, its landing) sequence numbers decide; where it died before reading
- * anything, the skew allowance does.
+ * saw (the end of the feed, its landing) sequence numbers decide; where it could record nothing
+ * (it died before reading, or the events came in the answer to its first poll) the skew
+ * allowance does, 10 minutes by default.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SimulatorOptions } from '../../../functions/simulator/banking-simulator.ts';
 import { FaultRun, useFaultEnvironment } from '../../support/fault-run.ts';
 import { POLL_MODES, STREAM_MODES } from '../../support/feed-modes.ts';
 
@@ -21,12 +23,16 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
   });
 
   let seed = mode === MODES[0] ? 2_401 : 2_451;
-  async function start(clockOffsetMs: number, variables: Record<string, string> = {}): Promise<FaultRun> {
+  async function start(
+    clockOffsetMs: number,
+    variables: Record<string, string> = {},
+    simulator: SimulatorOptions = {},
+  ): Promise<FaultRun> {
     const run = await FaultRun.start(environment, {
       seed: seed++,
       events: 0,
       environment: { ...mode.environment, START_POSITION: 'latest', ...variables },
-      simulator: { ...mode.simulator, clockOffsetMs },
+      simulator: { ...mode.simulator, ...simulator, clockOffsetMs },
     });
     runs.push(run);
     return run;
@@ -75,8 +81,8 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
     },
   );
 
-  it('empty feed at the first run, which dies writing its landing, the clock behind by 10 minutes (beyond the allowance): all published', async () => {
-    const run = await start(-10 * MINUTE);
+  it('empty feed at the first run, which dies writing its landing, the clock behind by 10 minutes, beyond an allowance of 1: all published', async () => {
+    const run = await start(-10 * MINUTE, { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '60' });
     let killed = false;
     run.aws.intercept(async (call) => {
       const update = (call.body as { UpdateExpression?: string } | undefined)?.UpdateExpression;
@@ -96,12 +102,13 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
     await expectEveryEventDelivered(run);
   });
 
-  it.each([
-    { skew: 'behind by 30 s, within the default allowance', clockOffsetMs: -30 * SECOND, variables: {} },
+  it.each<{ skew: string; clockOffsetMs: number; variables: Record<string, string> }>([
+    { skew: 'behind by 30 s', clockOffsetMs: -30 * SECOND, variables: {} },
+    { skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE, variables: {} },
     {
-      skew: 'behind by 10 minutes, within an allowance of 15',
-      clockOffsetMs: -10 * MINUTE,
-      variables: { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '900' },
+      skew: 'behind by 30 minutes, within an allowance of 40',
+      clockOffsetMs: -30 * MINUTE,
+      variables: { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '2400' },
     },
   ])(
     'a first run killed before it read the feed, events created meanwhile, the clock $skew: all published',
@@ -122,4 +129,31 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
       await expectEveryEventDelivered(run);
     },
   );
+
+  it.each([
+    { skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE },
+    { skew: 'ahead by 10 minutes', clockOffsetMs: 10 * MINUTE },
+  ])(
+    "events created while the first run's first poll of an empty feed is held, the clock $skew: all published",
+    async ({ clockOffsetMs }) => {
+      // Polls of an empty feed hold, as the bank's do (up to a minute there).
+      const run = await start(clockOffsetMs, {}, { maxPollHoldMs: 2_000 });
+      let created = false;
+      run.banking.onRequest((path) => {
+        if (path !== '/events' || created) return;
+        created = true;
+        // Once a poll is parked on the empty feed: it answers with these events.
+        void untilHeld(run).then(() => run.simulator.generate(20));
+      });
+
+      await run.invoke();
+
+      await expectEveryEventDelivered(run);
+    },
+  );
 });
+
+/** Resolves once the simulator holds a poll, checked every millisecond. */
+async function untilHeld(run: FaultRun): Promise<void> {
+  while (run.simulator.stats.heldPolls === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+}

@@ -88,7 +88,7 @@ describe('start position of a program without a checkpoint', () => {
       pages: 2,
       highestSeen: 30,
       firstRunStartedAt: '2026-11-22T00:00:00.000Z',
-      clockSkewAllowanceMs: 300_000,
+      clockSkewAllowanceMs: 600_000,
     });
   });
 
@@ -144,7 +144,7 @@ describe('start position of a program without a checkpoint', () => {
     expect(published(publisher)).toEqual([1, 2]);
   });
 
-  it("latest, the bank's clock 10 minutes behind, a first run whose landing was refused: the next run publishes every event above the highest number it saw", async () => {
+  it("latest, the bank's clock 20 minutes behind, a first run whose landing was refused: the next run publishes every event above the highest number it saw", async () => {
     const { deps, publisher, feed, checkpoints, clock } = setup(backlog(3));
     const firstRunStart = clock.now();
     let refusals = 1;
@@ -164,8 +164,8 @@ describe('start position of a program without a checkpoint', () => {
       runPollCycle({ ...deps, checkpoints: refusing }, invocation({ kind: 'latest' })),
     ).rejects.toThrow('the landing write failed');
     const afterFirst = await checkpoints.read();
-    // Created one second after the first run began, stamped 10 minutes earlier: beyond the allowance.
-    const stamped = new Date(firstRunStart + 1_000 - 600_000).toISOString();
+    // Created one second after the first run began, stamped 20 minutes earlier: beyond the allowance.
+    const stamped = new Date(firstRunStart + 1_000 - 1_200_000).toISOString();
     feed.append(makeEvent(4, { created_dt: stamped }), makeEvent(5, { created_dt: stamped }));
     clock.advance(60_000);
 
@@ -180,7 +180,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it.each([
-    { allowanceMs: 300_000, expected: [1, 2] },
+    { allowanceMs: 600_000, expected: [1, 2] },
     { allowanceMs: 0, expected: [] },
   ])(
     "latest, nothing recorded by a first run that never read the feed, the bank's clock 30 s behind: the allowance ($allowanceMs ms) decides",
