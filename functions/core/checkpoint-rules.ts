@@ -84,7 +84,7 @@ export function decideHighestSeen(
   request: Omit<HighestSeenRequest, 'signal'>,
   program: string,
 ): CheckpointState {
-  assertLeaseHolder(state, request.owner, program, request.sequenceNumber);
+  assertLeaseHolder(state, request.owner, program, request.sequenceNumber, 'highest sequence number seen');
   if (state.highestSeen != null && state.highestSeen >= request.sequenceNumber) return state;
   return { ...state, highestSeen: request.sequenceNumber };
 }
@@ -94,10 +94,11 @@ function assertLeaseHolder(
   owner: string,
   program: string,
   sequenceNumber: number | null,
+  what = 'checkpoint',
 ): void {
   if (state.lease?.owner === owner) return;
   throw new LeaseLostError(
-    `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber ?? 'none'} not written`,
+    `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; ${what} ${sequenceNumber ?? 'none'} not written`,
     { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
   );
 }
