@@ -182,6 +182,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         startPosition: {
           position: toStartPosition(current.config.startPosition),
           pageLimit: current.config.pollLimit,
+          clockSkewAllowanceMs: current.config.startClockSkewAllowanceSeconds * 1000,
         },
         feedMode: config.feedMode,
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },

@@ -31,7 +31,7 @@ export interface ContractRow {
 }
 
 export interface ContractCase {
-  readonly rule: 'lease' | 'landing' | 'checkpoint' | 'release';
+  readonly rule: 'lease' | 'landing' | 'highest seen' | 'checkpoint' | 'release';
   readonly name: string;
   run(row: ContractRow): Promise<void>;
 }
@@ -97,6 +97,7 @@ const LEASE_CASES: readonly ContractCase[] = [
         openGaps: [],
         firstLeasedAt: T0,
         startApplied: false,
+        highestSeen: null,
       });
       expect((await store.read()).lease).toEqual({ owner: 'A', expiresAt: T0 + LEASE_MS });
     },
@@ -142,6 +143,7 @@ const LEASE_CASES: readonly ContractCase[] = [
         openGaps,
         firstLeasedAt: T0,
         startApplied: true,
+        highestSeen: null,
       } satisfies LeaseGrant);
       expect((await store.read()).lease).toEqual({ owner: 'B', expiresAt: T0 + 2 * LEASE_MS + 1 });
     },
@@ -196,6 +198,7 @@ const LEASE_CASES: readonly ContractCase[] = [
         acquired: true,
         checkpoint: null,
         startApplied: true,
+        highestSeen: null,
       });
     },
   },
@@ -573,10 +576,59 @@ const RELEASE_CASES: readonly ContractCase[] = [
   },
 ];
 
+/** The highest number a run saw at the end of the feed: what `latest` trusts over clocks. */
+export const HIGHEST_SEEN_CASES: readonly ContractCase[] = [
+  {
+    rule: 'highest seen',
+    name: 'is kept for the holder, never lowered, and granted with the next lease',
+    async run({ store }) {
+      await store.acquireLease(lease('A', T0));
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 0 });
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 12 });
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 5 });
+      await store.releaseLease('A');
+
+      const grant = await store.acquireLease(lease('B', T0 + 1));
+
+      expect(grant).toMatchObject({ acquired: true, highestSeen: 12, checkpoint: null, startApplied: false });
+      expect((await store.read()).highestSeen).toBe(12);
+    },
+  },
+  {
+    rule: 'highest seen',
+    name: 'is refused to an invocation that does not hold the lease, leaving the value',
+    async run({ store }) {
+      await store.acquireLease(lease('A', T0));
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 4 });
+      await store.acquireLease(lease('B', T0 + LEASE_MS + 1));
+
+      const error = await refusal(store.recordHighestSeen({ owner: 'A', sequenceNumber: 9 }));
+
+      expect(error).toMatchObject({ code: 'LEASE_LOST' });
+      expect((await store.read()).highestSeen).toBe(4);
+    },
+  },
+  {
+    rule: 'highest seen',
+    name: 'is not written when its signal aborted',
+    async run({ store }) {
+      await store.acquireLease(lease('A', T0));
+
+      const error = await refusal(
+        store.recordHighestSeen({ owner: 'A', sequenceNumber: 3, signal: AbortSignal.abort() }),
+      );
+
+      expect(error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+      expect((await store.read()).highestSeen ?? null).toBeNull();
+    },
+  },
+];
+
 /** Every case of the contract, by rule. */
 export const CHECKPOINT_STORE_CONTRACT: readonly ContractCase[] = [
   ...LEASE_CASES,
   ...LANDING_CASES.map(landingCase),
+  ...HIGHEST_SEEN_CASES,
   ...CHECKPOINT_CASES,
   ...RELEASE_CASES,
 ];
@@ -595,7 +647,7 @@ async function runCase(contractCase: ContractCase, newStore: CheckpointStoreFact
 /** Registers the contract's cases as tests of `name`, one fresh row per case. */
 export function describeCheckpointStoreContract(name: string, newStore: CheckpointStoreFactory): void {
   describe(`${name} keeps the checkpoint store contract`, () => {
-    for (const rule of ['lease', 'landing', 'checkpoint', 'release'] as const) {
+    for (const rule of ['lease', 'landing', 'highest seen', 'checkpoint', 'release'] as const) {
       describe(rule, () => {
         for (const contractCase of CHECKPOINT_STORE_CONTRACT.filter((each) => each.rule === rule)) {
           it(contractCase.name, () => runCase(contractCase, newStore));

@@ -9,6 +9,8 @@
  *   some invalid, some too large for the bus, and sequence numbers the feed skips;
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
+ * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
+ *   skew allowance of `latest`, at least as long as the bank's clock is behind (the documented rule);
  * - faults: failed polls, rejected entries, refused PutEvents, failed checkpoint writes, and
  *   crashes after a drawn number of port calls (the process then never answers again);
  * - the mode: polls, or the stream with unreadable messages, events to recover with a page, and a
@@ -26,6 +28,7 @@ import type {
   CheckpointState,
   CheckpointStore,
   CommitRequest,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   ReleaseOptions,
@@ -104,7 +107,17 @@ export interface FaultSchedule {
   readonly pollLagMs: number;
   /** How long an empty long poll holds before it answers "nothing new" (the service's is random). */
   readonly pollHoldMs: number;
+  /** How far the bank's clock, which stamps `created_dt`, is off ours (negative: behind). */
+  readonly bankClockSkewMs: number;
+  /** `latest`'s allowance for the bank's clock; at least as long as it is behind. */
+  readonly clockSkewAllowanceMs: number;
 }
+
+/** The bank's clock off ours by up to 10 minutes either way, the edges and none drawn more often. */
+const bankClockSkew = fc.oneof(
+  fc.constantFrom(0, -30_000, 30_000, -600_000, 600_000),
+  fc.integer({ min: -600_000, max: 600_000 }),
+);
 
 const positions = (count: number, maxLength: number) =>
   fc.uniqueArray(fc.integer({ min: 1, max: count }), { maxLength });
@@ -141,8 +154,14 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       recover: positions(events, 6),
       pollLagMs: fc.integer({ min: 0, max: 10_000 }),
       pollHoldMs: fc.integer({ min: 0, max: 5_000 }),
+      skew: fc.record({ bank: bankClockSkew, slack: fc.integer({ min: 0, max: 300_000 }) }),
     });
-  });
+  })
+  .map(({ skew, ...schedule }) => ({
+    ...schedule,
+    bankClockSkewMs: skew.bank,
+    clockSkewAllowanceMs: Math.max(0, -skew.bank) + skew.slack,
+  }));
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 interface FaultCounters {
@@ -351,6 +370,10 @@ class ScheduledStore implements CheckpointStore {
     return this.process.run(() => this.store.acquireLease(request));
   }
 
+  recordHighestSeen(request: HighestSeenRequest): Promise<void> {
+    return this.process.run(() => this.store.recordHighestSeen(request));
+  }
+
   recordStart(request: StartRequest): Promise<void> {
     return this.process.run(async () => {
       const { checkpoint } = request;
@@ -425,7 +448,8 @@ function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: Cycle
       id: `e-${position}`,
       program_id: 'p-1',
       sequence_number: sequence,
-      created_dt: new Date(createdAt[index]!).toISOString(),
+      // Stamped by the bank's clock; `createdAt` stays the true time it shows in the feed.
+      created_dt: new Date(createdAt[index]! + schedule.bankClockSkewMs).toISOString(),
       // A type of the wrong type makes the event invalid, at its own number.
       type: schedule.invalid.includes(position) ? 42 : 'TRANSACTION',
       data: { note: schedule.oversize.includes(position) ? 'x'.repeat(5_000) : `n${position}` },
@@ -480,6 +504,7 @@ function heldStill(store: CheckpointStore, clock: FakeClock): CheckpointStore {
   return {
     acquireLease: (request) => clock.during(() => store.acquireLease(request)),
     recordStart: (request) => clock.during(() => store.recordStart(request)),
+    recordHighestSeen: (request) => clock.during(() => store.recordHighestSeen(request)),
     commit: (request) => clock.during(() => store.commit(request)),
     releaseLease: (owner, options) => clock.during(() => store.releaseLease(owner, options)),
     read: () => clock.during(() => store.read()),
@@ -552,7 +577,11 @@ export async function runSchedule(
           owner: `run-${cycle}`,
           remainingMs: 30_000,
           publish: { maxAttempts: 3 },
-          startPosition: { position: startPositionOf(schedule), pageLimit: schedule.pageLimit },
+          startPosition: {
+            position: startPositionOf(schedule),
+            pageLimit: schedule.pageLimit,
+            clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
+          },
           feedMode: schedule.mode,
         })
         .then(

@@ -1,6 +1,7 @@
 import {
   decideCommit,
   decideCycleRecord,
+  decideHighestSeen,
   decideLease,
   decideRelease,
   decideStart,
@@ -11,6 +12,7 @@ import type {
   CheckpointStore,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   ReleaseOptions,
@@ -57,6 +59,13 @@ export class MemoryCheckpointStore implements CheckpointStore {
       this.#throwIfAborted('recordStart', signal);
       const now = new Date(this.#now()).toISOString();
       await this.save(decideStart(await this.load(), request, this.#program, now));
+    });
+  }
+
+  recordHighestSeen({ signal, ...request }: HighestSeenRequest): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('recordHighestSeen', signal);
+      await this.save(decideHighestSeen(await this.load(), request, this.#program));
     });
   }
 

@@ -45,6 +45,8 @@ interface RunFlags {
   readonly eventBus?: string | true;
   readonly eventSource?: string;
   readonly startPosition: StartPositionValue;
+  /** Seconds (`--start-clock-skew`). */
+  readonly startClockSkew: number;
   readonly duration?: number;
   readonly untilCaughtUp?: boolean;
   readonly rate: number;
@@ -83,6 +85,12 @@ export function registerRunCommand(program: Command): void {
     )
     .addOption(
       settingOption('startPosition', 'where a program without a checkpoint starts: beginning, latest or N'),
+    )
+    .addOption(
+      settingOption(
+        'startClockSkewAllowanceSeconds',
+        "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
+      ),
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
     .option(
@@ -210,7 +218,11 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
             safetyMarginMs: 0,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
-            startPosition: { position: toStartPosition(flags.startPosition), pageLimit: flags.limit },
+            startPosition: {
+              position: toStartPosition(flags.startPosition),
+              pageLimit: flags.limit,
+              clockSkewAllowanceMs: flags.startClockSkew * 1000,
+            },
             feedMode: flags.feedMode,
             stream: { recovery: flags.streamRecovery },
           },

@@ -29,13 +29,20 @@ describe('DynamoDbCheckpointStore against moto', () => {
   afterAll(() => aws.restore());
 
   /** A store for a program no other test uses, on the shared table. */
-  function newStore(): DynamoDbCheckpointStore {
-    return new DynamoDbCheckpointStore({
-      client: aws.dynamodb,
-      tableName,
-      program: aws.uniqueName('program'),
-      clock: () => now,
-    });
+  function newStore(program: string = aws.uniqueName('program')): DynamoDbCheckpointStore {
+    return new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program, clock: () => now });
+  }
+
+  /** The item as DynamoDB holds it, attribute by attribute. */
+  async function rawItem(program: string): Promise<Record<string, AttributeValue>> {
+    const output = await aws.dynamodb.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `program#${program}` } },
+        ConsistentRead: true,
+      }),
+    );
+    return output.Item ?? {};
   }
 
   describeCheckpointStoreContract(
@@ -114,6 +121,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         openGaps: [{ from: 30, to: 31, seenAt: 5 }],
         firstLeasedAt: 7_000,
         startApplied: true,
+        highestSeen: null,
       });
       expect(item.format_version?.N).toBe(String(CHECKPOINT_ITEM_FORMAT));
       expect(item.checkpoint?.N).toBe('45');
@@ -162,6 +170,39 @@ describe('DynamoDbCheckpointStore against moto', () => {
         )
       ).Item!;
       expect(item.lease_owner).toBeUndefined();
+    });
+  });
+
+  describe('highest_seen (the highest number any run saw at the end of the feed)', () => {
+    // Its rules (holder only, never lowered) are in the contract; here, how the item holds it.
+    it('is a number attribute, granted with the lease, within the item format', async () => {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 0 });
+      const empty = await rawItem(program);
+      await store.recordHighestSeen({ owner: 'A', sequenceNumber: 12 });
+      await store.releaseLease('A');
+      const grant = await store.acquireLease(lease('B', 10));
+
+      expect(empty.highest_seen).toEqual({ N: '0' });
+      expect((await rawItem(program)).highest_seen).toEqual({ N: '12' });
+      expect((await rawItem(program)).format_version).toEqual({ N: String(CHECKPOINT_ITEM_FORMAT) });
+      expect(grant).toMatchObject({ acquired: true, highestSeen: 12, startApplied: false });
+    });
+
+    it('is not written by an invocation whose lease was taken over', async () => {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+      await store.acquireLease(lease('B', LEASE_MS + 1));
+
+      await expect(store.recordHighestSeen({ owner: 'A', sequenceNumber: 3 })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+
+      expect((await rawItem(program)).highest_seen).toBeUndefined();
     });
   });
 
