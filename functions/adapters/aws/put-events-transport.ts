@@ -11,7 +11,7 @@
  */
 import type { EventBridgeClient, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { Agent, type Dispatcher } from 'undici';
-import { redact } from '../banking-http/response-body.ts';
+import { redact } from '../secret-redaction.ts';
 import { SigningKeyCache, signJsonPost } from './sigv4.ts';
 
 /** One entry as the publisher prepared it. */
@@ -187,7 +187,9 @@ function serviceError(
     type ??= /<Code>([^<]{1,100})<\/Code>/.exec(text)?.[1];
     message = /<Message>([^<]{1,500})<\/Message>/.exec(text)?.[1];
   }
-  const name = type ?? (status >= 500 ? 'InternalFailure' : `Http${status}`);
+  // An error name is an identifier; anything else in its place is text we do not understand.
+  const name =
+    type !== undefined && ERROR_NAME.test(type) ? type : status >= 500 ? 'InternalFailure' : `Http${status}`;
   return new EventBridgeServiceError(
     name,
     safeMessage(message, credentials) ?? `HTTP ${status}`,
@@ -195,6 +197,8 @@ function serviceError(
     requestId,
   );
 }
+
+const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,99}$/;
 
 /**
  * A signature error from AWS may quote the canonical request it expected, headers included: the
