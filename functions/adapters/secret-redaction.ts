@@ -54,9 +54,9 @@ export function collapseWhitespace(text: string): string {
 
 /** Undoes JSON string escapes: `\"`, `\\`, `\/`, `\b\f\n\r\t` and `\uXXXX` (lone surrogates too). */
 export function unescapeJson(text: string): string {
-  return text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_, escape: string) => {
-    if (escape.length === 5) return String.fromCharCode(Number.parseInt(escape.slice(1), 16));
-    return JSON_ESCAPES[escape] ?? escape;
+  return text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_, sequence: string) => {
+    if (sequence.length === 5) return String.fromCharCode(Number.parseInt(sequence.slice(1), 16));
+    return JSON_ESCAPES[sequence] ?? sequence;
   });
 }
 
@@ -122,7 +122,7 @@ function formsOf(secret: string): string[] {
     json,
     json.replace(/\//g, '\\/'),
     percent,
-    percent.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+    percent.replace(/%[0-9A-F]{2}/g, (pair) => pair.toLowerCase()),
     new URLSearchParams({ s: secret }).toString().slice(2),
   ];
 }

@@ -2,41 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { summarizeErrorBody } from '../../../functions/adapters/banking-http/response-body.ts';
 import { REDACTED, redact, WITHHELD } from '../../../functions/adapters/secret-redaction.ts';
-
-/** The runtime's own `toWellFormed` (Node 20+), independent of the code under test. */
-const wellFormed = (text: string): string => (text as unknown as { toWellFormed(): string }).toWellFormed();
-
-const hex = (code: number, digits: number) => code.toString(16).toUpperCase().padStart(digits, '0');
-const utf8Bytes = (text: string) => [...new TextEncoder().encode(wellFormed(text))];
-
-/** Every way a server may echo `text`, each written out by hand rather than by the code under test. */
-const ENCODINGS: Readonly<Record<string, (text: string) => string>> = {
-  raw: (text) => text,
-  'well-formed': wellFormed,
-  'JSON-escaped': (text) => JSON.stringify(text).slice(1, -1),
-  'JSON-escaped with \\/': (text) => JSON.stringify(text).slice(1, -1).replaceAll('/', '\\/'),
-  '\\uXXXX for every character': (text) =>
-    [...Array(text.length).keys()].map((i) => `\\u${hex(text.charCodeAt(i), 4).toLowerCase()}`).join(''),
-  'percent-encoded, upper case': (text) => utf8Bytes(text).map((b) => `%${hex(b, 2)}`).join(''),
-  'percent-encoded, lower case': (text) =>
-    utf8Bytes(text)
-      .map((b) => `%${hex(b, 2).toLowerCase()}`)
-      .join(''),
-  'form-encoded': (text) => new URLSearchParams({ s: text }).toString().slice(2),
-};
-
-/** What must never appear in a summary: the secret, each prefix of 8 or more, in every encoding. */
-function forbiddenForms(secret: string): string[] {
-  const forms = new Set<string>();
-  for (let end = Math.min(8, secret.length); end <= secret.length; end += 1) {
-    for (const encode of Object.values(ENCODINGS)) forms.add(encode(secret.slice(0, end)));
-  }
-  return [...forms];
-}
-
-function leaks(shown: string, secrets: readonly string[]): string[] {
-  return secrets.flatMap((secret) => forbiddenForms(secret).filter((form) => shown.includes(form)));
-}
+import { ENCODINGS, leaks, wellFormed } from '../../support/secret-encodings.ts';
 
 describe('redact and summarizeErrorBody: the escaped echoes of the issue', () => {
   const SECRET = 's3cr3t/with+plus=and/slash';
@@ -45,8 +11,14 @@ describe('redact and summarizeErrorBody: the escaped echoes of the issue', () =>
     ['\\/ for /', '{"detail":"bad client_secret s3cr3t\\/with+plus=and\\/slash"}'],
     ['lower-case percent-encoding', '{"detail":"bad client_secret=s3cr3t%2fwith%2bplus%3dand%2fslash"}'],
     ['upper-case percent-encoding', '{"detail":"bad client_secret=s3cr3t%2Fwith%2Bplus%3Dand%2Fslash"}'],
-    ['\\u0073-style escapes', '{"detail":"bad client_secret \\u0073\\u0033cr3t\\u002fwith\\u002bplus=and/slash"}'],
-    ['double JSON escaping', '{"detail":"bad client_secret {\\"s\\":\\"s3cr3t\\\\/with+plus=and\\\\/slash\\"}"}'],
+    [
+      '\\u0073-style escapes',
+      '{"detail":"bad client_secret \\u0073\\u0033cr3t\\u002fwith\\u002bplus=and/slash"}',
+    ],
+    [
+      'double JSON escaping',
+      '{"detail":"bad client_secret {\\"s\\":\\"s3cr3t\\\\/with+plus=and\\\\/slash\\"}"}',
+    ],
     ['an echo cut short', '{"detail":"bad client_secret s3cr3t/wit"}'],
     ['an echo cut short, percent-encoded', '{"detail":"bad client_secret s3cr3t%2Fwit"}'],
   ])('a 401 body echoing the secret with %s shows it redacted', (_label, body) => {

@@ -1,6 +1,9 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { readJsonBody, summarizeErrorBody } from '../../../../functions/adapters/banking-http/response-body.ts';
+import {
+  readJsonBody,
+  summarizeErrorBody,
+} from '../../../../functions/adapters/banking-http/response-body.ts';
 import { WITHHELD } from '../../../../functions/adapters/secret-redaction.ts';
 import { PayloadValidationError } from '../../../../functions/core/errors.ts';
 
@@ -111,7 +114,12 @@ describe('summarizeErrorBody', () => {
   });
 
   it('does not quote a body that is not a JSON object', () => {
-    for (const body of ['<html>\r\n<b>Bad\tGateway</b>', 'upstream connect error', '["an","array"]', '"text"']) {
+    for (const body of [
+      '<html>\r\n<b>Bad\tGateway</b>',
+      'upstream connect error',
+      '["an","array"]',
+      '"text"',
+    ]) {
       const summary = summarizeErrorBody(body, []);
 
       expect(summary).toMatch(/^body not shown/);

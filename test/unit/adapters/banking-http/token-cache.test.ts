@@ -292,7 +292,9 @@ describe('ClientCredentialsTokenProvider: failures', () => {
   it('redacts a secret the endpoint echoes back in a field of its JSON error body', async () => {
     const { provider } = await setup((request, response) => {
       response.writeHead(403, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: 'forbidden', error_description: `${CLIENT_SECRET} / ${request.body}` }));
+      response.end(
+        JSON.stringify({ error: 'forbidden', error_description: `${CLIENT_SECRET} / ${request.body}` }),
+      );
     });
 
     const error = await provider.getToken(live()).catch((caught: unknown) => caught);
