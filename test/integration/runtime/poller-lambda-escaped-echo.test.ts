@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 afterAll(() => aws?.restore());
 
-/** A JSON error body whose `detail` carries `echoed` as the bank wrote it (already escaped). */
+/** A JSON error body of `detail` alone (as in the issue), carrying `echoed` as the bank wrote it (already escaped). */
 function echoing(
   status: number,
   echoed: (request: { body: string; authorization: string }) => string,
@@ -36,7 +36,7 @@ function echoing(
   return (request, response) => {
     response.writeHead(status, { 'content-type': 'application/json' });
     const seen = { body: request.body, authorization: String(request.headers.authorization ?? '') };
-    response.end(`{"error":"echo","detail":"you sent ${echoed(seen)}"}`);
+    response.end(`{"detail":"you sent ${echoed(seen)}"}`);
   };
 }
 
