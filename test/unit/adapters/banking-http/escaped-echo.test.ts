@@ -8,6 +8,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
+import { BankingEventStream } from '../../../../functions/adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
 import { StaticCredentialsProvider } from '../../../../functions/adapters/local/static-credentials.ts';
 import { AuthenticationError, UpstreamHttpError } from '../../../../functions/core/errors.ts';
@@ -57,10 +58,13 @@ afterEach(async () => {
   await closeAll();
 });
 
+type Call = 'poll' | 'lookup' | 'stream';
+
 async function pollAgainst(
   eventsAnswer: Responder,
   tokenAnswer: Responder,
   secret = SECRET,
+  call: Call = 'poll',
 ): Promise<{ error: unknown; shown: string }> {
   const server = await startScriptedServer(eventsAnswer, { routes: { '/oauth2/token': tokenAnswer } });
   const credentials = new StaticCredentialsProvider({
@@ -71,9 +75,13 @@ async function pollAgainst(
   const dispatcher = new Agent();
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
   const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+  const stream = new BankingEventStream({ credentials, tokens, dispatcher });
+  const signal = AbortSignal.timeout(10_000);
   let error: unknown;
   try {
-    await feed.poll({ after: 1, signal: AbortSignal.timeout(10_000) });
+    if (call === 'poll') await feed.poll({ after: 1, signal });
+    else if (call === 'lookup') await feed.fetchEventBySequence(7, signal);
+    else await stream.open({ after: 1, signal });
   } catch (caught) {
     error = caught;
   } finally {
@@ -129,4 +137,26 @@ describe('GET /events answering 500 with the bearer token echoed', () => {
     expect((error as UpstreamHttpError).context).toMatchObject({ detail: '(bad credentials [redacted])' });
     expect(leaks(shown, [TOKEN, SECRET])).toEqual([]);
   });
+});
+
+describe('an event lookup and the stream answering 500 with the bearer token echoed', () => {
+  it.each(['lookup', 'stream'] as const)(
+    '%s: a retryable error, and the token shown nowhere',
+    async (call) => {
+      const eventsAnswer = echoing(500, ({ authorization }) =>
+        ENCODINGS['JSON-escaped with \\/']!(authorization.replace(/^Bearer /, '')),
+      );
+
+      const { error, shown } = await pollAgainst(
+        eventsAnswer,
+        json(200, { access_token: TOKEN, expires_in: 3600 }),
+        SECRET,
+        call,
+      );
+
+      expect(error).toBeInstanceOf(UpstreamHttpError);
+      expect((error as UpstreamHttpError).context).toMatchObject({ detail: '(bad credentials [redacted])' });
+      expect(leaks(shown, [TOKEN, SECRET])).toEqual([]);
+    },
+  );
 });
