@@ -8,6 +8,8 @@
  * condition does not hold as a Deny (moto/iam/access_control.py `IAMPolicyStatement`). So these
  * are assertions on the statement as CloudFormation receives it.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -15,7 +17,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../functions/core/errors.ts';
 import { BankingEventsPoller, type BankingEventsPollerProps } from '../../../infra/constructs/index.ts';
-import { cdkJsonContext, logicalIdOf } from '../support/poller-app-fixture.ts';
+import { cdkJsonContext, logicalIdOf, REPO_ROOT } from '../support/poller-app-fixture.ts';
 
 const SHARED_BUS_ARN = 'arn:aws:events:eu-west-1:123456789012:event-bus/shared';
 
@@ -129,5 +131,29 @@ describe('an existing bus', () => {
       },
       Roles: [{ Ref: Match.stringLikeRegexp('^Oncall') }],
     });
+  });
+});
+
+describe('the statement docs/deploy.md gives for an existing bus', () => {
+  it('is the one the construct puts on the bus it creates, placeholders aside', () => {
+    const deployDoc = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+    const block = /```json\n(\{\n\s+"Sid": "OnlyThePollerPublishesItsSource"[\s\S]*?)```/.exec(
+      deployDoc,
+    )?.[1];
+    const documented = JSON.parse(block ?? 'null') as Statement & { Sid: string };
+    const [synthesized] = busStatements(synth().template);
+
+    expect(documented).toMatchObject({
+      Effect: synthesized?.Effect,
+      Principal: synthesized?.Principal,
+      Action: synthesized?.Action,
+    });
+    expect(Object.keys(documented.Condition).sort()).toEqual(
+      Object.keys(synthesized?.Condition ?? {}).sort(),
+    );
+    expect(documented.Condition['ForAnyValue:StringEquals']).toEqual(
+      synthesized?.Condition['ForAnyValue:StringEquals'],
+    );
+    expect(Object.keys(documented.Condition.ArnNotEquals ?? {})).toEqual(['aws:PrincipalArn']);
   });
 });
