@@ -11,6 +11,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { type ScrubbableClient, withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 
 export interface AwsOptions {
   /** A profile of ~/.aws/config; the SDK's default chain when absent. */
@@ -87,10 +88,11 @@ export class AwsClients {
     this.#built.clear();
   }
 
-  #client<T extends Destroyable>(key: string, build: () => T): T {
+  #client<T extends Destroyable & ScrubbableClient>(key: string, build: () => T): T {
     let client = this.#built.get(key) as T | undefined;
     if (client === undefined) {
-      client = build();
+      // An AWS error may quote the signed request (the session token): scrubbed before it is printed.
+      client = withScrubbedErrors(build());
       this.#built.set(key, client);
     }
     return client;

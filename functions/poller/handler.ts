@@ -16,6 +16,7 @@ import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-sto
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
+import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
@@ -75,15 +76,16 @@ function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
     const bus = new EventBridgePublisher({
-      client: new EventBridgeClient(boundedClientConfig),
+      client: withScrubbedErrors(new EventBridgeClient(boundedClientConfig)),
       eventBusName: config.eventBus,
       source: config.eventSource,
       maxRequestBytes: config.maxEventEntryBytes,
     });
     runtime = {
       config,
-      secretsManager: new SecretsManagerClient(boundedClientConfig),
-      dynamodb: new DynamoDBClient(boundedClientConfig),
+      // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
+      secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
+      dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
       publisher: publisherFor(config, bus),
       bus,
       upstreams: new Map(),

@@ -5,7 +5,7 @@
  * every string redacted with the program's client secret before it leaves.
  */
 import { checkBank } from '../adapters/banking-http/bank-checks.ts';
-import { redact } from '../adapters/banking-http/response-body.ts';
+import { redact } from '../adapters/secret-redaction.ts';
 import { OperatorRequestError, PayloadValidationError } from '../core/errors.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type {

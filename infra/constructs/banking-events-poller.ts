@@ -1,6 +1,6 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -28,6 +28,7 @@ import { PollerMetrics } from './poller-metrics.ts';
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
+import { PollerSourceGuard } from './poller-source-guard.ts';
 import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
@@ -89,6 +90,8 @@ export class BankingEventsPoller extends Construct {
   public readonly alarms: PollerAlarms;
   public readonly dashboard: PollerDashboard;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
+  /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
+  readonly #sourceGuard: PollerSourceGuard | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -103,9 +106,11 @@ export class BankingEventsPoller extends Construct {
         program.existingSecret ?? createProgramSecret(this, program.name),
       ]),
     );
-    this.eventBus =
-      props.existingEventBus ??
-      new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName });
+    const createdBus =
+      props.existingEventBus === undefined
+        ? new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName })
+        : undefined;
+    this.eventBus = props.existingEventBus ?? createdBus!;
     this.archive = new events.Archive(this, 'Archive', {
       sourceEventBus: this.eventBus,
       description: `Every event from ${eventSource}, for replay`,
@@ -135,6 +140,9 @@ export class BankingEventsPoller extends Construct {
     });
     this.pollerFunction = poller.pollerFunction;
     this.logGroup = poller.logGroup;
+    // Only on a bus we create: an existing bus's policy is its owner's (docs/deploy.md gives the statement).
+    this.#sourceGuard =
+      createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
     const schedules = createPollerSchedules(this, this.pollerFunction, programs, scheduleInterval);
     this.schedules = schedules.schedules;
@@ -176,6 +184,29 @@ export class BankingEventsPoller extends Construct {
   /** Console link to the dashboard. */
   get dashboardUrl(): string {
     return this.dashboard.dashboardUrl;
+  }
+
+  /**
+   * Lets `grantee` publish events with the poller's `source` on the bus, as the CLI's `replay`
+   * does from an operator's credentials: `events:PutEvents` on the bus, and an exception in the
+   * bus policy that denies that source to everyone but the poller. `grantee` must be an IAM role,
+   * user or ARN principal (the policy matches `aws:PrincipalArn`); the Allow goes to its own IAM
+   * policy when it has one in this app (a user or role given by ARN needs its own). With
+   * `existingEventBus` only the grant is made: add the principal to the bus owner's statement
+   * (docs/deploy.md).
+   *
+   * @example
+   * poller.allowPublishAsPoller(iam.Role.fromRoleName(this, 'Oncall', 'oncall-recovery'));
+   */
+  allowPublishAsPoller(grantee: iam.IGrantable): iam.Grant {
+    this.#sourceGuard?.allow(grantee);
+    // To the principal's own policy only: a grant through the bus policy would need a statement
+    // id per principal, and a principal with no policy here (an ArnPrincipal) has its own.
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['events:PutEvents'],
+      resourceArns: [this.eventBus.eventBusArn],
+    });
   }
 
   /**

@@ -8,9 +8,9 @@
  */
 import { ClientCertificateError, DeadlineExceededError } from '../../core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
+import { redact } from '../secret-redaction.ts';
 import { BankingEventFeed } from './banking-event-feed.ts';
 import { checkBankTls, checkValidity, daysLeft } from './client-certificate.ts';
-import { redact } from './response-body.ts';
 import { ClientCredentialsTokenProvider } from './token-cache.ts';
 
 export type CheckVerdict = 'ok' | 'failed' | 'warning' | 'skipped';
