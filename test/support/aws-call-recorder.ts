@@ -2,10 +2,13 @@
  * An HTTP proxy in front of moto that records every AWS call passing through it: the service (the
  * SigV4 signing name of the request's credential scope), the operation (`X-Amz-Target` for the
  * JSON protocols, `Action=` for the query protocol, the path for the REST APIs the CLI uses),
- * the request's parameters and moto's answer. Point a process at it with `AWS_ENDPOINT_URL`.
+ * the request's parameters and the answer. Point a process at it with `AWS_ENDPOINT_URL`. A
+ * service moto cannot serve goes to an endpoint of its own (`routes`: the Lambda Invoke stand-in),
+ * still through the recorder. A call `refuse` names is answered as IAM answers a call it denies,
+ * and recorded with that answer, without reaching anything behind the recorder.
  *
  * @example
- * const recorder = await AwsCallRecorder.start(motoEndpoint);
+ * const recorder = await AwsCallRecorder.start(motoEndpoint, { routes: { lambda: invoke.endpoint } });
  * await runCli(['status'], { env: motoCliEnvironment(recorder.endpoint) });
  * recorder.calls.map((call) => `${call.service}:${call.operation}`); // ['cloudformation:DescribeStacks', …]
  */
@@ -23,8 +26,16 @@ export interface RecordedAwsCall {
   /** JSON body, query parameters, or the REST path's parameters. */
   readonly request: Readonly<Record<string, unknown>>;
   readonly status: number;
-  /** moto's answer: parsed JSON, or the text (the query protocol answers in XML). */
+  /** The answer: parsed JSON, or the text (the query protocol answers in XML). */
   readonly response: unknown;
+}
+
+/** A call as it arrives, before it is answered. */
+export type PendingAwsCall = Pick<RecordedAwsCall, 'service' | 'operation' | 'accessKeyId' | 'request'>;
+
+export interface AwsCallRecorderOptions {
+  /** Signing name → the endpoint that serves it instead of the target (`lambda` → the Invoke stand-in). */
+  readonly routes?: Readonly<Record<string, string>>;
 }
 
 /** REST operations the CLI sends: method and path → operation and its path parameters. */
@@ -55,23 +66,29 @@ export class AwsCallRecorder {
   readonly endpoint: string;
   readonly #server: Server;
   readonly #target: URL;
+  readonly #routes: ReadonlyMap<string, URL>;
   readonly #calls: RecordedAwsCall[] = [];
   #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
+  #refuse: (call: PendingAwsCall) => string | undefined = () => undefined;
 
-  private constructor(server: Server, target: URL) {
+  private constructor(server: Server, target: URL, routes: ReadonlyMap<string, URL>) {
     this.#server = server;
     this.#target = target;
+    this.#routes = routes;
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  static async start(target: string): Promise<AwsCallRecorder> {
+  static async start(target: string, options: AwsCallRecorderOptions = {}): Promise<AwsCallRecorder> {
     let recorder: AwsCallRecorder | undefined;
     const server = createServer((req, res) => {
       recorder!.#track(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    recorder = new AwsCallRecorder(server, new URL(target));
+    const routes = new Map(
+      Object.entries(options.routes ?? {}).map(([service, endpoint]) => [service, new URL(endpoint)]),
+    );
+    recorder = new AwsCallRecorder(server, new URL(target), routes);
     return recorder;
   }
 
@@ -96,6 +113,15 @@ export class AwsCallRecorder {
         `${recorded.service}:${recorded.operation}` === call &&
         (accessKeyId === undefined || recorded.accessKeyId === accessKeyId),
     ).length;
+  }
+
+  /**
+   * From now on, answers each call for which `refuse` gives a reason as IAM answers a denied call
+   * (`AccessDeniedException`, or `AccessDenied` in the query protocol), without forwarding it.
+   * `() => undefined` forwards every call again.
+   */
+  refuseWhen(refuse: (call: PendingAwsCall) => string | undefined): void {
+    this.#refuse = refuse;
   }
 
   /** Forgets the calls recorded so far. */
@@ -123,7 +149,11 @@ export class AwsCallRecorder {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     const { service, operation, parameters, accessKeyId } = describeRequest(req, body);
-    const answer = await this.#forward(req, body);
+    const reason = this.#refuse({ service, operation, accessKeyId, request: parameters });
+    const answer =
+      reason === undefined
+        ? await this.#forward(req, body, this.#routes.get(service) ?? this.#target)
+        : accessDenied(req, reason);
     const text = answer.body.toString('utf8');
     let response: unknown = text;
     try {
@@ -146,12 +176,13 @@ export class AwsCallRecorder {
   #forward(
     req: IncomingMessage,
     body: Buffer,
+    target: URL,
   ): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const upstream = request(
         {
-          host: this.#target.hostname,
-          port: this.#target.port,
+          host: target.hostname,
+          port: target.port,
           method: req.method,
           path: req.url,
           // The client's Host kept: moto writes it into the URLs it answers with (SQS queue URLs,
@@ -174,6 +205,39 @@ export class AwsCallRecorder {
       upstream.end(body);
     });
   }
+}
+
+/** IAM's refusal in the request's protocol: the SDK raises it as the error it raises for a real one. */
+function accessDenied(
+  req: IncomingMessage,
+  reason: string,
+): { status: number; headers: Record<string, string>; body: Buffer } {
+  const message = `User is not authorized to perform this action: ${reason}`;
+  if (typeof req.headers['x-amz-target'] === 'string') {
+    return json(400, { __type: 'AccessDeniedException', message });
+  }
+  if (String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+    const xml = `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${message}</Message></Error></ErrorResponse>`;
+    return { status: 403, headers: { 'content-type': 'text/xml' }, body: Buffer.from(xml) };
+  }
+  return {
+    ...json(403, { Type: 'User', Message: message }),
+    headers: {
+      'content-type': 'application/json',
+      'x-amzn-errortype': 'AccessDeniedException',
+    },
+  };
+}
+
+function json(
+  status: number,
+  value: unknown,
+): { status: number; headers: Record<string, string>; body: Buffer } {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify(value)),
+  };
 }
 
 /** Service, operation and parameters of a signed request, whatever its protocol. */

@@ -102,7 +102,10 @@ export async function createMotoDeployment(
       ? {}
       : {
           PollerFunctionName: options.pollerFunctionName,
-          PollerFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${options.pollerFunctionName}`,
+          // In the bus's partition, region and account, as the stack's function is.
+          PollerFunctionArn: bus
+            .Arn!.replace(/^(arn:[^:]+):events:([^:]*:[^:]*):.*$/, '$1:lambda:$2')
+            .concat(`:function:${options.pollerFunctionName}`),
         }),
   };
   const cloudFormation = new CloudFormationClient({});

@@ -262,7 +262,7 @@ async function checkBus(
     return failed(
       check,
       `${busName}: ${message(error)}`,
-      'operators need events:PutEvents on the bus (replay)',
+      'the probe needs events:PutEvents on the bus, which no operator grant allows (only the function publishes): as an operator, pass --no-write-probes',
     );
   }
 }
