@@ -24,6 +24,17 @@ export class ConfigurationError extends PollerError {
   }
 }
 
+/**
+ * The secret's mutual TLS material cannot be used: a certificate or key that does not parse, a
+ * certificate expired or not yet valid, a key that does not match it, a field without its pair.
+ * `field` names the secret field; the message never quotes a certificate, a key or a passphrase.
+ */
+export class ClientCertificateError extends PollerError {
+  constructor(message: string, context: ErrorContext & { readonly field: string }) {
+    super('CLIENT_CERTIFICATE_INVALID', message, { context });
+  }
+}
+
 /** The credentials were refused: by the token endpoint, or a second 401 right after a fresh token. */
 export class AuthenticationError extends PollerError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
@@ -96,6 +107,15 @@ export class EventUnprocessableError extends PollerError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
     super('EVENT_UNPROCESSABLE', message, { context, cause });
   }
+}
+
+/** One event the service answered with that the poller cannot read or publish (it is quarantined). */
+export function isUnreadableEvent(error: unknown): error is PollerError {
+  return (
+    error instanceof PayloadValidationError ||
+    error instanceof EventUnpublishableError ||
+    error instanceof EventUnprocessableError
+  );
 }
 
 /**
@@ -186,5 +206,16 @@ export class StartPositionIncompleteError extends PollerError {
         `Run \`banking-events-poller rewind --program ${program} --to latest\`, which has no time limit.`,
       { context: { program, reached, pages } },
     );
+  }
+}
+
+/**
+ * An invocation carried an operator request (`{ "operatorRequest": … }`) the function cannot
+ * run: malformed, an unknown kind or version, or a program it does not poll. Refused before
+ * anything is read, published or written.
+ */
+export class OperatorRequestError extends PollerError {
+  constructor(message: string, field: string) {
+    super('OPERATOR_REQUEST_INVALID', message, { context: { field } });
   }
 }

@@ -714,6 +714,8 @@ describe('outputs', () => {
         'EventBusArn',
         'EventBusName',
         'EventSource',
+        'PollerFunctionArn',
+        'PollerFunctionName',
         'Programs',
         'QueueUrlAccountStatus',
         'QueueUrlQuarantine',
@@ -733,6 +735,9 @@ describe('outputs', () => {
       EventBusName: ref(id(poller.eventBus)),
       EventBusArn: getAtt(id(poller.eventBus)),
       CheckpointTableName: ref(id(poller.checkpointTable)),
+      // The CLI sends event, replay, doctor and rewind's feed reads to it as operator requests.
+      PollerFunctionName: ref(id(poller.pollerFunction)),
+      PollerFunctionArn: getAtt(id(poller.pollerFunction)),
       SecretArnDefault: ref(id(poller.secrets.get('default')!)),
       ClaimCheckBucketName: ref(id(poller.claimCheckBucket)),
       AlarmTopicArn: ref(id(poller.alarmTopic!)),

@@ -1,8 +1,9 @@
 /**
  * An HTTP proxy in front of the banking simulator for faults the simulator does not make itself:
  * a connection reset in the middle of a body, a body that stops halfway and hangs, events that
- * arrive broken (a field missing or of the wrong type, or not JSON at all), a page in reverse order or one that goes
- * back to events already seen, and a redirect to another host. Everything else passes through.
+ * arrive broken (a field missing or of the wrong type, or not JSON at all), a page in reverse order
+ * or one that goes back to events already seen, and a redirect to another host. Everything else
+ * passes through, a stream (`text/event-stream`) as it comes.
  * The function's secret names the proxy as `base_url`; the simulator behind it keeps the truth
  * (`events()`), so a test knows exactly what the bank holds.
  *
@@ -210,6 +211,16 @@ export class BankingFaultProxy {
           headers: { ...req.headers, host: this.#target.host, 'content-length': String(body.length) },
         },
         (response) => {
+          if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+            // A stream passes through as it comes (no fault applies): buffered, no message would
+            // arrive before it ends.
+            res.writeHead(response.statusCode ?? 502, withoutHopHeaders(response.headers));
+            res.flushHeaders();
+            response.pipe(res);
+            response.once('error', () => res.destroy());
+            resolve(undefined);
+            return;
+          }
           readBody(response).then(
             (answer) =>
               resolve({

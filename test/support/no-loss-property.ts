@@ -11,13 +11,16 @@
  *   number, and sequence numbers the feed skips;
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
+ * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
+ *   skew allowance of `latest`, at least as long as the bank's clock is behind (the documented rule);
  * - faults: failed polls, rejected entries, refused PutEvents, failed checkpoint writes, and
  *   crashes after a drawn number of port calls (the process then never answers again);
  * - the mode: polls, or the stream with unreadable messages, events to recover with a page, and a
  *   poll index that lags the stream (gap repair off there, so only the normal path can read them).
  *
  * The cycle's modules are a parameter, so a mutation test can run the property against a copy of
- * the code with a fix undone (`cycle-mutants.ts`) and see it fail.
+ * the code with a fix undone (`cycle-mutants.ts`) and see it fail. So is the checkpoint store: the
+ * in-memory one by default, the DynamoDB one on moto in the integration project (`newStore`).
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -27,6 +30,7 @@ import type {
   CheckpointState,
   CheckpointStore,
   CommitRequest,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   ReleaseOptions,
@@ -50,6 +54,7 @@ import type {
 } from '../../functions/core/ports.ts';
 import type { StartPosition } from '../../functions/core/start-position.ts';
 import type { TimelineEntry } from './aws-fault-proxy.ts';
+import type { CheckpointStoreFactory } from './checkpoint-store-contract.ts';
 import { type BankEvent, checkDeliveryInvariant, type InvariantReport } from './delivery-invariant.ts';
 import { FakeClock } from './fake-clock.ts';
 import { InMemoryPublisher, RecordingLogger, RecordingMetrics } from './in-memory-ports.ts';
@@ -113,7 +118,17 @@ export interface FaultSchedule {
   readonly longTypes: readonly number[];
   /** Events (by position, from 2) that carry the id of the event before them. */
   readonly reusedIds: readonly number[];
+  /** How far the bank's clock, which stamps `created_dt`, is off ours (negative: behind). */
+  readonly bankClockSkewMs: number;
+  /** `latest`'s allowance for the bank's clock; at least as long as it is behind. */
+  readonly clockSkewAllowanceMs: number;
 }
+
+/** The bank's clock off ours by up to 10 minutes either way, the edges and none drawn more often. */
+const bankClockSkew = fc.oneof(
+  fc.constantFrom(0, -30_000, 30_000, -600_000, 600_000),
+  fc.integer({ min: -600_000, max: 600_000 }),
+);
 
 const positions = (count: number, maxLength: number) =>
   fc.uniqueArray(fc.integer({ min: 1, max: count }), { maxLength });
@@ -160,8 +175,14 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       ),
       longTypes: positions(events, 2),
       reusedIds: positions(events, 3).map((drawn) => drawn.filter((position) => position > 1)),
+      skew: fc.record({ bank: bankClockSkew, slack: fc.integer({ min: 0, max: 300_000 }) }),
     });
-  });
+  })
+  .map(({ skew, ...schedule }) => ({
+    ...schedule,
+    bankClockSkewMs: skew.bank,
+    clockSkewAllowanceMs: Math.max(0, -skew.bank) + skew.slack,
+  }));
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 interface FaultCounters {
@@ -393,7 +414,7 @@ class ScheduledBus implements EventPublisher {
 /** The checkpoint item: shared across cycles; scheduled write failures; checkpoint writes on the timeline. */
 class ScheduledStore implements CheckpointStore {
   constructor(
-    private readonly store: MemoryCheckpointStore,
+    private readonly store: CheckpointStore,
     private readonly counters: FaultCounters,
     private readonly schedule: FaultSchedule,
     private readonly process: Process,
@@ -403,6 +424,10 @@ class ScheduledStore implements CheckpointStore {
 
   acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
     return this.process.run(() => this.store.acquireLease(request));
+  }
+
+  recordHighestSeen(request: HighestSeenRequest): Promise<void> {
+    return this.process.run(() => this.store.recordHighestSeen(request));
   }
 
   recordStart(request: StartRequest): Promise<void> {
@@ -479,7 +504,8 @@ function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: Cycle
       id: `e-${schedule.reusedIds.includes(position) ? position - 1 : position}`,
       program_id: 'p-1',
       sequence_number: sequence,
-      created_dt: new Date(createdAt[index]!).toISOString(),
+      // Stamped by the bank's clock; `createdAt` stays the true time it shows in the feed.
+      created_dt: new Date(createdAt[index]! + schedule.bankClockSkewMs).toISOString(),
       // A type of the wrong type makes the event invalid, at its own number.
       type: schedule.invalid.includes(position)
         ? 42
@@ -532,10 +558,33 @@ function bankEvent(record: BankRecord): BankEvent {
 
 export type ScheduleReport = InvariantReport & { readonly caughtUp: boolean };
 
+/** Where the checkpoint is kept. */
+export interface StoreOptions {
+  /**
+   * A fresh row of another store than the modules' `MemoryCheckpointStore` (the DynamoDB one on
+   * moto). Its calls are real I/O: the virtual clock stands still while they are in flight.
+   * @default the modules' MemoryCheckpointStore
+   */
+  readonly newStore?: CheckpointStoreFactory;
+}
+
+/** Every call of `store` with virtual time standing still while it is in flight. */
+function heldStill(store: CheckpointStore, clock: FakeClock): CheckpointStore {
+  return {
+    acquireLease: (request) => clock.during(() => store.acquireLease(request)),
+    recordStart: (request) => clock.during(() => store.recordStart(request)),
+    recordHighestSeen: (request) => clock.during(() => store.recordHighestSeen(request)),
+    commit: (request) => clock.during(() => store.commit(request)),
+    releaseLease: (owner, options) => clock.during(() => store.releaseLease(owner, options)),
+    read: () => clock.during(() => store.read()),
+  };
+}
+
 /** Runs cycles until the schedule is spent and the feed caught up; returns the invariant report. */
 export async function runSchedule(
   schedule: FaultSchedule,
   modules: CycleModules = PRODUCT_MODULES,
+  options: StoreOptions = {},
 ): Promise<ScheduleReport> {
   const clock = new FakeClock();
   const firstRunAt = clock.now();
@@ -547,7 +596,11 @@ export async function runSchedule(
   for (const { position, times } of schedule.rejectedEntries) {
     sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
   }
-  const store = new modules.MemoryCheckpointStore({ now: () => clock.now() });
+  const now = () => clock.now();
+  const store: CheckpointStore =
+    options.newStore === undefined
+      ? new modules.MemoryCheckpointStore({ now })
+      : heldStill(await options.newStore(now), clock);
   const timeline = new Timeline();
   const counters: FaultCounters = { polls: 0, requests: 0, commits: 0 };
   const claimChecks = new MemoryClaimChecks();
@@ -593,7 +646,11 @@ export async function runSchedule(
           owner: `run-${cycle}`,
           remainingMs: 30_000,
           publish: { maxAttempts: 3 },
-          startPosition: { position: startPositionOf(schedule), pageLimit: schedule.pageLimit },
+          startPosition: {
+            position: startPositionOf(schedule),
+            pageLimit: schedule.pageLimit,
+            clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
+          },
           feedMode: schedule.mode,
         })
         .then(
@@ -641,9 +698,9 @@ async function waitUntil(clock: FakeClock, condition: () => boolean, signal: Abo
 }
 
 /** The property itself: what every drawn schedule must satisfy. */
-function noLossProperty(modules: CycleModules) {
+function noLossProperty(modules: CycleModules, options: StoreOptions) {
   return fc.asyncProperty(scheduleArbitrary, async (schedule) => {
-    const report = await runSchedule(schedule, modules);
+    const report = await runSchedule(schedule, modules, options);
     const context = `schedule ${JSON.stringify(schedule)}`;
     expect(report.lost, context).toEqual([]);
     expect(report.violations, context).toEqual([]);
@@ -655,8 +712,10 @@ function noLossProperty(modules: CycleModules) {
  * Checks the property for `numRuns` drawn schedules. The seed is fixed by default (the run is
  * the same every time); FC_SEED explores others. Every failure names its seed.
  */
-export async function assertNoLossProperty(options: { numRuns: number; seed: number }): Promise<void> {
-  await fc.assert(noLossProperty(PRODUCT_MODULES), { numRuns: options.numRuns, seed: options.seed });
+export async function assertNoLossProperty(
+  options: { numRuns: number; seed: number } & StoreOptions,
+): Promise<void> {
+  await fc.assert(noLossProperty(PRODUCT_MODULES, options), { numRuns: options.numRuns, seed: options.seed });
 }
 
 /**
@@ -665,9 +724,9 @@ export async function assertNoLossProperty(options: { numRuns: number; seed: num
  */
 export function checkNoLossProperty(
   modules: CycleModules,
-  options: { numRuns: number; seed: number },
+  options: { numRuns: number; seed: number } & StoreOptions,
 ): Promise<fc.RunDetails<[FaultSchedule]>> {
-  return fc.check(noLossProperty(modules), {
+  return fc.check(noLossProperty(modules, options), {
     numRuns: options.numRuns,
     seed: options.seed,
     endOnFailure: true,

@@ -50,8 +50,8 @@ export interface BankingEventFeedOptions {
   /** Usually the handler's module-scope `ClientCredentialsTokenProvider`. */
   readonly tokens: AccessTokenSource;
   /**
-   * The undici dispatcher; share one `Agent` with the token provider for connection reuse.
-   * @default undici's global dispatcher
+   * Overrides the dispatcher of the tokens (tests).
+   * @default the dispatcher each token was issued over: the token provider's connections
    */
   readonly dispatcher?: Dispatcher;
   /**
@@ -95,7 +95,7 @@ export interface BankingEventFeedOptions {
  * holds a token, a secret or a query string.
  *
  * @example
- * const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+ * const feed = new BankingEventFeed({ credentials, tokens });
  * const page = await feed.poll({ after: checkpoint, signal: AbortSignal.timeout(remainingMs) });
  */
 export class BankingEventFeed implements EventFeed, EventLookup {

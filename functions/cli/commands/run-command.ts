@@ -5,7 +5,6 @@
  * environment's credentials in Secrets Manager), `--checkpoint-table` (DynamoDB), `--event-bus`
  * (EventBridge). Ctrl-C finishes the batch in hand, commits, and exits 0.
  */
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
@@ -32,6 +31,7 @@ import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
+import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
@@ -45,6 +45,8 @@ interface RunFlags {
   readonly eventBus?: string | true;
   readonly eventSource?: string;
   readonly startPosition: StartPositionValue;
+  /** Seconds (`--start-clock-skew`). */
+  readonly startClockSkew: number;
   readonly duration?: number;
   readonly untilCaughtUp?: boolean;
   readonly rate: number;
@@ -65,12 +67,14 @@ export function registerRunCommand(program: Command): void {
       'Runs the poll cycle continuously. With no flags: the banking-service simulator in-process, the checkpoint in ' +
         '.local/checkpoint-<program>.json, every event as one NDJSON line on stdout. Each flag switches one part to the ' +
         'real thing; with --stack, a flag given without a value takes the name from the stack. A live line on stderr ' +
-        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0.',
+        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0. Always ' +
+        'local: the deployed function is not involved.',
     )
     .option('--program <name>', 'checkpoint row (default: "local", or the stack\'s first program)')
     .option(
       '--secret-id [id]',
-      'poll the banking service whose credentials this secret holds (default: the simulator)',
+      'poll the banking service whose credentials this secret holds, read with your credentials on this machine ' +
+        '(local use; default: the simulator)',
     )
     .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
     .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')
@@ -81,6 +85,12 @@ export function registerRunCommand(program: Command): void {
     )
     .addOption(
       settingOption('startPosition', 'where a program without a checkpoint starts: beginning, latest or N'),
+    )
+    .addOption(
+      settingOption(
+        'startClockSkewAllowanceSeconds',
+        "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
+      ),
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
     .option(
@@ -184,8 +194,9 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     ...(flags.duration === undefined ? [] : [stopAfter(flags.duration)]),
   ]);
   const events = publisher.build(live.events);
-  const invocation = `cli-${hostname()}-${process.pid}`;
+  const invocation = localInvocationId();
   let failures = 0;
+  const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
       try {
@@ -207,13 +218,18 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
             safetyMarginMs: 0,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
-            startPosition: { position: toStartPosition(flags.startPosition), pageLimit: flags.limit },
+            startPosition: {
+              position: toStartPosition(flags.startPosition),
+              pageLimit: flags.limit,
+              clockSkewAllowanceMs: flags.startClockSkew * 1000,
+            },
             feedMode: flags.feedMode,
             stream: { recovery: flags.streamRecovery },
           },
         );
         failures = 0;
         if (summary.status === 'lease-busy') {
+          if (await takeOverDeadLocalLease(checkpoints, terminal, releasedOwners)) continue;
           logger.warn('Another poller holds this checkpoint; waiting', { program });
           await systemClock.sleep(5_000, stop).catch(() => {});
         }
@@ -231,6 +247,27 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/**
+ * Frees a lease left by a CLI run on this host whose process is gone (its terminal closed, it was
+ * killed), so this run goes on at once instead of waiting up to a minute for it to expire. The
+ * release is conditional on that owner, so a lease taken meanwhile by anyone else is untouched.
+ */
+async function takeOverDeadLocalLease(
+  checkpoints: CheckpointStore,
+  terminal: CommandContext['terminal'],
+  releasedOwners: Set<string>,
+): Promise<boolean> {
+  const lease = (await checkpoints.read()).lease;
+  if (lease === null) return true;
+  const pid = deadLocalOwnerPid(lease.owner);
+  // Once per owner: should its release not free the lease, wait for it like any other.
+  if (pid === undefined || releasedOwners.has(lease.owner)) return false;
+  releasedOwners.add(lease.owner);
+  await checkpoints.releaseLease(lease.owner);
+  terminal.err(`[poller] took over the lease left by process ${pid}, which no longer runs on this host\n`);
+  return true;
 }
 
 function flagValue(flag: string | true | undefined): string | undefined {

@@ -1,6 +1,7 @@
 /**
- * Mutation tests of the no-loss property: each mutant undoes one fix (of the first-runs issue, or
- * of issue 24: no single event stops the feed) in a copy of the code, and the property must find a schedule that loses an event on it. A property
+ * Mutation tests of the no-loss property: each mutant undoes one fix (of the first runs, of the
+ * bank's clock, of the stream, of a single event stopping the feed) in a copy of the code, and the
+ * property must find a schedule that loses an event on it. A property
  * that passed on a mutant could not see the hole the fix closed.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,8 +23,19 @@ const MUTANTS: readonly Mutant[] = [
       },
       {
         file: 'core/cycle/start-landing.ts',
-        find: '      startedAt: lease.firstLeasedAt,',
+        find: '      startedAt: lease.firstLeasedAt - allowanceMs,',
         replace: '      startedAt: deps.clock.now(),',
+      },
+    ],
+  },
+  {
+    // As before issue 24: `latest` takes the bank's created_dt for our clock, with no allowance.
+    name: "no allowance for the bank's clock",
+    edits: [
+      {
+        file: 'core/cycle/start-landing.ts',
+        find: '      startedAt: lease.firstLeasedAt - allowanceMs,',
+        replace: '      startedAt: lease.firstLeasedAt,',
       },
     ],
   },

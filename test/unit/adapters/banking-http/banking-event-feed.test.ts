@@ -389,7 +389,7 @@ describe('BankingEventFeed.poll: failures', () => {
       'invalid_request (unknown parameter)',
     ],
     [403, { error: 'forbidden' }, 'forbidden'],
-    [404, 'Not Found', 'Not Found'],
+    [404, 'Not Found', 'body not shown (not a JSON object)'],
   ])('treats %i as not retryable and names the error', async (status, body, detail) => {
     const { feed } = await setup([json(status, body)]);
 
