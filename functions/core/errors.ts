@@ -78,6 +78,47 @@ export class PayloadValidationError extends PollerError {
 }
 
 /**
+ * A page of the feed whose body could not be read at all (not UTF-8, not JSON): no event in it can
+ * be told from another, so none can be quarantined alone. Retried within the invocation's budget
+ * (a proxy's truncated or garbled answer passes), then reported; never taken for "no events".
+ */
+export class PageUnreadableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('PAGE_UNREADABLE', message, { context });
+  }
+}
+
+/**
+ * One event that the bus would refuse as it is (a detail-type longer than 128 characters or with
+ * control characters, JSON nested deeper than PutEvents processes): it is quarantined with this
+ * reason instead of stopping the feed at the bus's refusal.
+ */
+export class EventUnpublishableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('EVENT_UNPUBLISHABLE', message, { context });
+  }
+}
+
+/**
+ * Processing one event failed in the runtime itself (a `RangeError`: the stack or a string's
+ * length exhausted by its shape): the event is quarantined with this error, the feed goes on.
+ */
+export class EventUnprocessableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('EVENT_UNPROCESSABLE', message, { context, cause });
+  }
+}
+
+/** One event the service answered with that the poller cannot read or publish (it is quarantined). */
+export function isUnreadableEvent(error: unknown): error is PollerError {
+  return (
+    error instanceof PayloadValidationError ||
+    error instanceof EventUnpublishableError ||
+    error instanceof EventUnprocessableError
+  );
+}
+
+/**
  * Every answer of the feed held only events at or below the cursor: the upstream ignores the
  * cursor parameter (or reads it as inclusive), so polling would never get past them.
  */

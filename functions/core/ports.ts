@@ -176,6 +176,7 @@ export const METRIC_NAMES = [
   'GapsRepaired',
   'GapsUnfilled',
   'LateEvents',
+  'DuplicateEventIds',
   'StreamReconnects',
   'InvalidEvents',
   'ClaimChecks',

@@ -146,7 +146,11 @@ export const EVENT_SCHEMA_DEFINITIONS: Readonly<Record<string, JsonSchema>> = {
     type: 'object',
     required: ['code', 'message', 'field'],
     properties: {
-      code: { type: 'string', description: 'PAYLOAD_INVALID' },
+      code: {
+        type: 'string',
+        description:
+          'PAYLOAD_INVALID (its shape), EVENT_UNPUBLISHABLE (the bus would refuse it) or EVENT_UNPROCESSABLE (its shape exhausted the runtime)',
+      },
       message: { type: 'string', description: 'The validation error, naming the answer and the field' },
       field: { type: 'string', description: "The offending field's path in the answer, e.g. data[3].type" },
     },
@@ -186,6 +190,11 @@ export const EVENT_SCHEMA_DEFINITIONS: Readonly<Record<string, JsonSchema>> = {
         description: 'SHA-256 of raw; de-duplicate quarantined events on it',
       },
       raw: { description: 'The event exactly as the banking service sent it' },
+      raw_is_text: {
+        type: 'boolean',
+        description:
+          'Present and true when raw is the text as a JSON string: the event was not JSON, or nested deeper than the bus takes',
+      },
     },
   },
   ClaimCheck: {

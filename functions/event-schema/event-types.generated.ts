@@ -98,7 +98,7 @@ export interface UnknownEventDetail {
 
 /** Why the event failed validation */
 export interface InvalidEventError {
-  /** PAYLOAD_INVALID */
+  /** PAYLOAD_INVALID (its shape), EVENT_UNPUBLISHABLE (the bus would refuse it) or EVENT_UNPROCESSABLE (its shape exhausted the runtime) */
   readonly code: string;
   /** The validation error, naming the answer and the field */
   readonly message: string;
@@ -123,6 +123,8 @@ export interface InvalidEventDetail {
   readonly fingerprint: string;
   /** The event exactly as the banking service sent it */
   readonly raw: unknown;
+  /** Present and true when raw is the text as a JSON string: the event was not JSON, or nested deeper than the bus takes */
+  readonly raw_is_text?: boolean;
 }
 
 /** Where a claim-checked event's detail is stored, and how to verify it */

@@ -6,7 +6,7 @@
  */
 import { checkBank } from '../adapters/banking-http/bank-checks.ts';
 import { redact } from '../adapters/secret-redaction.ts';
-import { OperatorRequestError, PayloadValidationError } from '../core/errors.ts';
+import { isUnreadableEvent, OperatorRequestError } from '../core/errors.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type {
   Clock,
@@ -112,8 +112,7 @@ async function lookUp(request: EventRequest, feed: ProgramFeed, ports: OperatorP
         : await feed.fetchEventBySequence(request.sequence, signal);
     return event === null ? { kind: 'event', found: false } : { kind: 'event', found: true, event };
   } catch (error) {
-    if (error instanceof PayloadValidationError)
-      return { kind: 'event', found: 'unreadable', message: error.message };
+    if (isUnreadableEvent(error)) return { kind: 'event', found: 'unreadable', message: error.message };
     throw error;
   }
 }

@@ -788,6 +788,7 @@ describe('dashboard', () => {
       'PublishRetries',
       'AuthRefreshes',
       'LateEvents',
+      'DuplicateEventIds',
       'StreamReconnects',
       'InvalidEvents',
       'ClaimChecks',

@@ -6,7 +6,9 @@
  *
  * What is drawn:
  * - the feed: events created before the first run, and events arriving later (at drawn times),
- *   some invalid, some too large for the bus, and sequence numbers the feed skips;
+ *   some invalid, some too large for the bus, some nested deeper than the bus processes, some
+ *   with a type too long for a detail-type, some reusing an earlier event's id at their own
+ *   number, and sequence numbers the feed skips;
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
  * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
@@ -107,6 +109,15 @@ export interface FaultSchedule {
   readonly pollLagMs: number;
   /** How long an empty long poll holds before it answers "nothing new" (the service's is random). */
   readonly pollHoldMs: number;
+  /**
+   * Events (by position) whose data nests `depth` levels (arrays or objects): beyond the bus's
+   * 1,000 they are quarantined, up to it published. Kept to a few KB.
+   */
+  readonly deep: readonly { readonly position: number; readonly depth: number; readonly objects: boolean }[];
+  /** Events (by position) whose type is longer than a detail-type may be. */
+  readonly longTypes: readonly number[];
+  /** Events (by position, from 2) that carry the id of the event before them. */
+  readonly reusedIds: readonly number[];
   /** How far the bank's clock, which stamps `created_dt`, is off ours (negative: behind). */
   readonly bankClockSkewMs: number;
   /** `latest`'s allowance for the bank's clock; at least as long as it is behind. */
@@ -154,6 +165,16 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       recover: positions(events, 6),
       pollLagMs: fc.integer({ min: 0, max: 10_000 }),
       pollHoldMs: fc.integer({ min: 0, max: 5_000 }),
+      deep: fc.array(
+        fc.record({
+          position: fc.integer({ min: 1, max: events }),
+          depth: fc.integer({ min: 990, max: 2_500 }),
+          objects: fc.boolean(),
+        }),
+        { maxLength: 2 },
+      ),
+      longTypes: positions(events, 2),
+      reusedIds: positions(events, 3).map((drawn) => drawn.filter((position) => position > 1)),
       skew: fc.record({ bank: bankClockSkew, slack: fc.integer({ min: 0, max: 300_000 }) }),
     });
   })
@@ -321,7 +342,36 @@ class ScheduledStream implements EventStream {
   }
 }
 
-/** The bus: the shared sink, with scheduled refusals; records what it accepted on the timeline. */
+/**
+ * What EventBridge's PutEvents refuses in an entry, as its API reference documents it (written
+ * out here, not taken from the product, which must check the same): a detail-type longer than
+ * 128 characters, a detail nested deeper than 1,000 levels.
+ */
+function busRefusal(event: BankingEvent): EntryOutcome | undefined {
+  if (event.type.length > 128) {
+    return { ok: false, errorCode: 'InvalidArgument', errorMessage: 'DetailType is longer than 128' };
+  }
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < event.detail.length; i += 1) {
+    const char = event.detail[i];
+    if (inString) {
+      if (char === '\\') i += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') {
+      depth += 1;
+      if (depth > 1_000)
+        return { ok: false, errorCode: 'MalformedDetail', errorMessage: 'Detail is malformed.' };
+    } else if (char === '}' || char === ']') depth -= 1;
+  }
+  return undefined;
+}
+
+/**
+ * The bus: the shared sink, with scheduled refusals and the bus's own (`busRefusal`, for good);
+ * records what it accepted on the timeline.
+ */
 class ScheduledBus implements EventPublisher {
   readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000 };
   constructor(
@@ -345,7 +395,13 @@ class ScheduledBus implements EventPublisher {
           retryable: true,
         });
       }
-      const outcomes = await this.sink.send(batch, signal);
+      const refusals = batch.map(busRefusal);
+      const sent = await this.sink.send(
+        batch.filter((_, index) => refusals[index] === undefined),
+        signal,
+      );
+      let next = 0;
+      const outcomes = refusals.map((refusal) => refusal ?? sent[next++]!);
       batch.forEach((event, index) => {
         if (outcomes[index]?.ok)
           this.timeline.push({ kind: 'accepted', detailType: event.type, detail: event.detail });
@@ -442,22 +498,35 @@ function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: Cycle
       ? firstRunAt - 60_000 + index
       : firstRunAt + schedule.arrivals[index - schedule.preexisting]!,
   );
-  const raw = numbers.map((sequence, index) => {
+  const texts = numbers.map((sequence, index) => {
     const position = index + 1;
-    return {
-      id: `e-${position}`,
+    const fields = {
+      id: `e-${schedule.reusedIds.includes(position) ? position - 1 : position}`,
       program_id: 'p-1',
       sequence_number: sequence,
       // Stamped by the bank's clock; `createdAt` stays the true time it shows in the feed.
       created_dt: new Date(createdAt[index]! + schedule.bankClockSkewMs).toISOString(),
       // A type of the wrong type makes the event invalid, at its own number.
-      type: schedule.invalid.includes(position) ? 42 : 'TRANSACTION',
-      data: { note: schedule.oversize.includes(position) ? 'x'.repeat(5_000) : `n${position}` },
+      type: schedule.invalid.includes(position)
+        ? 42
+        : schedule.longTypes.includes(position)
+          ? `T${'x'.repeat(128)}`
+          : 'TRANSACTION',
     };
+    const note = JSON.stringify(schedule.oversize.includes(position) ? 'x'.repeat(5_000) : `n${position}`);
+    const deep = schedule.deep.find((drawn) => drawn.position === position);
+    // Written as text: JSON.stringify of a value this deep could overflow the stack.
+    const nested =
+      deep === undefined
+        ? ''
+        : deep.objects
+          ? `,"deep":${'{"a":'.repeat(deep.depth)}1${'}'.repeat(deep.depth)}`
+          : `,"deep":${'['.repeat(deep.depth)}${']'.repeat(deep.depth)}`;
+    return `${JSON.stringify(fields).slice(0, -1)},"data":{"note":${note}${nested}}}`;
   });
-  const value = { data: raw };
+  const text = `{"data":[${texts.join(',')}]}`;
   const events = modules.parsePollResponse(
-    { text: JSON.stringify(value), value },
+    { text, value: JSON.parse(text) as unknown },
     { source: 'GET /events', status: 200 },
   ).events;
   return events.map((event, index) => ({ position: index + 1, createdAt: createdAt[index]!, event }));

@@ -4,7 +4,7 @@
  * body keeps its connection busy until it is consumed or destroyed).
  */
 import type { Dispatcher } from 'undici';
-import { PayloadValidationError } from '../../core/errors.ts';
+import { type ErrorContext, PayloadValidationError, type PollerError } from '../../core/errors.ts';
 import type { PayloadOrigin } from '../../core/event-model.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
@@ -40,7 +40,8 @@ function declaredLength(header: string | string[] | undefined): number | undefin
  * `TextDecoder` (a character split across chunks survives) in fatal mode: invalid UTF-8 in an
  * event is rejected rather than silently replaced. An empty body gives `undefined`.
  *
- * @throws PayloadValidationError when the body is larger than `maxBytes`, not UTF-8 or not JSON.
+ * @throws PayloadValidationError when the body is larger than `maxBytes`; when it is not UTF-8 or
+ *   not JSON, what `unreadable` makes (a `PayloadValidationError` unless given).
  */
 export async function readJsonBody(
   body: AsyncIterable<Uint8Array | string> & { destroy?: (error?: Error) => unknown },
@@ -48,9 +49,16 @@ export async function readJsonBody(
     readonly origin: PayloadOrigin;
     readonly maxBytes: number;
     readonly contentLength?: string | string[];
+    /** The error for a body that cannot be read (not UTF-8, not JSON). @default a `PayloadValidationError` */
+    readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
+    /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
+    readonly recover?: (text: string) => JsonDocument | undefined;
   },
 ): Promise<JsonDocument | undefined> {
   const { origin, maxBytes } = options;
+  const unreadable =
+    options.unreadable ??
+    ((message: string, context: ErrorContext) => new PayloadValidationError(message, context));
   const context = { source: origin.source, status: origin.status, maxBytes };
   const tooLarge = () =>
     new PayloadValidationError(`${describe(origin)}: body is larger than ${maxBytes} bytes`, context);
@@ -76,16 +84,20 @@ export async function readJsonBody(
       error instanceof TypeError &&
       (error as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA'
     ) {
-      throw new PayloadValidationError(`${describe(origin)}: body is not valid UTF-8`, context, error);
+      throw unreadable(`${describe(origin)}: body is not valid UTF-8`, context);
     }
     throw error;
   }
   if (text.trim() === '') return undefined;
   try {
     return { text, value: JSON.parse(text) as unknown };
-  } catch {
+  } catch (error) {
+    const recovered = options.recover?.(text);
+    if (recovered !== undefined) return recovered;
     // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
-    throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context);
+    // V8's parser does not recurse, but should a runtime's run out of stack, say so rather than "not JSON".
+    const reason = error instanceof RangeError ? `could not be parsed (${error.name})` : 'is not JSON';
+    throw unreadable(`${describe(origin)}: body ${reason}`, context);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { PayloadValidationError } from '../../core/errors.ts';
+import { isUnreadableEvent } from '../../core/errors.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
@@ -110,7 +110,7 @@ async function find(
       : await feed.fetchEventById(key, signal);
     return event === null ? { found: false } : { found: true, event };
   } catch (error) {
-    if (error instanceof PayloadValidationError) return { found: 'unreadable', message: error.message };
+    if (isUnreadableEvent(error)) return { found: 'unreadable', message: error.message };
     throw error;
   }
 }

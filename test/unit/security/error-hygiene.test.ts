@@ -18,6 +18,7 @@ import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-
 import { StaticCredentialsProvider } from '../../../functions/adapters/local/static-credentials.ts';
 import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/banking-credentials.ts';
 import * as errors from '../../../functions/core/errors.ts';
+import { eventFailure } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
@@ -207,6 +208,35 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   ['feed failing, echoing the Authorization header', () => poll(echoing(500))],
   ['feed answering a client error, echoing the Authorization header', () => poll(echoing(400))],
   ['feed answering broken JSON that holds the token', () => poll(json(200, `{"data": [{"note": "${TOKEN}"`))],
+  [
+    'an event the bus would refuse, holding the token, looked up by id',
+    async () => {
+      const refused = {
+        id: 'e-1',
+        program_id: 'p-1',
+        sequence_number: 1,
+        created_dt: '2026-11-26T09:00:00Z',
+        type: `T${'x'.repeat(128)}`,
+        data: { note: TOKEN },
+      };
+      const { feed, close } = await feedAgainst(json(200, refused));
+      try {
+        await feed.fetchEventById('e-1', AbortSignal.timeout(10_000));
+      } finally {
+        await close();
+      }
+    },
+  ],
+  [
+    'a RangeError while processing one event',
+    () => {
+      throw eventFailure(
+        new RangeError('Maximum call stack size exceeded'),
+        { source: 'GET /events' },
+        'data[0]',
+      );
+    },
+  ],
   [
     'feed unreachable',
     async () => {

@@ -119,6 +119,20 @@ describe('parseEvent: kinds', () => {
     });
   });
 
+  it('reads a quarantined event whose raw is its text (nested deeper than the bus takes)', () => {
+    const deep = `${'['.repeat(1_500)}${']'.repeat(1_500)}`;
+    const text = `{"data":[{"id":"evt-5","program_id":"p-1","sequence_number":5,"created_dt":"2026-11-23T09:59:00Z","type":"TRANSACTION","data":${deep}}],"last_sequence_number":null}`;
+    const [tooDeep] = publishedFromText(text);
+
+    const event = parseEvent(deliveredText(tooDeep!));
+
+    expect(event).toMatchObject({
+      kind: 'invalid_event',
+      detail: { sequence_number: 5, error: { code: 'EVENT_UNPUBLISHABLE' }, raw_is_text: true },
+    });
+    expect(event.kind === 'invalid_event' && typeof event.detail.raw).toBe('string');
+  });
+
   it.each([
     ['transaction', transaction],
     ['card_limit_changed', cardLimit],
