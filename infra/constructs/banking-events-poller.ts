@@ -1,6 +1,7 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -13,16 +14,24 @@ import { Construct } from 'constructs';
 import { SCHEMA_EVENT_TYPES } from '../../functions/event-schema/event-json-schema.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
+import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
 import { EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
 import { PollerAlarms } from './poller-alarms.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
 import { PollerMetrics } from './poller-metrics.ts';
+import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-network.ts';
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
-import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
+import {
+  acknowledgeBackupPlan,
+  createCheckpointTable,
+  createClaimCheckBucket,
+  createProgramSecret,
+  tableEncryption,
+} from './poller-storage.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -82,6 +91,15 @@ export class BankingEventsPoller extends Construct {
   public readonly alarmTopic: sns.ITopic | undefined;
   public readonly alarms: PollerAlarms;
   public readonly dashboard: PollerDashboard;
+  /** The VPC endpoints created with `vpcEndpoints`; `undefined` without. */
+  public readonly vpcEndpoints: PollerVpcEndpoints | undefined;
+  /**
+   * The public addresses the function reaches the banking service from: the Elastic IPs of the NAT
+   * gateways of `vpc` when it is in the same stack (also the `EgressPublicIps` output); empty
+   * otherwise.
+   */
+  public readonly egressPublicIps: readonly string[];
+  readonly #encryptionKey: kms.IKey | undefined;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
@@ -89,22 +107,25 @@ export class BankingEventsPoller extends Construct {
     const resolved = resolvePollerProps(props);
     const { programs, scheduleInterval, settings } = resolved;
     const { eventSource } = settings;
+    const { encryptionKey } = resolved;
+    this.#encryptionKey = encryptionKey;
 
-    this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this);
+    this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this, encryptionKey);
     this.secrets = new Map(
       programs.map((program) => [
         program.name,
-        program.existingSecret ?? createProgramSecret(this, program.name),
+        program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
       ]),
     );
     this.eventBus =
       props.existingEventBus ??
-      new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName });
+      new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName, kmsKey: encryptionKey });
     this.archive = new events.Archive(this, 'Archive', {
       sourceEventBus: this.eventBus,
       description: `Every event from ${eventSource}, for replay`,
       eventPattern: { source: [eventSource] },
       retention: resolved.archiveRetention,
+      kmsKey: encryptionKey,
     });
     this.schemas = new EventSchemas(this, 'Schemas', {
       eventSource,
@@ -117,8 +138,13 @@ export class BankingEventsPoller extends Construct {
       routes: resolved.routes,
       unrouted: resolved.unrouted,
       quarantine: resolved.quarantine,
+      encryptionKey,
     });
-    this.claimCheckBucket = createClaimCheckBucket(this, resolved.claimCheckRetention);
+    this.claimCheckBucket = createClaimCheckBucket(this, {
+      retention: resolved.claimCheckRetention,
+      encryptionKey,
+      accessLogsBucket: resolved.claimCheckAccessLogsBucket,
+    });
 
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
@@ -129,14 +155,36 @@ export class BankingEventsPoller extends Construct {
     });
     this.pollerFunction = poller.pollerFunction;
     this.logGroup = poller.logGroup;
+    const { network } = resolved;
+    this.vpcEndpoints =
+      network?.vpcEndpoints === true
+        ? new PollerVpcEndpoints(this, 'VpcEndpoints', network, this.pollerFunction)
+        : undefined;
+    this.egressPublicIps = network === undefined ? [] : natPublicIps(this, network.vpc);
+    addEgressOutput(this, this.egressPublicIps);
 
-    const schedules = createPollerSchedules(this, this.pollerFunction, programs, scheduleInterval);
+    const schedules = createPollerSchedules(
+      this,
+      this.pollerFunction,
+      programs,
+      scheduleInterval,
+      encryptionKey,
+    );
     this.schedules = schedules.schedules;
     this.scheduleDeadLetterQueue = schedules.deadLetterQueue;
 
     const metrics = new PollerMetrics(settings.metricsNamespace);
     this.alarmTopic =
-      props.alarmActions === undefined ? (props.alarmTopic ?? createAlarmTopic(this)) : undefined;
+      props.alarmActions === undefined
+        ? (props.alarmTopic ?? createAlarmTopic(this, encryptionKey))
+        : undefined;
+    if (encryptionKey !== undefined) {
+      admitKeyServices(this, encryptionKey, {
+        ruleBusName: this.eventBus.eventBusName,
+        logGroups: true,
+        alarms: props.alarmActions === undefined && props.alarmTopic === undefined,
+      });
+    }
     if (settings.alarmEmail !== undefined && this.alarmTopic !== undefined) {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
     }
@@ -177,7 +225,11 @@ export class BankingEventsPoller extends Construct {
    * (nothing else; no listing).
    */
   grantClaimCheckRead(grantee: iam.IGrantable): iam.Grant {
-    return grantClaimCheckRead(this.claimCheckBucket, grantee);
+    const grant = grantClaimCheckRead(this.claimCheckBucket, grantee);
+    // Reading an SSE-KMS object decrypts its data key, through S3 only.
+    const key = this.claimCheckBucket.encryptionKey;
+    if (key !== undefined) grantKeyThrough(key, grantee, 's3', ['kms:Decrypt']);
+    return grant;
   }
 
   /**
@@ -193,12 +245,22 @@ export class BankingEventsPoller extends Construct {
     this.grantClaimCheckRead(grantee);
     const idempotencyTable = options.idempotencyTable ?? this.#sharedIdempotencyTable();
     grantIdempotencyRecords(idempotencyTable, grantee);
+    if (idempotencyTable.encryptionKey !== undefined) {
+      grantKeyThrough(idempotencyTable.encryptionKey, grantee, 'dynamodb');
+    }
     return { idempotencyTable };
   }
 
   #sharedIdempotencyTable(): dynamodb.Table {
     // Logical id pinned by a test: a new id would replace the table and forget every handled event.
-    this.#subscriberIdempotencyTable ??= createIdempotencyTable(this, 'SubscriberIdempotencyTable');
+    if (this.#subscriberIdempotencyTable === undefined) {
+      this.#subscriberIdempotencyTable = createIdempotencyTable(
+        this,
+        'SubscriberIdempotencyTable',
+        tableEncryption(this.#encryptionKey),
+      );
+      acknowledgeBackupPlan(this.#subscriberIdempotencyTable);
+    }
     return this.#subscriberIdempotencyTable;
   }
 }
