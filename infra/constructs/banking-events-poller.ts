@@ -1,3 +1,4 @@
+import { Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -125,8 +126,12 @@ export class BankingEventsPoller extends Construct {
       description: `Every event from ${eventSource}, for replay`,
       eventPattern: { source: [eventSource] },
       retention: resolved.archiveRetention,
-      kmsKey: encryptionKey,
     });
+    // Set on the resource rather than through `kmsKey`: the L2 would add a key-policy statement
+    // naming the bus resource, and the key and the bus would depend on each other.
+    if (encryptionKey !== undefined) {
+      (this.archive.node.defaultChild as events.CfnArchive).kmsKeyIdentifier = encryptionKey.keyArn;
+    }
     this.schemas = new EventSchemas(this, 'Schemas', {
       eventSource,
       eventTypes: SCHEMA_EVENT_TYPES,
@@ -180,7 +185,7 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     if (encryptionKey !== undefined) {
       admitKeyServices(this, encryptionKey, {
-        ruleBusName: this.eventBus.eventBusName,
+        bus: literalBus(this.eventBus),
         logGroups: true,
         alarms: props.alarmActions === undefined && props.alarmTopic === undefined,
       });
@@ -263,4 +268,14 @@ export class BankingEventsPoller extends Construct {
     }
     return this.#subscriberIdempotencyTable;
   }
+}
+
+/** The bus's name and ARN without a reference to a bus resource of the stack (see `KeyServiceUses`). */
+function literalBus(bus: events.IEventBus): { name: string; arn: string } {
+  if (!(bus instanceof events.EventBus)) return { name: bus.eventBusName, arn: bus.eventBusArn };
+  const name = (bus.node.defaultChild as events.CfnEventBus).name;
+  return {
+    name,
+    arn: Stack.of(bus).formatArn({ service: 'events', resource: 'event-bus', resourceName: name }),
+  };
 }

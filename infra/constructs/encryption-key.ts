@@ -12,10 +12,12 @@ import type { Construct } from 'constructs';
 /** What the AWS services do with the key in this deployment. */
 export interface KeyServiceUses {
   /**
-   * EventBridge delivers the rules' events, and their failures, to queues encrypted with the key:
-   * the rules live on this bus.
+   * The bus the rules and the archive belong to, by name and ARN as literals (a reference to the
+   * bus resource would make the key depend on the bus that is encrypted with it). EventBridge
+   * encrypts the archive with the key and delivers the rules' events, and their failures, to
+   * queues encrypted with it.
    */
-  readonly ruleBusName?: string;
+  readonly bus?: { readonly name: string; readonly arn: string };
   /** CloudWatch Logs encrypts the function's log group (created in `scope`'s stack) with the key. */
   readonly logGroups?: boolean;
   /** CloudWatch alarms publish to a topic encrypted with the key. */
@@ -35,7 +37,28 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
     `arn:${Aws.PARTITION}:${service}:${Aws.REGION}:${Aws.ACCOUNT_ID}:${resource}`;
   const sameAccount = { 'aws:SourceAccount': Aws.ACCOUNT_ID };
   const statements: { sid: string; statement: iam.PolicyStatement }[] = [];
-  if (uses.ruleBusName !== undefined) {
+  if (uses.bus !== undefined) {
+    // The archive, as EventBridge documents it: data keys bound to the bus by the encryption
+    // context, and DescribeKey (the key's metadata only) to check the key when the archive is set up.
+    statements.push({
+      sid: 'EventBridgeArchive',
+      statement: new iam.PolicyStatement({
+        sid: 'EventBridgeArchive',
+        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:ReEncrypt*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'kms:EncryptionContext:aws:events:event-bus:arn': uses.bus.arn } },
+      }),
+    });
+    statements.push({
+      sid: 'EventBridgeDescribeKey',
+      statement: new iam.PolicyStatement({
+        sid: 'EventBridgeDescribeKey',
+        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+        actions: ['kms:DescribeKey'],
+        resources: ['*'],
+      }),
+    });
     statements.push({
       sid: 'EventBridgeRuleDelivery',
       statement: new iam.PolicyStatement({
@@ -47,7 +70,7 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
         // rule, which depends on its queue, which depends on the key.
         conditions: {
           StringEquals: sameAccount,
-          ArnLike: { 'aws:SourceArn': arn('events', `rule/${uses.ruleBusName}/*`) },
+          ArnLike: { 'aws:SourceArn': arn('events', `rule/${uses.bus.name}/*`) },
         },
       }),
     });
