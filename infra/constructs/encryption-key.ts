@@ -4,7 +4,7 @@
  * ARN, and the grants to the construct's own roles, each only through the service they call
  * (`kms:ViaService`). What each store is encrypted with is decided where the store is created.
  */
-import { Annotations, Aws, Stack } from 'aws-cdk-lib';
+import { Annotations, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
@@ -34,8 +34,8 @@ const DATA_KEY_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
 export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServiceUses): void {
   const stack = Stack.of(scope);
   const arn = (service: string, resource: string) =>
-    `arn:${Aws.PARTITION}:${service}:${Aws.REGION}:${Aws.ACCOUNT_ID}:${resource}`;
-  const sameAccount = { 'aws:SourceAccount': Aws.ACCOUNT_ID };
+    `arn:${stack.partition}:${service}:${stack.region}:${stack.account}:${resource}`;
+  const sameAccount = { 'aws:SourceAccount': stack.account };
   const statements: { sid: string; statement: iam.PolicyStatement }[] = [];
   if (uses.bus !== undefined) {
     // The archive, as EventBridge documents it: data keys bound to the bus by the encryption
@@ -80,7 +80,7 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
       sid: 'CloudWatchLogsLogGroups',
       statement: new iam.PolicyStatement({
         sid: 'CloudWatchLogsLogGroups',
-        principals: [new iam.ServicePrincipal(`logs.${Aws.REGION}.amazonaws.com`)],
+        principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
         actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
         resources: ['*'],
         // CloudFormation names a log group without a name `<stack name>-<logical id>-<suffix>`;
@@ -134,6 +134,6 @@ export function grantKeyThrough(
     grantee,
     actions: [...actions],
     resourceArns: [key.keyArn],
-    conditions: { StringEquals: { 'kms:ViaService': `${service}.${Aws.REGION}.amazonaws.com` } },
+    conditions: { StringEquals: { 'kms:ViaService': `${service}.${Stack.of(key).region}.amazonaws.com` } },
   });
 }
