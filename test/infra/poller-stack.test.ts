@@ -167,7 +167,7 @@ describe('function', () => {
 });
 
 describe('claim-check bucket', () => {
-  it('is encrypted, TLS only, never public, expires objects after 30 days, and is retained', () => {
+  it('is encrypted, TLS only, never public, versioned, expires objects after 30 days, and is retained', () => {
     synth.template.hasResource('AWS::S3::Bucket', {
       DeletionPolicy: 'Retain',
       Properties: {
@@ -180,8 +180,17 @@ describe('claim-check bucket', () => {
           IgnorePublicAcls: true,
           RestrictPublicBuckets: true,
         },
+        VersioningConfiguration: { Status: 'Enabled' },
         LifecycleConfiguration: {
-          Rules: [{ Id: 'ExpireClaimChecks', ExpirationInDays: 30, Status: 'Enabled' }],
+          Rules: [
+            {
+              Id: 'ExpireClaimChecks',
+              ExpirationInDays: 30,
+              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+              Status: 'Enabled',
+            },
+            { Id: 'RemoveExpiredDeleteMarkers', ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
+          ],
         },
         // ACLs off: objects belong to the bucket's account, whoever wrote them.
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
@@ -204,7 +213,11 @@ describe('claim-check bucket', () => {
         Environment: { Variables: Match.objectLike({ MAX_EVENT_ENTRY_BYTES: '262144' }) },
       });
       custom.template.hasResourceProperties('AWS::S3::Bucket', {
-        LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 7 })] },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
+          ]),
+        },
       });
     } finally {
       custom.dispose();
