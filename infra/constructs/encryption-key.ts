@@ -134,6 +134,7 @@ export function grantKeyThrough(
     grantee,
     actions: [...actions],
     resourceArns: [key.keyArn],
-    conditions: { StringEquals: { 'kms:ViaService': `${service}.${Stack.of(key).region}.amazonaws.com` } },
+    // The key's region: a service uses keys of its own region only.
+    conditions: { StringEquals: { 'kms:ViaService': `${service}.${key.env.region}.amazonaws.com` } },
   });
 }

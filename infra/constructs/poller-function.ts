@@ -132,9 +132,15 @@ export function createPollerFunction(
   // Least privilege: item-level actions on the table only, its secrets only, PutEvents on its bus
   // only, and PutObject alone on the claim-check bucket's objects (`grantPut` would add tagging,
   // legal hold, retention and abort).
-  // A secret's key (ours, or the one an imported secret was given) is granted by grantRead,
-  // through Secrets Manager only; the table's and the bucket's keys here, through their services.
-  for (const secret of secrets.values()) secret.grantRead(role);
+  // Each store's key (ours, or the one an existing resource was imported with) through its service
+  // only. The secrets' keys are granted here too: grantRead grants an imported key nothing (its
+  // via-service principal cannot hold an identity policy) and a key of the app only in its policy.
+  for (const secret of secrets.values()) {
+    secret.grantRead(role);
+    if (secret.encryptionKey !== undefined) {
+      grantKeyThrough(secret.encryptionKey, role, 'secretsmanager', ['kms:Decrypt']);
+    }
+  }
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   if (checkpointTable.encryptionKey !== undefined)
     grantKeyThrough(checkpointTable.encryptionKey, role, 'dynamodb');

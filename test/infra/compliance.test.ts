@@ -283,6 +283,13 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
       expect(source).toMatch(new RegExp(`\\b${prop}\\b[:,]`));
   });
 
+  it('run over the bank profile exactly as docs/deploy.md shows it', () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'infra/bank-profile-stack.ts'), 'utf8');
+    const docs = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+
+    expect(docs).toContain(`\`\`\`ts\n${source}\`\`\``);
+  });
+
   it('acknowledge in the bank profile only what holds by design, each with its reason', () => {
     const bank = configurations.find(({ name }) => name === 'bank profile')!;
     // CDK acknowledges its own template checks (`Validate::…`) on some of its constructs.

@@ -852,3 +852,37 @@ describe('schedule rates', () => {
     }
   });
 });
+
+describe('existing secrets under their own keys (programs[].secretKeyArn)', () => {
+  it('grants the function kms:Decrypt on each key, through Secrets Manager only', () => {
+    const keyArn = (n: number) =>
+      `arn:aws:kms:eu-west-1:123456789012:key/0000000${n}-12ab-34cd-56ef-1234567890ab`;
+    const custom = synthPollerApp({
+      programs: [
+        {
+          name: 'cards',
+          secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/cards-AbC123',
+          secretKeyArn: keyArn(1),
+        },
+        { name: 'fx', secretName: 'prod/banking/fx', secretKeyArn: keyArn(2) },
+      ],
+    });
+    try {
+      const statements = Object.values(custom.template.findResources('AWS::IAM::Policy')).flatMap(
+        (policy) =>
+          (policy as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+      for (const key of [keyArn(1), keyArn(2)]) {
+        // One statement may name both keys: CDK merges statements that differ only in resource.
+        const grant = statements.find((statement) => [statement.Resource].flat().includes(key));
+        expect(grant?.Action, key).toBe('kms:Decrypt');
+        expect(JSON.stringify(grant?.Condition), key).toMatch(/kms:ViaService.*secretsmanager\./);
+      }
+      // The secret by name is granted as "<name>-??????", as without a key.
+      expect(JSON.stringify(statements)).toContain(':secret:prod/banking/fx-??????');
+    } finally {
+      custom.dispose();
+    }
+  });
+});

@@ -206,7 +206,10 @@ describe('a construct given a key', () => {
     expect(statements).toContainEqual(
       expect.objectContaining({ Action: 'kms:GenerateDataKey', Resource: keyArn, Condition: VIA('s3') }),
     );
-    // Secret.grantRead puts its grant in the key policy, with the same condition.
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: 'kms:Decrypt', Resource: keyArn, Condition: VIA('secretsmanager') }),
+    );
+    // Secret.grantRead puts its own grant in the key policy, with the same condition.
     expect(keyStatements).toContainEqual(
       expect.objectContaining({
         Action: 'kms:Decrypt',
@@ -313,8 +316,12 @@ describe('existing resources encrypted with their own keys', () => {
     expect(statements).toContainEqual(
       expect.objectContaining({ Resource: arnOf(tableKey), Condition: VIA('dynamodb') }),
     );
-    expect(JSON.stringify(template.toJSON().Resources[logicalIdOf(stack, secretKey)])).toContain(
-      'secretsmanager.eu-west-1.amazonaws.com',
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: 'kms:Decrypt',
+        Resource: arnOf(secretKey),
+        Condition: VIA('secretsmanager'),
+      }),
     );
     // Without encryptionKey the construct's own stores keep their AWS-managed keys.
     template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
