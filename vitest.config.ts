@@ -17,6 +17,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           globalSetup: [
+            'test/support/spawned-node-global-setup.ts',
             'test/support/build-global-setup.ts',
             'test/support/moto-global-setup.ts',
             'test/support/poller-artifact-global-setup.ts',
@@ -35,6 +36,7 @@ export default defineConfig({
           maxConcurrency: 3,
           environment: 'node',
           globalSetup: [
+            'test/support/spawned-node-global-setup.ts',
             'test/support/build-global-setup.ts',
             'test/support/moto-global-setup.ts',
             'test/support/poller-artifact-global-setup.ts',
@@ -49,7 +51,7 @@ export default defineConfig({
           name: 'consumer',
           include: ['test/consumer/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/package-global-setup.ts'],
+          globalSetup: ['test/support/spawned-node-global-setup.ts', 'test/support/package-global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

@@ -114,6 +114,11 @@ export class PollerStack extends Stack {
     });
     new CfnOutput(this, 'EventBusArn', { value: poller.eventBus.eventBusArn });
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
+    new CfnOutput(this, 'PollerFunctionName', {
+      value: poller.pollerFunction.functionName,
+      description: 'Runs the operator requests of event, replay, doctor and rewind (lambda:InvokeFunction)',
+    });
+    new CfnOutput(this, 'PollerFunctionArn', { value: poller.pollerFunction.functionArn });
     for (const [program, secret] of poller.secrets) {
       new CfnOutput(this, `SecretArn${pascalCase(program)}`, {
         value: secret.secretArn,

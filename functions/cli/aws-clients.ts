@@ -7,9 +7,11 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { type ScrubbableClient, withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 
 export interface AwsOptions {
   /** A profile of ~/.aws/config; the SDK's default chain when absent. */
@@ -23,6 +25,19 @@ const REQUEST_HANDLER = {
   connectionTimeout: 3_000,
   requestTimeout: 25_000,
   throwOnRequestTimeout: true,
+} as const;
+
+/**
+ * An invocation runs as long as the function's timeout (at most 15 minutes): wait that long, and
+ * never resend one (a replay would publish twice).
+ */
+const LAMBDA_INVOKE = {
+  maxAttempts: 1,
+  requestHandler: {
+    connectionTimeout: 3_000,
+    requestTimeout: 15 * 60_000 + 30_000,
+    throwOnRequestTimeout: true,
+  },
 } as const;
 
 interface Destroyable {
@@ -55,6 +70,9 @@ export class AwsClients {
   get eventBridge(): EventBridgeClient {
     return this.#client('eventbridge', () => new EventBridgeClient(this.#config));
   }
+  get lambda(): LambdaClient {
+    return this.#client('lambda', () => new LambdaClient({ ...this.#config, ...LAMBDA_INVOKE }));
+  }
   get scheduler(): SchedulerClient {
     return this.#client('scheduler', () => new SchedulerClient(this.#config));
   }
@@ -70,10 +88,11 @@ export class AwsClients {
     this.#built.clear();
   }
 
-  #client<T extends Destroyable>(key: string, build: () => T): T {
+  #client<T extends Destroyable & ScrubbableClient>(key: string, build: () => T): T {
     let client = this.#built.get(key) as T | undefined;
     if (client === undefined) {
-      client = build();
+      // An AWS error may quote the signed request (the session token): scrubbed before it is printed.
+      client = withScrubbedErrors(build());
       this.#built.set(key, client);
     }
     return client;

@@ -65,6 +65,8 @@ const POLLER_FIXES: Readonly<Record<string, string>> = {
   UPSTREAM_HTTP_ERROR: 'check that base_url points at the banking service and that it is up, then try again',
   PAYLOAD_INVALID:
     'the banking service answered something unexpected; check base_url, or contact the service',
+  PAGE_UNREADABLE:
+    'the banking service answered a page that is not JSON; check base_url (a proxy page?), or contact the service',
   DEADLINE_EXCEEDED:
     'the banking service did not answer in time; check base_url and your network, then try again',
   FEED_CURSOR_IGNORED: 'set --cursor-param to the name the banking service uses',

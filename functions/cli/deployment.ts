@@ -25,6 +25,9 @@ export const STACK_OUTPUTS = Object.freeze({
   eventBusArn: 'EventBusArn',
   eventSource: 'EventSource',
   archiveName: 'ArchiveName',
+  /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
+  pollerFunctionName: 'PollerFunctionName',
+  pollerFunctionArn: 'PollerFunctionArn',
   secretArn: (program: string) => `SecretArn${pascalCase(program)}`,
   scheduleName: (program: string) => `ScheduleName${pascalCase(program)}`,
 });
@@ -111,6 +114,20 @@ export class Deployment {
 
   secretId(program: string): string {
     return this.#require('secret', this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
+  }
+
+  /** The deployed poller function, which runs the commands that need the banking service. */
+  get pollerFunction(): string {
+    if (this.stackName === undefined)
+      throw new UsageError('No poller function given', 'pass --stack NAME, or --local to work from here');
+    const name = this.output(STACK_OUTPUTS.pollerFunctionName);
+    if (name === undefined) {
+      throw new UsageError(
+        `Stack ${this.stackName} has no output ${STACK_OUTPUTS.pollerFunctionName} (deployed by an older version)`,
+        'deploy it again (cdk deploy), or pass --local to read the secret and call the banking service from this machine',
+      );
+    }
+    return name;
   }
 
   /** `--event-source`, else the stack's, else the settings table's default. */

@@ -2,19 +2,11 @@
  * `doctor`'s results and how they read: one line per check with its verdict and, for a failure,
  * the fix. Pure, so the wording is unit-tested.
  */
+import type { CheckResult, CheckVerdict } from '../adapters/banking-http/bank-checks.ts';
 import type { Terminal } from './terminal.ts';
 import { paint } from './terminal.ts';
 
-export type CheckVerdict = 'ok' | 'failed' | 'warning' | 'skipped';
-
-export interface CheckResult {
-  readonly check: string;
-  readonly verdict: CheckVerdict;
-  /** What was found, in plain words. */
-  readonly detail: string;
-  /** What to do, for a failure or a warning. */
-  readonly fix?: string;
-}
+export type { CheckResult, CheckVerdict } from '../adapters/banking-http/bank-checks.ts';
 
 const MARKS: Readonly<Record<CheckVerdict, string>> = { ok: '✔', failed: '✖', warning: '!', skipped: '-' };
 

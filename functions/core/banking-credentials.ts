@@ -1,5 +1,5 @@
 import { ConfigurationError } from './errors.ts';
-import type { BankingCredentials } from './ports.ts';
+import type { BankingCredentials, BankingTls } from './ports.ts';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 
@@ -51,8 +51,9 @@ export function parseBaseUrl(value: unknown, where: string): string {
 }
 
 /**
- * Parses the secret's JSON `{"base_url", "client_id", "client_secret"}`. Errors name the secret
- * and the field, never a value of it.
+ * Parses the secret's JSON `{"base_url", "client_id", "client_secret"}`, with the optional mutual
+ * TLS fields `client_certificate`, `client_key`, `client_key_passphrase` and `ca_certificate`.
+ * Errors name the secret and the field, never a value of it.
  */
 export function parseBankingCredentials(secretString: string | undefined, where: string): BankingCredentials {
   if (secretString === undefined || secretString.trim() === '') {
@@ -86,9 +87,36 @@ export function parseBankingCredentials(secretString: string | undefined, where:
       );
     }
   }
+  const tls = parseTlsFields(record, where);
   return Object.freeze({
     baseUrl: parseBaseUrl(record.base_url, where),
     clientId: record.client_id as string,
     clientSecret: record.client_secret as string,
+    ...(tls === undefined ? {} : { tls }),
   });
+}
+
+/** The secret's mutual TLS fields and where each lands. */
+const TLS_FIELDS = [
+  ['client_certificate', 'clientCertificate'],
+  ['client_key', 'clientKey'],
+  ['client_key_passphrase', 'clientKeyPassphrase'],
+  ['ca_certificate', 'caCertificate'],
+] as const satisfies ReadonlyArray<readonly [string, keyof BankingTls]>;
+
+/**
+ * The optional mutual TLS fields, as text; their content (PEM, a key that matches, dates) is
+ * checked where the connection is built. Absent, null or "" all mean "not used".
+ */
+function parseTlsFields(record: Record<string, unknown>, where: string): BankingTls | undefined {
+  const tls: { -readonly [K in keyof BankingTls]: string } = {};
+  for (const [field, key] of TLS_FIELDS) {
+    const value = record[field];
+    if (value === undefined || value === null || value === '') continue;
+    if (typeof value !== 'string') {
+      throw new ConfigurationError(`${where}: ${field} must be a string (PEM text)`, { where, field });
+    }
+    tls[key] = value;
+  }
+  return Object.keys(tls).length === 0 ? undefined : Object.freeze(tls);
 }

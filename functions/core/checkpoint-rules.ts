@@ -2,6 +2,7 @@ import type {
   CheckpointState,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   StartRequest,
@@ -36,6 +37,7 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
       openGaps: state.openGaps,
       firstLeasedAt,
       startApplied: isStartApplied(state),
+      highestSeen: state.highestSeen ?? null,
     },
     next: { ...state, lease: { owner: request.owner, expiresAt: request.expiresAt }, firstLeasedAt },
   };
@@ -76,15 +78,27 @@ export function decideStart(
   };
 }
 
+/** Raises the highest sequence number seen, for the lease holder; never lowers it. */
+export function decideHighestSeen(
+  state: CheckpointState,
+  request: Omit<HighestSeenRequest, 'signal'>,
+  program: string,
+): CheckpointState {
+  assertLeaseHolder(state, request.owner, program, request.sequenceNumber, 'highest sequence number seen');
+  if (state.highestSeen != null && state.highestSeen >= request.sequenceNumber) return state;
+  return { ...state, highestSeen: request.sequenceNumber };
+}
+
 function assertLeaseHolder(
   state: CheckpointState,
   owner: string,
   program: string,
   sequenceNumber: number | null,
+  what = 'checkpoint',
 ): void {
   if (state.lease?.owner === owner) return;
   throw new LeaseLostError(
-    `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; checkpoint ${sequenceNumber ?? 'none'} not written`,
+    `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; ${what} ${sequenceNumber ?? 'none'} not written`,
     { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
   );
 }

@@ -43,6 +43,11 @@ export type LeaseGrant =
        * without a checkpoint). A row with a checkpoint has had it applied too.
        */
       readonly startApplied: boolean;
+      /**
+       * The highest sequence number a run of the row saw at the end of the feed (0: a run found
+       * it empty); `null` while none has. `latest` takes every event above it as new.
+       */
+      readonly highestSeen: number | null;
     }
   | { readonly acquired: false; readonly holder: string; readonly expiresAt: number };
 
@@ -63,6 +68,11 @@ export interface CheckpointState {
   readonly firstLeasedAt?: number | null;
   /** The start position as applied by the row's first run; absent until then. */
   readonly start?: StartRecord | null;
+  /**
+   * The highest sequence number a run of the row saw at the end of the feed (0: empty), recorded
+   * by the start position's walk before its landing; absent until then. Never lowered.
+   */
+  readonly highestSeen?: number | null;
 }
 
 /**
@@ -104,6 +114,16 @@ export interface StartRequest {
   readonly checkpoint: number | null;
   /** The `program_id` of the events passed over, if any was valid: recorded as the row's feed. */
   readonly feedProgramId: string | null;
+  /** Bounds the write; an aborted one records nothing. */
+  readonly signal?: AbortSignal;
+}
+
+/** What a start position's walk saw (`CheckpointStore.recordHighestSeen`). */
+export interface HighestSeenRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  /** The highest sequence number the walk saw, having reached the end of the feed (0: it was empty). */
+  readonly sequenceNumber: number;
   /** Bounds the write; an aborted one records nothing. */
   readonly signal?: AbortSignal;
 }
@@ -162,6 +182,13 @@ export interface CheckpointStore {
    * the lease holder only (else `LeaseLostError`) and only while the row has no checkpoint.
    */
   recordStart(request: StartRequest): Promise<void>;
+  /**
+   * Raises the row's highest sequence number seen to `sequenceNumber` (a lower one changes
+   * nothing), for the lease holder only (else `LeaseLostError`). Written before the landing, with
+   * no other condition, so a first run whose landing is refused or cut off still leaves behind
+   * where the feed ended: the next run's `latest` publishes every event above it.
+   */
+  recordHighestSeen(request: HighestSeenRequest): Promise<void>;
   commit(request: CommitRequest): Promise<void>;
   /** Frees the lease if `owner` still holds it (a no-op otherwise), with the cycle's record if given. */
   releaseLease(owner: string, options?: ReleaseOptions): Promise<void>;

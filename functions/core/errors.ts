@@ -24,6 +24,17 @@ export class ConfigurationError extends PollerError {
   }
 }
 
+/**
+ * The secret's mutual TLS material cannot be used: a certificate or key that does not parse, a
+ * certificate expired or not yet valid, a key that does not match it, a field without its pair.
+ * `field` names the secret field; the message never quotes a certificate, a key or a passphrase.
+ */
+export class ClientCertificateError extends PollerError {
+  constructor(message: string, context: ErrorContext & { readonly field: string }) {
+    super('CLIENT_CERTIFICATE_INVALID', message, { context });
+  }
+}
+
 /** The credentials were refused: by the token endpoint, or a second 401 right after a fresh token. */
 export class AuthenticationError extends PollerError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
@@ -64,6 +75,47 @@ export class PayloadValidationError extends PollerError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
     super('PAYLOAD_INVALID', message, { context, cause });
   }
+}
+
+/**
+ * A page of the feed whose body could not be read at all (not UTF-8, not JSON): no event in it can
+ * be told from another, so none can be quarantined alone. Retried within the invocation's budget
+ * (a proxy's truncated or garbled answer passes), then reported; never taken for "no events".
+ */
+export class PageUnreadableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('PAGE_UNREADABLE', message, { context });
+  }
+}
+
+/**
+ * One event that the bus would refuse as it is (a detail-type longer than 128 characters or with
+ * control characters, JSON nested deeper than PutEvents processes): it is quarantined with this
+ * reason instead of stopping the feed at the bus's refusal.
+ */
+export class EventUnpublishableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('EVENT_UNPUBLISHABLE', message, { context });
+  }
+}
+
+/**
+ * Processing one event failed in the runtime itself (a `RangeError`: the stack or a string's
+ * length exhausted by its shape): the event is quarantined with this error, the feed goes on.
+ */
+export class EventUnprocessableError extends PollerError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super('EVENT_UNPROCESSABLE', message, { context, cause });
+  }
+}
+
+/** One event the service answered with that the poller cannot read or publish (it is quarantined). */
+export function isUnreadableEvent(error: unknown): error is PollerError {
+  return (
+    error instanceof PayloadValidationError ||
+    error instanceof EventUnpublishableError ||
+    error instanceof EventUnprocessableError
+  );
 }
 
 /**
@@ -154,5 +206,16 @@ export class StartPositionIncompleteError extends PollerError {
         `Run \`banking-events-poller rewind --program ${program} --to latest\`, which has no time limit.`,
       { context: { program, reached, pages } },
     );
+  }
+}
+
+/**
+ * An invocation carried an operator request (`{ "operatorRequest": … }`) the function cannot
+ * run: malformed, an unknown kind or version, or a program it does not poll. Refused before
+ * anything is read, published or written.
+ */
+export class OperatorRequestError extends PollerError {
+  constructor(message: string, field: string) {
+    super('OPERATOR_REQUEST_INVALID', message, { context: { field } });
   }
 }

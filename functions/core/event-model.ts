@@ -1,5 +1,11 @@
 import type { BankingEvent, EventText, FeedPage } from './banking-event.ts';
-import { PayloadValidationError } from './errors.ts';
+import { detailTypeProblem, MAX_DETAIL_DEPTH } from './bus-entry-rules.ts';
+import {
+  EventUnprocessableError,
+  EventUnpublishableError,
+  PayloadValidationError,
+  type PollerError,
+} from './errors.ts';
 import { invalidEvent, isUnplaced, placeInvalidEvent, usableSequenceNumber } from './invalid-event.ts';
 import { isJsonObject } from './json-object.ts';
 import {
@@ -8,8 +14,10 @@ import {
   type JsonDocument,
   memberSpan,
   memberSpans,
+  nestingDepth,
   rootSpan,
 } from './json-text.ts';
+import { isRecoveredPage, type RecoveredPage, unreadableEntry } from './page-recovery.ts';
 
 /** An event that exists only as a value (tests, a payload built in code): its text is its JSON. */
 export function eventTextOf(value: unknown): EventText {
@@ -30,10 +38,22 @@ function describe(origin: PayloadOrigin): string {
   return origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
 }
 
-/** A short rendering of the offending value: enough to recognise it, never a whole payload in a log line. */
+/** A short rendering of the offending value, never a whole payload; one too deep to stringify is named. */
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? 'undefined';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'undefined';
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return Array.isArray(value) ? '[…] (too deeply nested to show)' : '{…} (too deeply nested to show)';
+  }
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}
+
+/** Refuses what the bus would refuse (`bus-entry-rules.ts`): the event is quarantined with the reason. */
+function refuse(origin: PayloadOrigin, field: string, problem: string): never {
+  const context = { source: origin.source, status: origin.status, field };
+  throw new EventUnpublishableError(`${describe(origin)}: ${field} ${problem}`, context);
 }
 
 function fail(origin: PayloadOrigin, field: string, expected: string, got: unknown): never {
@@ -71,9 +91,21 @@ function requireString(
   return value;
 }
 
-/** Validates one raw event and returns it normalized. `path` names it in errors, e.g. `data[3]`. */
+/**
+ * Validates one raw event and returns it normalized; `path` names it in errors, e.g. `data[3]`. What
+ * the bus would refuse is refused too (`EventUnpublishableError`), so that it is quarantined.
+ */
 export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 'event'): BankingEvent {
   const raw = source.value;
+  // Measured on the text, before anything that recurses over the value (a preview, a copy).
+  const depth = nestingDepth(source.text, source.span);
+  if (depth > MAX_DETAIL_DEPTH) {
+    refuse(
+      origin,
+      path,
+      `nests arrays and objects ${depth} levels deep; EventBridge PutEvents processes at most ${MAX_DETAIL_DEPTH}`,
+    );
+  }
   if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
   const id = requireString(raw, 'id', origin, path);
   const programId = requireString(raw, 'program_id', origin, path);
@@ -82,6 +114,8 @@ export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 
     fail(origin, `${path}.created_dt`, 'an ISO 8601 timestamp', createdDt);
   }
   const type = requireString(raw, 'type', origin, path).toLowerCase();
+  const typeProblem = detailTypeProblem(type);
+  if (typeProblem !== undefined) refuse(origin, `${path}.type`, typeProblem);
   const data = raw.data;
   if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
   const sequenceNumber = parseSequenceNumber(raw.sequence_number, origin, `${path}.sequence_number`);
@@ -116,13 +150,29 @@ function eventDetail({ text, span }: EventText, id: string, sequenceNumber: numb
 }
 
 /**
+ * One event's own failure, which quarantines it: invalid, refused by the bus, or a `RangeError`
+ * its shape caused (named so, never a network failure). Anything else is rethrown: not its fault.
+ */
+export function eventFailure(error: unknown, origin: PayloadOrigin, path: string): PollerError {
+  if (error instanceof PayloadValidationError || error instanceof EventUnpublishableError) return error;
+  if (error instanceof RangeError) {
+    return new EventUnprocessableError(
+      `${describe(origin)}: ${path} could not be processed: ${error.name}: ${error.message}`,
+      { source: origin.source, status: origin.status, field: path, errorName: error.name },
+      error,
+    );
+  }
+  throw error;
+}
+
+/**
  * Parses the JSON body of `GET /events`: `{ data: Event[], last_sequence_number, limit }`. A body
  * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
  * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
  * checkpoint treats it under; one without a usable number is placed by `selectNewEvents`), so
  * one bad event neither blocks the feed nor goes missing.
  */
-export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin): FeedPage {
+export function parsePollResponse(document: JsonDocument | RecoveredPage, origin: PayloadOrigin): FeedPage {
   const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
@@ -140,16 +190,18 @@ export function parsePollResponse(document: JsonDocument, origin: PayloadOrigin)
     | { readonly event: BankingEvent }
     | {
         readonly source: EventText;
-        readonly error: PayloadValidationError;
+        readonly error: PollerError;
         readonly sequenceNumber: number | null;
       };
   const entries = data.map((raw, index): Entry => {
+    const unreadable = isRecoveredPage(document) ? document.unreadableEvents.get(index) : undefined;
+    if (unreadable !== undefined) return unreadableEntry(unreadable, index, origin);
     const source: EventText = { value: raw, text, span: spans[index]! };
     try {
       return { event: normalizeEvent(source, origin, `data[${index}]`) };
     } catch (error) {
-      if (!(error instanceof PayloadValidationError)) throw error;
-      return { source, error, sequenceNumber: usableSequenceNumber(raw, readSequence) };
+      const failure = eventFailure(error, origin, `data[${index}]`);
+      return { source, error: failure, sequenceNumber: usableSequenceNumber(raw, readSequence) };
     }
   });
   const events = entries.map((entry) =>
@@ -182,10 +234,16 @@ export function singleEventText(document: JsonDocument): EventText {
   return { value, text, span: root };
 }
 
+/** An event's place in the feed: one id at two numbers is two events (`cycle/reused-id-watch.ts`). */
+function feedPosition(event: BankingEvent): string {
+  return `${event.sequence_number}:${event.id}`;
+}
+
 /**
- * Drops what must not be published again: events at or below the checkpoint, and an id seen twice
- * in one page (the first occurrence wins). Order is kept. A quarantined event without a usable
- * number is placed just after the checkpoint (`invalid-event.ts`), so it is always kept.
+ * Drops what must not be published again: events at or below the checkpoint, and an event seen
+ * twice in one page (same id, same number: the first occurrence wins). Order is kept. A
+ * quarantined event without a usable number is placed just after the checkpoint
+ * (`invalid-event.ts`), so it is always kept.
  */
 export function selectNewEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   const seen = new Set<string>();
@@ -194,8 +252,9 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
     // A quarantined event without a number sits just after the cursor: never below the checkpoint.
     const event = placeInvalidEvent(given, checkpoint);
     if (checkpoint !== null && event.sequence_number <= checkpoint) continue;
-    if (seen.has(event.id)) continue;
-    seen.add(event.id);
+    const position = feedPosition(event);
+    if (seen.has(position)) continue;
+    seen.add(position);
     fresh.push(event);
   }
   return fresh;
@@ -203,14 +262,17 @@ export function selectNewEvents(events: readonly BankingEvent[], checkpoint: num
 
 /**
  * What `selectNewEvents` leaves out for being at or below the checkpoint: late events (a number
- * filled in after the checkpoint passed it) and events sent again. Repeated ids count once.
+ * filled in after the checkpoint passed it) and events sent again. An event repeated in the page
+ * (same id, same number) counts once.
  */
 export function selectLateEvents(events: readonly BankingEvent[], checkpoint: number | null): BankingEvent[] {
   if (checkpoint === null) return [];
   const seen = new Set<string>();
   return events.filter((event) => {
-    if (isUnplaced(event) || event.sequence_number > checkpoint || seen.has(event.id)) return false;
-    seen.add(event.id);
+    if (isUnplaced(event) || event.sequence_number > checkpoint) return false;
+    const position = feedPosition(event);
+    if (seen.has(position)) return false;
+    seen.add(position);
     return true;
   });
 }

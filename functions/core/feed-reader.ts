@@ -1,7 +1,8 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
-import { UpstreamHttpError } from './errors.ts';
-import { selectLateEvents, selectNewEvents } from './event-model.ts';
+import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
+import { selectNewEvents } from './event-model.ts';
+import { pickLateEvents } from './late-events.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -83,45 +84,6 @@ export interface FeedSource {
   close?(): Promise<void>;
 }
 
-/** What `pickLateEvents` needs to report and choose. */
-export interface LateEventContext {
-  readonly metrics: MetricsSink;
-  readonly logger: CycleLogger;
-  readonly recordedGaps?: { includes(sequence: number): boolean };
-}
-
-/**
- * Counts every event at or below the cursor (`LateEvents`) and keeps those in a recorded gap:
- * they were never published. The others were, and are only logged.
- */
-export function pickLateEvents(
-  { metrics, logger, recordedGaps }: LateEventContext,
-  events: readonly BankingEvent[],
-  after: number | null,
-): BankingEvent[] {
-  const late = selectLateEvents(events, after);
-  if (late.length === 0) return late;
-  metrics.add('LateEvents', 'Count', late.length);
-  const wanted = late.filter((event) => recordedGaps?.includes(event.sequence_number) === true);
-  for (const event of wanted) {
-    logger.warn('An event arrived late for a skipped sequence number; publishing it', {
-      eventId: event.id,
-      sequenceNumber: event.sequence_number,
-      cursor: after,
-    });
-  }
-  const again = late.filter((event) => !wanted.includes(event));
-  if (again.length > 0) {
-    // One line a page: a feed that ignores the cursor sends whole pages again.
-    logger.info('Events at or below the cursor came again; they were published before', {
-      count: again.length,
-      events: again.slice(0, 5).map((event) => ({ id: event.id, sequence_number: event.sequence_number })),
-      cursor: after,
-    });
-  }
-  return wanted;
-}
-
 /** The shortest wait between a failed poll and the next one. */
 const MIN_RETRY_WAIT_MS = 100;
 
@@ -184,13 +146,21 @@ export class FeedReader implements FeedSource {
         page = await feed.poll({ after, signal });
       } catch (error) {
         if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
-        if (!(error instanceof UpstreamHttpError && error.retryable)) throw error;
+        // An unreadable page is neither "no events" nor a network failure: tried again while the
+        // budget allows (a proxy's garbled answer passes), then the cycle fails with it.
+        const unreadable = error instanceof PageUnreadableError;
+        if (!unreadable && !(error instanceof UpstreamHttpError && error.retryable)) throw error;
         this.#lastError = error;
         // Retry-After is a floor, not a licence: "0" or a past date must not turn into a hot loop.
-        const waitMs = Math.max(error.retryAfterMs ?? 0, this.#nextBackoff());
-        const retry = await this.#backOff('Poll failed', waitMs, after, { status: error.status });
-        if (retry !== 'retry') return { kind: 'closed', upstreamUnavailable: retry === 'no-time' };
-        continue;
+        const waitMs = Math.max(unreadable ? 0 : (error.retryAfterMs ?? 0), this.#nextBackoff());
+        const retry = unreadable
+          ? await this.#backOff('A page of the feed could not be read', waitMs, after, {
+              error: error.message,
+            })
+          : await this.#backOff('Poll failed', waitMs, after, { status: error.status });
+        if (retry === 'retry') continue;
+        if (unreadable) throw error;
+        return { kind: 'closed', upstreamUnavailable: retry === 'no-time' };
       }
       this.#polls += 1;
       this.#received += page.events.length;

@@ -17,7 +17,12 @@
 
 import type { BankingEvent } from './banking-event.ts';
 import type { OpenGap } from './checkpoint-store.ts';
-import { AuthenticationError, PayloadValidationError, UpstreamHttpError } from './errors.ts';
+import {
+  AuthenticationError,
+  PageUnreadableError,
+  PayloadValidationError,
+  UpstreamHttpError,
+} from './errors.ts';
 import type { SequenceGap } from './event-model.ts';
 import type { GapLedger } from './gap-ledger.ts';
 import type { Clock, CycleLogger, EventLookup, MetricsSink } from './ports.ts';
@@ -190,7 +195,11 @@ export class GapRepair {
         );
         return null;
       }
-      if (error instanceof UpstreamHttpError || error instanceof PayloadValidationError) {
+      if (
+        error instanceof UpstreamHttpError ||
+        error instanceof PayloadValidationError ||
+        error instanceof PageUnreadableError
+      ) {
         logger.warn('A lookup by sequence number failed; it is tried again later', {
           sequenceNumber: sequence,
           error: error.message,

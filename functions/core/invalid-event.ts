@@ -22,9 +22,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { BankingEvent, EventText } from './banking-event.ts';
-import type { PayloadValidationError } from './errors.ts';
+import { MAX_DETAIL_DEPTH } from './bus-entry-rules.ts';
+import type { PollerError } from './errors.ts';
 import { isJsonObject } from './json-object.ts';
-import { compactText } from './json-text.ts';
+import { compactText, nestingDepth } from './json-text.ts';
 
 /** The detail-type of every quarantined event; the construct routes it to the quarantine queue. */
 export const INVALID_EVENT_TYPE = 'invalid_event';
@@ -62,16 +63,25 @@ export function usableSequenceNumber(raw: unknown, parse: (value: unknown) => nu
  *  "fingerprint": "<sha256 hex of raw>", "raw": <the event exactly as received>}
  * ```
  *
+ * `error.code` says what failed: `PAYLOAD_INVALID` (its shape), `EVENT_UNPUBLISHABLE` (the bus
+ * would refuse it), `EVENT_UNPROCESSABLE` (a `RangeError` its shape caused). An event nested too
+ * deeply for the bus, or that is not JSON at all (`page-recovery.ts`), cannot be spliced in as
+ * JSON: its `raw` is then its text as a JSON string, and `"raw_is_text": true` says so.
+ *
  * Its `id` (what the cycle de-duplicates a page on) is derived from the text, never the bank's
  * id: a broken copy must not displace a valid event with the same id.
  */
 export function invalidEvent(
   source: EventText,
-  error: PayloadValidationError,
+  error: PollerError,
   options: InvalidEventOptions,
 ): BankingEvent {
   const raw = source.value;
-  const rawText = compactText(source.text, source.span);
+  // No value: text `JSON.parse` refused (`page-recovery.ts`), kept exactly as it came.
+  const unparsed = raw === undefined;
+  const rawText = unparsed
+    ? source.text.slice(source.span.start, source.span.end)
+    : compactText(source.text, source.span);
   const fingerprint = createHash('sha256').update(rawText).digest('hex');
   const field = typeof error.context.field === 'string' ? error.context.field : 'event';
   const record = isJsonObject(raw) ? raw : {};
@@ -88,8 +98,11 @@ export function invalidEvent(
     `"received_at":${JSON.stringify(receivedAt)}`,
     `"error":${JSON.stringify({ code: error.code, message: error.message, field })}`,
     `"fingerprint":"${fingerprint}"`,
-    // Spliced as text: the event goes to quarantine exactly as the bank sent it.
-    `"raw":${rawText}`,
+    // Spliced as text: the event goes to quarantine exactly as the bank sent it. Within `raw` it
+    // sits one level deeper than it came: beyond the bus's depth, it goes as a string.
+    ...(!unparsed && nestingDepth(source.text, source.span) < MAX_DETAIL_DEPTH
+      ? [`"raw":${rawText}`]
+      : [`"raw_is_text":true`, `"raw":${JSON.stringify(rawText)}`]),
   ];
   return {
     id: `invalid-${fingerprint.slice(0, 32)}`,

@@ -157,3 +157,26 @@ export function compactText(text: string, span: Span): string {
     ? text.slice(span.start, span.end)
     : out + text.slice(segmentStart, span.end);
 }
+
+/**
+ * How deeply the value's arrays and objects nest (a scalar is 0, `{}` and `[]` are 1), counted by
+ * scanning the text: no recursion, so a value nested 100,000 deep is measured, not a stack overflow.
+ */
+export function nestingDepth(text: string, span: Span): number {
+  let depth = 0;
+  let deepest = 0;
+  let i = span.start;
+  while (i < span.end) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      i = stringEnd(text, i);
+      continue;
+    }
+    if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth -= 1;
+    i += 1;
+  }
+  return deepest;
+}

@@ -32,6 +32,7 @@ import { InFlight } from './cycle/in-flight.ts';
 import { LagGauge } from './cycle/lag-gauge.ts';
 import { PagePublisher } from './cycle/page-publisher.ts';
 import { readAndPublish } from './cycle/read-loop.ts';
+import { ReusedIdWatch } from './cycle/reused-id-watch.ts';
 import { applyStartPosition, type Landing } from './cycle/start-landing.ts';
 import { CycleBudget } from './cycle-budget.ts';
 import { completedRecord, failedRecord } from './cycle-record.ts';
@@ -189,6 +190,7 @@ async function readToTheEnd(cycle: OpenCycle, reading: ReadingCycle): Promise<Cy
     lag,
     inFlight: cycle.inFlight,
     halt,
+    reusedIds: new ReusedIdWatch(deps),
     onCaughtUp: settings.onCaughtUp,
   });
   await progress.flush().catch((error: unknown) => halt.fail(error));

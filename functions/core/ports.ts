@@ -176,9 +176,11 @@ export const METRIC_NAMES = [
   'GapsRepaired',
   'GapsUnfilled',
   'LateEvents',
+  'DuplicateEventIds',
   'StreamReconnects',
   'InvalidEvents',
   'ClaimChecks',
+  'ClientCertificateDaysLeft',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';
@@ -196,11 +198,28 @@ export interface CycleLogger {
   error(message: string, attributes?: Record<string, unknown>): void;
 }
 
+/**
+ * Mutual TLS material from the secret, each field PEM text as stored (checked when a connection is
+ * built, not here). Present only when the secret has at least one of the fields.
+ */
+export interface BankingTls {
+  /** `client_certificate`: the client's certificate (its chain may follow). */
+  readonly clientCertificate?: string;
+  /** `client_key`: the certificate's private key, encrypted or not. */
+  readonly clientKey?: string;
+  /** `client_key_passphrase`: decrypts an encrypted `client_key`. */
+  readonly clientKeyPassphrase?: string;
+  /** `ca_certificate`: the CA(s) that sign the bank's server certificate, instead of the public ones. */
+  readonly caCertificate?: string;
+}
+
 /** Banking-service credentials as stored in the secret; `baseUrl` has no trailing slash. */
 export interface BankingCredentials {
   readonly baseUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /** Mutual TLS to the bank; absent when the secret has none of its fields. */
+  readonly tls?: BankingTls;
 }
 
 /**

@@ -3,7 +3,9 @@
  * `beginning` (every event the feed still has), a sequence number (the first event to publish), or
  * `latest` (only events created from now on). The interface has no "newest sequence number" query,
  * so `latest` fast-forwards through the pages without publishing them; the cycle (on a program's
- * first run) and the CLI (`rewind --to latest`) share that walk.
+ * first run) and the CLI (`rewind --to latest`) share that walk. It tells backlog from new events
+ * by sequence number where a run has seen the end of the feed, and only otherwise by `created_dt`,
+ * a time stamped by the bank's clock, not ours.
  */
 
 import type { BankingEvent } from './banking-event.ts';
@@ -45,11 +47,27 @@ export function initialCursor(position: Exclude<StartPosition, { kind: 'latest' 
   return position.kind === 'sequence' && position.sequenceNumber > 1 ? position.sequenceNumber - 1 : null;
 }
 
+/** The defaults of `StartPositionOptions`. */
+export const START_POSITION_DEFAULTS = Object.freeze({
+  /**
+   * How far the bank's clock may be behind ours before `latest` could take a new event for
+   * backlog: 10 minutes, the skew the product promises to lose nothing under even where no number
+   * can decide (events that arrive while the first run's first poll is held).
+   */
+  clockSkewAllowanceMs: 600_000,
+});
+
 /** What the cycle is given: the position, and the page size that tells a last page from a full one. */
 export interface StartPositionOptions {
   readonly position: StartPosition;
   /** Events per poll asked of the feed: a page with fewer is the end of the feed. */
   readonly pageLimit: number;
+  /**
+   * `latest` without a recorded landing: an event stamped up to this long before the first run
+   * began is taken as new, so a bank clock behind ours by as much loses nothing (and up to this
+   * much backlog may be published). @default START_POSITION_DEFAULTS.clockSkewAllowanceMs
+   */
+  readonly clockSkewAllowanceMs?: number;
 }
 
 /** Reads the feed one page at a time: `FeedReader.next`, with its retries and pacing. */
@@ -70,6 +88,12 @@ export type FastForwardResult =
       readonly kind: 'landed';
       /** The `program_id` of the events passed over; `null` when there were none. */
       readonly feedProgramId: string | null;
+      /**
+       * The highest sequence number the walk's answers held, new events included (`from`, or 0,
+       * when they held none): every event above it was created after the walk saw the end of the
+       * feed, whatever its `created_dt`.
+       */
+      readonly highestSeen: number;
     })
   /** The reader closed (deadline, Ctrl-C) before the end of the feed: the walk proves nothing. */
   | (FastForwardProgress & { readonly kind: 'interrupted' });
@@ -77,8 +101,16 @@ export type FastForwardResult =
 export interface FastForwardOptions {
   /** Start after this sequence number (`null`: the beginning of the feed). */
   readonly from: number | null;
-  /** Epoch ms the walk began: an event created at or after it is new, and the walk lands just before it. */
+  /**
+   * Epoch ms: an event whose `created_dt` is at or after it is new, and the walk lands just before
+   * it (the walk's start, less any allowance for the bank's clock).
+   */
   readonly startedAt: number;
+  /**
+   * An event with a sequence number above this one is new whatever its `created_dt`: a run saw
+   * the end of the feed there (no clock involved). @default none: `created_dt` alone decides
+   */
+  readonly newAbove?: number | null;
   readonly pageLimit: number;
   readonly onPage?: (progress: FastForwardProgress) => void;
 }
@@ -101,13 +133,16 @@ export async function fastForward(
   let pages = 0;
   let skipped = 0;
   let feedProgramId: string | null = null;
+  let highestSeen = options.from ?? 0;
   const progress = (): FastForwardProgress => ({ pages, skipped, reached });
+  const landed = (): FastForwardResult => ({ kind: 'landed', feedProgramId, highestSeen, ...progress() });
   for (;;) {
     const read = await source.next(reached);
     if (read.kind === 'closed') return { kind: 'interrupted', ...progress() };
-    if (read.kind === 'caught-up') return { kind: 'landed', feedProgramId, ...progress() };
+    if (read.kind === 'caught-up') return landed();
     pages += 1;
-    const older = eventsBefore(read.events, options.startedAt);
+    highestSeen = Math.max(highestSeen, read.events.at(-1)?.sequence_number ?? 0);
+    const older = eventsBefore(read.events, options.startedAt, options.newAbove ?? null);
     if (older.length > 0) {
       // A quarantined event's program_id proves nothing about the feed.
       feedProgramId ??= older.find((event) => event.invalid === undefined)?.program_id ?? null;
@@ -115,14 +150,22 @@ export async function fastForward(
       skipped += older.length;
     }
     options.onPage?.(progress());
-    if (older.length < read.events.length || read.events.length < options.pageLimit) {
-      return { kind: 'landed', feedProgramId, ...progress() };
-    }
+    if (older.length < read.events.length || read.events.length < options.pageLimit) return landed();
   }
 }
 
-/** The leading events created before `epochMs` (events arrive in sequence order). */
-function eventsBefore(events: readonly BankingEvent[], epochMs: number): readonly BankingEvent[] {
-  const firstNew = events.findIndex((event) => Date.parse(event.created_dt) >= epochMs);
+/**
+ * The leading events that are backlog: created before `epochMs`, and not above `newAbove`
+ * (events arrive in sequence order).
+ */
+function eventsBefore(
+  events: readonly BankingEvent[],
+  epochMs: number,
+  newAbove: number | null,
+): readonly BankingEvent[] {
+  const firstNew = events.findIndex(
+    (event) =>
+      (newAbove !== null && event.sequence_number > newAbove) || Date.parse(event.created_dt) >= epochMs,
+  );
   return firstNew === -1 ? events : events.slice(0, firstNew);
 }

@@ -1,7 +1,8 @@
 /**
  * Lambda entry point: the composition root. It parses the configuration, builds the adapters
  * once per container (clients, credential and token caches stay warm across invocations) and
- * runs one poll cycle per invocation. All behaviour lives in `functions/core/`.
+ * runs one poll cycle per invocation, or, for an invocation carrying `operatorRequest`, the CLI's
+ * request (`operator-request.ts`, `operator-dispatch.ts`). All behaviour lives in `functions/core/`.
  */
 
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -15,18 +16,24 @@ import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-sto
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
+import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
+import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
+import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
+import { computeDeadline } from '../core/cycle-budget.ts';
 import { uniqueLeaseOwner } from '../core/lease-handover.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
+import { runOperatorRequest } from './operator-dispatch.ts';
+import { isOperatorInvocation, type OperatorResult, parseOperatorRequest } from './operator-request.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
@@ -45,14 +52,21 @@ interface Runtime {
   readonly dynamodb: DynamoDBClient;
   /** The bus, behind the claim check when a bucket is configured. */
   readonly publisher: EventPublisher;
+  /** The bus alone, as operator replays publish. */
+  readonly bus: EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
 }
 
-/** The banking service as one secret's client sees it: polls and lookups, and the stream; one token for both. */
+/**
+ * The banking service as one secret's client sees it: polls and lookups, and the stream; one
+ * token for both, and one set of connections (its client certificate, the egress proxy).
+ */
 interface Upstream {
+  readonly credentials: SecretsManagerCredentialsProvider;
   readonly feed: BankingEventFeed;
   readonly stream: BankingEventStream;
+  readonly connections: BankConnections;
 }
 
 let runtime: Runtime | undefined;
@@ -61,24 +75,26 @@ let runtime: Runtime | undefined;
 function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
+    const bus = new EventBridgePublisher({
+      client: withScrubbedErrors(new EventBridgeClient(boundedClientConfig)),
+      eventBusName: config.eventBus,
+      source: config.eventSource,
+      maxRequestBytes: config.maxEventEntryBytes,
+    });
     runtime = {
       config,
-      secretsManager: new SecretsManagerClient(boundedClientConfig),
-      dynamodb: new DynamoDBClient(boundedClientConfig),
-      publisher: publisherFor(config),
+      // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
+      secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
+      dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
+      publisher: publisherFor(config, bus),
+      bus,
       upstreams: new Map(),
     };
   }
   return runtime;
 }
 
-function publisherFor(config: PollerConfig): EventPublisher {
-  const bus = new EventBridgePublisher({
-    client: new EventBridgeClient(boundedClientConfig),
-    eventBusName: config.eventBus,
-    source: config.eventSource,
-    maxRequestBytes: config.maxEventEntryBytes,
-  });
+function publisherFor(config: PollerConfig, bus: EventPublisher): EventPublisher {
   if (config.claimCheckBucket === undefined) return bus;
   return new ClaimCheckPublisher(
     {
@@ -99,11 +115,14 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
       secretId,
       ttlMs: current.config.credentialsTtlSeconds * 1000,
     });
+    const connections = new BankConnections();
     const tokens = new ClientCredentialsTokenProvider({
       credentials,
+      connections,
       onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
     });
     upstream = {
+      credentials,
       feed: new BankingEventFeed({
         credentials,
         tokens,
@@ -112,6 +131,7 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
         limit: current.config.pollLimit,
       }),
       stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
+      connections,
     };
     current.upstreams.set(secretId, upstream);
   }
@@ -121,8 +141,10 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
 export type PollerResult = CycleSummary;
 
-export async function handler(event: unknown, context: Context): Promise<PollerResult> {
+export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
   logger.addContext(context);
+  if (isOperatorInvocation(event)) return operatorRequest(event, context);
+  let upstream: Upstream | undefined;
   try {
     const current = getRuntime();
     const target = resolveInvocationTarget(event, current.config);
@@ -130,7 +152,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
     const { config } = current;
-    const upstream = upstreamFor(current, target.secretId);
+    upstream = upstreamFor(current, target.secretId);
     return await runPollCycle(
       {
         feed: upstream.feed,
@@ -162,6 +184,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         startPosition: {
           position: toStartPosition(current.config.startPosition),
           pageLimit: current.config.pollLimit,
+          clockSkewAllowanceMs: current.config.startClockSkewAllowanceSeconds * 1000,
         },
         feedMode: config.feedMode,
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
@@ -172,8 +195,40 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     logger.error('Poll cycle failed; the checkpoint stays at the last published event', { error });
     throw error;
   } finally {
+    // Every run, refused ones included: an alarm on it warns before the certificate expires.
+    const certificate = upstream?.connections.certificate;
+    if (certificate !== undefined) {
+      metricsSink.add('ClientCertificateDaysLeft', 'Count', daysLeft(certificate, Date.now()));
+    }
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);
+  }
+}
+
+/** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
+async function operatorRequest(event: unknown, context: Context): Promise<OperatorResult> {
+  try {
+    // Refused before anything is built or read: a malformed request touches nothing.
+    const request = parseOperatorRequest(event);
+    logger.info('Operator request', { kind: request.kind, program: request.program });
+    const current = getRuntime();
+    return await runOperatorRequest(request, {
+      config: current.config,
+      upstream: (secretId) => upstreamFor(current, secretId),
+      freshCredentials: (secretId) =>
+        new SecretsManagerCredentialsProvider({ client: current.secretsManager, secretId, cache: new Map() }),
+      bus: current.bus,
+      clock: systemClock,
+      logger: cycleLogger,
+      deadline: computeDeadline(
+        Date.now(),
+        context.getRemainingTimeInMillis(),
+        current.config.safetyMarginMs,
+      ),
+    });
+  } catch (error) {
+    logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });
+    throw error;
   }
 }

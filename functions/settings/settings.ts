@@ -28,6 +28,7 @@ import {
   QUERY_PARAMETER_PATTERN,
 } from '../core/name-rules.ts';
 import { PUBLISH_DEFAULTS } from '../core/publish-pipeline.ts';
+import { START_POSITION_DEFAULTS } from '../core/start-position.ts';
 import { STREAM_RECOVERIES } from '../core/stream/stream-recovery.ts';
 import { type Setting, setting } from './setting.ts';
 import {
@@ -229,6 +230,17 @@ export const SETTINGS = {
     context: { key: 'startPosition' },
     prop: { name: 'startPosition' },
     cli: { flag: '--start-position <where>' },
+  }),
+  startClockSkewAllowanceSeconds: setting(integer({ min: 0, max: 86_400, unit: 'seconds' }), {
+    doc:
+      '`latest` only, until a run has recorded where the feed ended: events stamped up to this long before ' +
+      "the program's first run are published, so a bank clock behind ours by as much loses nothing",
+    default: START_POSITION_DEFAULTS.clockSkewAllowanceMs / 1000,
+    see: { title: 'start position', path: 'docs/deploy.md#start-position' },
+    env: { name: 'START_CLOCK_SKEW_ALLOWANCE_SECONDS' },
+    context: { key: 'startClockSkewAllowanceSeconds' },
+    prop: { name: 'startClockSkewAllowance', duration: true },
+    cli: { flag: '--start-clock-skew <seconds>' },
   }),
   safetyMarginMs: setting(integer({ min: 0, max: 600_000, unit: 'milliseconds' }), {
     doc: 'Time kept back at the end of a run to publish and commit; at most a quarter of the time left',

@@ -65,6 +65,12 @@ export interface SimulatorOptions {
    * @default Date.now
    */
   readonly now?: () => number;
+  /**
+   * How far the bank's own clock is off ours, in ms (negative: behind): `created_dt` and the
+   * transaction timestamps are stamped with `now() + clockOffsetMs`, as a bank whose clock
+   * drifted would stamp them. Tokens and request times keep `now`. @default 0
+   */
+  readonly clockOffsetMs?: number;
 }
 
 /** An event to append: its type and data, optionally its id, created_dt and wire text of data. */
@@ -223,6 +229,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const unknownTypeRatio = options.unknownTypeRatio ?? 0.03;
   const heartbeatMs = options.heartbeatIntervalMs ?? SSE_HEARTBEAT_MS;
   const now = options.now ?? Date.now;
+  const clockOffsetMs = options.clockOffsetMs ?? 0;
+  if (!Number.isSafeInteger(clockOffsetMs)) {
+    throw new RangeError(`SimulatorOptions.clockOffsetMs must be an integer, got ${clockOffsetMs}`);
+  }
+  // The bank's clock: what it stamps its events with.
+  const bankNow = clockOffsetMs === 0 ? now : () => now() + clockOffsetMs;
   const seed = options.seed ?? randomInt(0, 2 ** 32 - 1);
   requirePositive('tokenLifetimeSeconds', tokenLifetimeSeconds);
   requirePositive('maxPollHoldMs', maxPollHoldMs, true);
@@ -250,12 +262,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       new EventGenerator({
         random: createRandom(deriveSeed(seed, FIRST_PROGRAM_STREAM + index)),
         unknownTypeRatio,
-        now,
+        now: bankNow,
       }),
     ]),
   );
   const feeds = new Map(
-    programs.map((program) => [program.programId, new ProgramFeed(program.programId, now)]),
+    programs.map((program) => [program.programId, new ProgramFeed(program.programId, bankNow)]),
   );
   let rotations = 0;
   const context: SimulatorContext & { programsByClientId: Map<string, SimulatorProgram> } = {

@@ -18,6 +18,7 @@ const USAGE = `Usage: tsx functions/simulator/main.ts [options]
   --max-hold-ms <ms>       longest /events hold (default 60000)
   --token-lifetime <s>     token lifetime in seconds (default 3600)
   --unknown-ratio <r>      share of undocumented event types, 0..1 (default 0.03)
+  --clock-offset-ms <ms>   the bank's clock off ours, stamped into created_dt (negative: behind; default 0)
   --help`;
 
 function fail(message: string): never {
@@ -48,6 +49,7 @@ const { values } = (() => {
         'max-hold-ms': { type: 'string' },
         'token-lifetime': { type: 'string' },
         'unknown-ratio': { type: 'string' },
+        'clock-offset-ms': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -62,6 +64,16 @@ if (values.help) {
   process.exit(0);
 }
 
+/** Reads the clock offset: an integer of either sign. */
+function offsetFlag(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(value)) {
+    fail(`--clock-offset-ms must be an integer (negative: the bank's clock is behind), got '${raw}'`);
+  }
+  return value;
+}
+
 const trickleMs = numberFlag('trickle', values.trickle, false);
 const simulator = await startSimulator({
   host: values.host,
@@ -70,6 +82,7 @@ const simulator = await startSimulator({
   maxPollHoldMs: numberFlag('max-hold-ms', values['max-hold-ms'], true),
   tokenLifetimeSeconds: numberFlag('token-lifetime', values['token-lifetime'], false),
   unknownTypeRatio: numberFlag('unknown-ratio', values['unknown-ratio'], false),
+  clockOffsetMs: offsetFlag(values['clock-offset-ms']),
   trickle:
     trickleMs === undefined || trickleMs === 0
       ? false

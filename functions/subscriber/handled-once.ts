@@ -14,6 +14,9 @@
  * - an invocation that dies mid-handler leaves `INPROGRESS` until the invocation's deadline
  *   (`registerLambdaContext`), after which the next delivery runs it again.
  *
+ * Two events the bank gave one id (at two sequence numbers) share a key: only the first delivered
+ * runs the handler (see `idempotency-key.ts`).
+ *
  * So a handler's effects happen once unless it is killed, or the `COMPLETED` write fails, after
  * they happened: make the handler's own writes conditional too when that window matters.
  */

@@ -5,6 +5,10 @@
  * its claim-check pointer alike. A quarantined event is keyed by its `fingerprint` (SHA-256 of
  * the bank's text) instead: its `id` may be missing, and a broken copy must never take the key of
  * the valid event with the same id.
+ *
+ * A bank that gives one id to two events (two sequence numbers: the poller publishes both, counts
+ * them in `DuplicateEventIds` and logs both numbers) gives them one key: the first delivered is
+ * handled, the other is a duplicate. README.md ("Each event handled once") says what to do.
  */
 import type { ReceivedEvent } from './subscriber-events.ts';
 

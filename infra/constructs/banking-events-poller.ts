@@ -1,7 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -18,6 +18,12 @@ import { createAlarmTopic } from './alarm-topic.ts';
 import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
 import { EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
+import {
+  grantOperatorRead,
+  grantOperatorRecovery,
+  grantOperatorTail,
+  type OperatorResources,
+} from './operator-grants.ts';
 import { PollerAlarms } from './poller-alarms.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
@@ -26,6 +32,7 @@ import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-netw
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
+import { PollerSourceGuard } from './poller-source-guard.ts';
 import {
   acknowledgeBackupPlan,
   createCheckpointTable,
@@ -102,6 +109,8 @@ export class BankingEventsPoller extends Construct {
   public readonly egressPublicIps: readonly string[];
   readonly #encryptionKey: kms.IKey | undefined;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
+  /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
+  readonly #sourceGuard: PollerSourceGuard | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -118,9 +127,14 @@ export class BankingEventsPoller extends Construct {
         program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
       ]),
     );
-    this.eventBus =
-      props.existingEventBus ??
-      new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName, kmsKey: encryptionKey });
+    const createdBus =
+      props.existingEventBus === undefined
+        ? new events.EventBus(this, 'EventBus', {
+            eventBusName: settings.eventBusName,
+            kmsKey: encryptionKey,
+          })
+        : undefined;
+    this.eventBus = props.existingEventBus ?? createdBus!;
     this.archive = new events.Archive(this, 'Archive', {
       sourceEventBus: this.eventBus,
       description: `Every event from ${eventSource}, for replay`,
@@ -167,6 +181,9 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     this.egressPublicIps = network === undefined ? [] : natPublicIps(this, network.vpc);
     addEgressOutput(this, this.egressPublicIps);
+    // Only on a bus we create: an existing bus's policy is its owner's (docs/deploy.md gives the statement).
+    this.#sourceGuard =
+      createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
     const schedules = createPollerSchedules(
       this,
@@ -226,6 +243,29 @@ export class BankingEventsPoller extends Construct {
   }
 
   /**
+   * Lets `grantee` publish events with the poller's `source` on the bus, as the CLI's `replay`
+   * does from an operator's credentials: `events:PutEvents` on the bus, and an exception in the
+   * bus policy that denies that source to everyone but the poller. `grantee` must be an IAM role,
+   * user or ARN principal (the policy matches `aws:PrincipalArn`); the Allow goes to its own IAM
+   * policy when it has one in this app (a user or role given by ARN needs its own). With
+   * `existingEventBus` only the grant is made: add the principal to the bus owner's statement
+   * (docs/deploy.md).
+   *
+   * @example
+   * poller.allowPublishAsPoller(iam.Role.fromRoleName(this, 'Oncall', 'oncall-recovery'));
+   */
+  allowPublishAsPoller(grantee: iam.IGrantable): iam.Grant {
+    this.#sourceGuard?.allow(grantee);
+    // To the principal's own policy only: a grant through the bus policy would need a statement
+    // id per principal, and a principal with no policy here (an ArnPrincipal) has its own.
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['events:PutEvents'],
+      resourceArns: [this.eventBus.eventBusArn],
+    });
+  }
+
+  /**
    * Lets `grantee` follow claim-check pointers: `s3:GetObject` on the claim-check bucket's objects
    * (nothing else; no listing).
    */
@@ -254,6 +294,50 @@ export class BankingEventsPoller extends Construct {
       grantKeyThrough(idempotencyTable.encryptionKey, grantee, 'dynamodb');
     }
     return { idempotencyTable };
+  }
+
+  /**
+   * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
+   * stack, the checkpoint table, the bus, the schedules and the stack's alarms. No write, no
+   * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
+   * policies, and which command needs what, are listed in docs/deploy.md ("Operator permissions").
+   *
+   * @example
+   * poller.grantOperatorRead(iam.Role.fromRoleName(this, 'OnCall', 'on-call'));
+   */
+  grantOperatorRead(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorRead(this, this.#operatorResources(), principal);
+  }
+
+  /**
+   * What `tail` calls: a temporary rule on the bus and a queue, both named `bep-tail-…` (the rule
+   * may target only such a queue), read and removed when it stops. Apart from read because it
+   * writes, and shows the events themselves.
+   */
+  grantOperatorTail(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorTail(this, this.#operatorResources(), principal);
+  }
+
+  /**
+   * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
+   * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
+   * run inside it, with the secret it holds), describing the bus and archive and starting and
+   * following an archive replay to the bus, and `PutSecretValue` on the programs' secrets. Never
+   * `GetSecretValue`.
+   */
+  grantOperatorRecovery(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorRecovery(this, this.#operatorResources(), principal);
+  }
+
+  #operatorResources(): OperatorResources {
+    return {
+      checkpointTable: this.checkpointTable,
+      eventBus: this.eventBus,
+      archive: this.archive,
+      secrets: this.secrets,
+      schedules: this.schedules,
+      pollerFunction: this.pollerFunction,
+    };
   }
 
   #sharedIdempotencyTable(): dynamodb.Table {

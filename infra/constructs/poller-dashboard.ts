@@ -106,6 +106,7 @@ export class PollerDashboard extends Construct {
           metrics.metric('PublishRetries', p, { statistic: 'Sum', label: `${p} publish retries` }),
           metrics.metric('AuthRefreshes', p, { statistic: 'Sum', label: `${p} token refreshes` }),
           metrics.metric('LateEvents', p, { statistic: 'Sum', label: `${p} late or re-sent events` }),
+          metrics.metric('DuplicateEventIds', p, { statistic: 'Sum', label: `${p} ids at two numbers` }),
           metrics.metric('GapsRepaired', p, { statistic: 'Sum', label: `${p} skipped numbers repaired` }),
           metrics.metric('StreamReconnects', p, { statistic: 'Sum', label: `${p} stream reconnects` }),
           metrics.metric('InvalidEvents', p, { statistic: 'Sum', label: `${p} quarantined (invalid_event)` }),

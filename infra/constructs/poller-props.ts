@@ -153,6 +153,16 @@ export interface BankingEventsPollerProps {
    */
   readonly startPosition?: 'beginning' | 'latest' | number;
   /**
+   * With `startPosition` `'latest'`, until a run of a program has recorded where the feed ended
+   * (`START_CLOCK_SKEW_ALLOWANCE_SECONDS`): how far behind ours the bank's clock may be. Events
+   * whose `created_dt` is up to this long before the program's first run are published, so none
+   * created after it is taken for backlog. Once a run has recorded where the feed ended, sequence
+   * numbers decide and no clock does. 0 to 24 hours, whole seconds.
+   *
+   * @default Duration.minutes(10)
+   */
+  readonly startClockSkewAllowance?: Duration;
+  /**
    * How the handler reads the feed (`FEED_MODE`): `'poll'` long-polls `GET /events`; `'stream'`
    * reads `GET /events/stream` (SSE) and falls back to polls when the service has no stream or
    * its payloads cannot be read. The README's "Poll or stream" compares them, measured: poll is as

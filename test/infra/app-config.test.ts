@@ -37,6 +37,7 @@ describe('parseAppConfig', () => {
       publishConcurrency: 8,
       maxPutEventsPerSecond: undefined,
       startPosition: 'beginning',
+      startClockSkewAllowanceSeconds: 600,
       feedMode: 'poll',
       streamRecovery: 'page',
       streamLingerMs: 100,

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { startSimulator } from '../../functions/simulator/banking-simulator.ts';
+import { spawnedNode } from '../support/spawned-node.ts';
 
 interface Run {
   readonly code: number | null;
@@ -31,7 +32,7 @@ function startLocal(
   args: string[],
   options: { env?: Record<string, string>; onEvent?: (run: LocalRun) => void } = {},
 ): LocalRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/cli/main.ts', 'run', ...args], {
+  const child = spawn(spawnedNode().path, ['--import', 'tsx', 'functions/cli/main.ts', 'run', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BANKING_BASE_URL: '', ...options.env },
   });

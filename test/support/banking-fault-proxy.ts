@@ -1,8 +1,9 @@
 /**
  * An HTTP proxy in front of the banking simulator for faults the simulator does not make itself:
  * a connection reset in the middle of a body, a body that stops halfway and hangs, events that
- * arrive broken (a field missing or of the wrong type), a page in reverse order or one that goes
- * back to events already seen, and a redirect to another host. Everything else passes through.
+ * arrive broken (a field missing or of the wrong type, or not JSON at all), a page in reverse order
+ * or one that goes back to events already seen, and a redirect to another host. Everything else
+ * passes through, a stream (`text/event-stream`) as it comes.
  * The function's secret names the proxy as `base_url`; the simulator behind it keeps the truth
  * (`events()`), so a test knows exactly what the bank holds.
  *
@@ -25,7 +26,8 @@ export type Corruption =
   | 'sequence-number-as-text'
   | 'type-as-number'
   | 'data-as-string'
-  | 'not-an-object';
+  | 'not-an-object'
+  | 'not-json';
 
 export const CORRUPTIONS: readonly Corruption[] = [
   'drop-id',
@@ -35,6 +37,7 @@ export const CORRUPTIONS: readonly Corruption[] = [
   'type-as-number',
   'data-as-string',
   'not-an-object',
+  'not-json',
 ];
 
 type AnswerFault =
@@ -208,6 +211,16 @@ export class BankingFaultProxy {
           headers: { ...req.headers, host: this.#target.host, 'content-length': String(body.length) },
         },
         (response) => {
+          if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+            // A stream passes through as it comes (no fault applies): buffered, no message would
+            // arrive before it ends.
+            res.writeHead(response.statusCode ?? 502, withoutHopHeaders(response.headers));
+            res.flushHeaders();
+            response.pipe(res);
+            response.once('error', () => res.destroy());
+            resolve(undefined);
+            return;
+          }
           readBody(response).then(
             (answer) =>
               resolve({
@@ -254,6 +267,9 @@ export function corrupted(event: Record<string, unknown>, corruption: Corruption
       break;
     case 'not-an-object':
       return JSON.stringify([copy.id, copy.sequence_number]);
+    case 'not-json':
+      // A trailing comma: JSON.parse refuses the event, and so the page it is in.
+      return `${JSON.stringify(copy).slice(0, -1)},}`;
   }
   return JSON.stringify(copy);
 }

@@ -1,9 +1,11 @@
 /**
  * The operator CLI as a user runs it: `bin/banking-events-poller.mjs` (the built bundle) in a
- * child process, with the environment a test gives (AWS variables pointing at moto).
+ * child process on the Node `spawned-node.ts` chooses, with the environment a test gives (AWS
+ * variables pointing at moto).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { spawnedNode } from './spawned-node.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/banking-events-poller.mjs', import.meta.url));
@@ -37,7 +39,7 @@ export interface RunningCli {
 export function startCli(args: readonly string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+  const child = spawn(spawnedNode().path, [options.bin ?? BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env,
     stdio: 'pipe',

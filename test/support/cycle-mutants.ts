@@ -23,8 +23,20 @@ export interface Mutant {
   readonly edits: readonly SourceEdit[];
 }
 
+/** A mutant's copy of the code: the cycle's modules, and any other module of the copy. */
+export interface MutantCode {
+  readonly modules: CycleModules;
+  /** Imports `file` (under `functions/`) from the mutant's copy. */
+  import(file: string): Promise<Record<string, unknown>>;
+}
+
 /** Copies `functions/` into `.mutants/<name>/` (git-ignored), applies the edits and loads the modules. */
 export async function loadMutant(mutant: Mutant): Promise<CycleModules> {
+  return (await buildMutant(mutant)).modules;
+}
+
+/** The same, with a way to import the copy's other modules (a store's adapter, say). */
+export async function buildMutant(mutant: Mutant): Promise<MutantCode> {
   const root = path.join(REPO, '.mutants', mutant.name.replace(/[^a-z0-9-]+/gi, '-'));
   await rm(root, { recursive: true, force: true });
   await cp(path.join(REPO, 'functions'), path.join(root, 'functions'), { recursive: true });
@@ -37,7 +49,8 @@ export async function loadMutant(mutant: Mutant): Promise<CycleModules> {
     }
     await writeFile(file, text.replace(edit.find, edit.replace));
   }
-  const load = (file: string) => import(/* @vite-ignore */ path.join(root, 'functions', file));
+  const load = (file: string): Promise<Record<string, unknown>> =>
+    import(/* @vite-ignore */ path.join(root, 'functions', file));
   const [cycle, store, claimCheck, errors, model] = await Promise.all([
     load('core/poll-cycle.ts'),
     load('adapters/local/memory-checkpoint-store.ts'),
@@ -45,12 +58,13 @@ export async function loadMutant(mutant: Mutant): Promise<CycleModules> {
     load('core/errors.ts'),
     load('core/event-model.ts'),
   ]);
-  return {
+  const modules = {
     runPollCycle: cycle.runPollCycle,
     MemoryCheckpointStore: store.MemoryCheckpointStore,
     ClaimCheckPublisher: claimCheck.ClaimCheckPublisher,
     UpstreamHttpError: errors.UpstreamHttpError,
     PublishError: errors.PublishError,
     parsePollResponse: model.parsePollResponse,
-  };
+  } as CycleModules;
+  return { modules, import: load };
 }

@@ -50,16 +50,21 @@ export interface InvariantReport {
   readonly violations: readonly string[];
 }
 
-/** How an event is recognised in a delivery or an accepted entry. */
+/**
+ * How an event is recognised in a delivery or an accepted entry: by its id at its number (a feed
+ * may give one id to two numbers: two events, both owed), a quarantined one by its fingerprint.
+ */
 export function deliveryKey(detailType: string, detail: Record<string, unknown>): string {
   if (detailType === 'invalid_event' && typeof detail.fingerprint === 'string') {
     return `q:${detail.fingerprint}`;
   }
-  return `e:${String(detail.id)}`;
+  return `e:${String(detail.id)}@${String(detail.sequence_number)}`;
 }
 
 function bankKey(event: BankEvent): string {
-  return event.quarantineFingerprint === undefined ? `e:${event.id}` : `q:${event.quarantineFingerprint}`;
+  return event.quarantineFingerprint === undefined
+    ? `e:${event.id}@${event.sequenceNumber}`
+    : `q:${event.quarantineFingerprint}`;
 }
 
 export function checkDeliveryInvariant(input: InvariantInput): InvariantReport {

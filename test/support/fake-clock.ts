@@ -15,7 +15,8 @@ interface Timer {
  * and fires it. So concurrent activities (a long poll held while batches are published) share
  * one timeline, and a whole Lambda budget runs in microseconds, deterministically.
  *
- * `advance(ms)` jumps by hand, firing what falls due: a step that "took" that long.
+ * `advance(ms)` jumps by hand, firing what falls due: a step that "took" that long. `during(work)`
+ * holds time still while real I/O is in flight.
  * `activeDeadlines` counts the deadline timers nobody cleared yet, the ones that would outlive a
  * cycle on a real clock.
  */
@@ -23,6 +24,8 @@ export class FakeClock implements Clock {
   #now: number;
   readonly #timers: Timer[] = [];
   #advanceScheduled = false;
+  /** Real work in flight (`during`): time stands still until it is done. */
+  #busy = 0;
   readonly sleeps: number[] = [];
 
   constructor(start = Date.parse('2026-11-22T00:00:00.000Z')) {
@@ -70,6 +73,21 @@ export class FakeClock implements Clock {
     };
   }
 
+  /**
+   * Runs real asynchronous work (a request to moto) with time standing still: otherwise, while it
+   * is in flight, only timers seem left and the clock would jump ahead, past deadlines the work
+   * never reached on a real clock.
+   */
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    this.#busy += 1;
+    try {
+      return await work();
+    } finally {
+      this.#busy -= 1;
+      this.#scheduleAdvance();
+    }
+  }
+
   /** Deadlines neither fired nor cleared. */
   get activeDeadlines(): number {
     return this.#timers.filter((timer) => timer.kind === 'deadline' && !timer.done).length;
@@ -114,6 +132,7 @@ export class FakeClock implements Clock {
     this.#advanceScheduled = true;
     setImmediate(() => {
       this.#advanceScheduled = false;
+      if (this.#busy > 0) return;
       if (!this.#timers.some((timer) => timer.kind === 'sleep' && !timer.done)) return;
       const next = this.#earliest();
       if (next !== undefined) this.#runUntil(next.at);

@@ -126,6 +126,88 @@ export function defineFeedModeSuite(
     });
 
     if (options.only === 'delivery') return;
+    it('quarantines events nested 100,000 deep between valid events, and goes past them all', async () => {
+      const s = await start();
+      // About 200 KB each. Before the fix the first overflowed the stack in its validation
+      // preview, the second reached the bus, which refused the whole batch: every run, forever.
+      const deepArray = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      const deepObjects = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+      const [before] = s.simulator.generate(1);
+      const arrayData = s.simulator.append({ type: 'TRANSACTION', data: {}, dataText: deepArray });
+      const [middle] = s.simulator.generate(1);
+      const objectData = s.simulator.append({ type: 'TRANSACTION', data: {}, dataText: deepObjects });
+      const [after] = s.simulator.generate(1);
+
+      const summary = summaryOf(await s.invoke());
+
+      expect(summary).toMatchObject({ published: 5, checkpoint: after!.sequence_number });
+      const programId = s.simulator.programs[0]!.programId;
+      const sent = proxy.sentEntries.filter((entry) => entry.Detail?.includes(`"program_id":"${programId}"`));
+      expect(
+        sent.filter((entry) => entry.DetailType !== 'invalid_event').map((entry) => entry.Detail),
+      ).toEqual(expect.arrayContaining([before!, middle!, after!].map((event) => expectedDetail(event))));
+      const quarantined = sent
+        .filter((entry) => entry.DetailType === 'invalid_event')
+        .map((entry) => JSON.parse(entry.Detail!) as Record<string, unknown>)
+        .sort((a, b) => (a.sequence_number as number) - (b.sequence_number as number));
+      const bankText = (event: RawEvent, dataText: string) =>
+        expectedDetail(event, dataText).replace('"type":"transaction"', '"type":"TRANSACTION"');
+      expect(quarantined).toEqual([
+        expect.objectContaining({
+          id: arrayData.id,
+          sequence_number: arrayData.sequence_number,
+          error: expect.objectContaining({ code: 'EVENT_UNPUBLISHABLE' }),
+          raw_is_text: true,
+          raw: bankText(arrayData, deepArray),
+        }),
+        expect.objectContaining({
+          id: objectData.id,
+          sequence_number: objectData.sequence_number,
+          error: expect.objectContaining({ code: 'EVENT_UNPUBLISHABLE' }),
+          raw_is_text: true,
+          raw: bankText(objectData, deepObjects),
+        }),
+      ]);
+      expect(await s.checkpoint()).toBe(after!.sequence_number);
+      expect(await s.deliveredBodies()).toHaveLength(5);
+    });
+
+    it('quarantines a type too long for a detail-type, and publishes an id reused at another number twice', async () => {
+      const s = await start();
+      const [first] = s.simulator.generate(1);
+      const longType = s.simulator.append({ type: `T${'x'.repeat(200)}`, data: { note: 'long type' } });
+      const reused = s.simulator.append({
+        id: first!.id,
+        type: 'TRANSACTION',
+        data: { transaction_id: 'again' },
+      });
+      const [last] = s.simulator.generate(1);
+
+      const invocation = await s.invoke();
+
+      expect(summaryOf(invocation)).toMatchObject({ published: 4, checkpoint: last!.sequence_number });
+      const programId = s.simulator.programs[0]!.programId;
+      const sent = proxy.sentEntries.filter((entry) => entry.Detail?.includes(`"program_id":"${programId}"`));
+      expect(sent.map((entry) => entry.DetailType!.length).every((length) => length <= 128)).toBe(true);
+      expect(
+        sent.filter((entry) => entry.DetailType !== 'invalid_event').map((entry) => entry.Detail),
+      ).toEqual(expect.arrayContaining([first!, reused, last!].map((event) => expectedDetail(event))));
+      const quarantined = sent.find((entry) => entry.DetailType === 'invalid_event');
+      expect(JSON.parse(quarantined!.Detail!)).toMatchObject({
+        id: longType.id,
+        sequence_number: longType.sequence_number,
+        error: { code: 'EVENT_UNPUBLISHABLE', field: expect.stringMatching(/\.type$/) },
+      });
+      expect(emfDocuments(invocation.stdout)).toContainEqual(
+        expect.objectContaining({ DuplicateEventIds: 1 }),
+      );
+      expect(invocation.stdout + invocation.stderr).toContain(
+        `"eventId":"${first!.id}","firstSequenceNumber":${first!.sequence_number},"sequenceNumber":${reused.sequence_number}`,
+      );
+      expect(JSON.parse((await s.item())!.open_gaps?.S ?? '[]')).toEqual([]);
+      expect(await s.deliveredBodies()).toHaveLength(4);
+    });
+
     it('repairs gaps: a skipped event the lookup finds is published with its page, one filled later is published late', async () => {
       const s = await start();
       const before = s.simulator.generate(3);

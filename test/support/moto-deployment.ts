@@ -24,10 +24,19 @@ export interface MotoDeployment {
   readonly alarmNames: readonly string[];
 }
 
+export interface MotoDeploymentOptions {
+  /**
+   * The poller function's name, written as the stack's `PollerFunctionName` output (serve it with
+   * `LambdaInvokeEndpoint`). @default none: a stack deployed before operator requests
+   */
+  readonly pollerFunctionName?: string;
+}
+
 /** Creates everything for one program named `default`; `secretString` is its secret's value. */
 export async function createMotoDeployment(
   aws: MotoEnvironment,
   secretString: string,
+  options: MotoDeploymentOptions = {},
 ): Promise<MotoDeployment> {
   const stackName = `CliStack-${randomUUID().slice(0, 8)}`;
   const tableName = await aws.createCheckpointTable();
@@ -89,6 +98,15 @@ export async function createMotoDeployment(
     ArchiveName: archiveName,
     SecretArnDefault: secretId,
     ScheduleNameDefault: scheduleName,
+    ...(options.pollerFunctionName === undefined
+      ? {}
+      : {
+          PollerFunctionName: options.pollerFunctionName,
+          // In the bus's partition, region and account, as the stack's function is.
+          PollerFunctionArn: bus
+            .Arn!.replace(/^(arn:[^:]+):events:([^:]*:[^:]*):.*$/, '$1:lambda:$2')
+            .concat(`:function:${options.pollerFunctionName}`),
+        }),
   };
   const cloudFormation = new CloudFormationClient({});
   await cloudFormation.send(

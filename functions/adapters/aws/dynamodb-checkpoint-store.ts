@@ -13,6 +13,8 @@
  * | `first_leased_at`  | N    | epoch ms the first lease was taken: the row's first run began |
  * | `start_position`   | S    | the start position the first run applied (absent: not yet)    |
  * | `start_applied_at` | S    | ISO time it was applied                                       |
+ * | `highest_seen`     | N    | highest number a run saw at the end of the feed (0: empty);   |
+ * |                    |      | `latest` publishes every event above it (absent: none yet)    |
  * | `newest_created_dt`| S    | `created_dt` of the newest event published (for `status`)     |
  * | `last_cycle_*`     |      | how the last cycle ended: `ended_at` S, `outcome` S,          |
  * |                    |      | `published` N, `lag_seconds` N (absent: unknown)              |
@@ -26,7 +28,9 @@
  * `start_applied_at` and `format_version`; 2 adds them. This version reads both and upgrades a
  * format-1 item to 2 at its next lease; an item of a newer format than it knows (written after an
  * upgrade, then read by a rolled-back function) is refused with `CONFIGURATION_INVALID` rather than
- * misread.
+ * misread. `highest_seen` is optional within format 2: a version that does not know it reads the
+ * item as it always did (its `latest` then trusts `created_dt` alone), so it bumps no format and a
+ * roll-back stays possible.
  */
 import {
   type AttributeValue,
@@ -41,6 +45,7 @@ import type {
   CheckpointStore,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   OpenGap,
@@ -192,6 +197,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           openGaps: state.openGaps,
           firstLeasedAt: state.firstLeasedAt ?? now,
           startApplied: isStartApplied(state),
+          highestSeen: state.highestSeen ?? null,
         };
       }
       this.#assertKnownFormat(outcome.item);
@@ -257,6 +263,38 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       state.feedProgramId ?? 'unknown',
       feedProgramId ?? 'unknown',
       checkpoint ?? 0,
+    );
+  }
+
+  /**
+   * Raises `highest_seen` for the lease holder; a value at or below the recorded one changes
+   * nothing. Its only condition is the lease, so it goes in even where the landing written after
+   * it (`recordStart`, with its own conditions) is refused or cut off.
+   *
+   * Timeline, `latest` on an empty feed, the bank's clock 10 minutes behind ours:
+   * ```
+   * t=0  A takes the lease (first_leased_at 0); the feed answers nothing new → highest_seen 0
+   * t=0  A's recordStart is cut off; A dies
+   * t=1  events 1..20 arrive, stamped t=-599
+   * t=60 B takes the lease, walks: 1..20 are above highest_seen 0 → new, published
+   * ```
+   * @throws LeaseLostError when `owner` no longer holds the lease.
+   */
+  async recordHighestSeen({ owner, sequenceNumber, signal }: HighestSeenRequest): Promise<void> {
+    assertSequenceNumber(sequenceNumber);
+    const outcome = await this.#conditionalUpdate({
+      operation: 'recordHighestSeen',
+      update: 'SET highest_seen = :seen',
+      condition: 'lease_owner = :owner AND (attribute_not_exists(highest_seen) OR highest_seen < :seen)',
+      values: { ':owner': { S: owner }, ':seen': { N: String(sequenceNumber) } },
+      signal,
+    });
+    if (outcome.applied) return;
+    const state = this.#stateOf(outcome.item);
+    if (state.lease?.owner === owner) return; // already as high or higher
+    throw new LeaseLostError(
+      `Lease of program ${this.#program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}: highest sequence number seen ${sequenceNumber} not recorded`,
+      { program: this.#program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
     );
   }
 
@@ -566,6 +604,7 @@ function stateOf(item: Item | undefined): CheckpointState {
   const failed = stringAttribute(item, 'last_cycle_outcome') === 'failed';
   const firstLeasedAt = numberAttribute(item, 'first_leased_at');
   const startPosition = stringAttribute(item, 'start_position');
+  const highestSeen = numberAttribute(item, 'highest_seen');
   const lastCycle: CycleRecord | undefined =
     endedAt === undefined
       ? undefined
@@ -588,6 +627,7 @@ function stateOf(item: Item | undefined): CheckpointState {
     ...(startPosition === undefined
       ? {}
       : { start: { position: startPosition, appliedAt: stringAttribute(item, 'start_applied_at') ?? '' } }),
+    ...(highestSeen === undefined ? {} : { highestSeen }),
     ...(errorCode === undefined
       ? {}
       : {

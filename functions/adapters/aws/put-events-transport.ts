@@ -11,7 +11,7 @@
  */
 import type { EventBridgeClient, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { Agent, type Dispatcher } from 'undici';
-import { redact } from '../banking-http/response-body.ts';
+import { safeAwsMessage } from './service-error-redaction.ts';
 import { SigningKeyCache, signJsonPost } from './sigv4.ts';
 
 /** One entry as the publisher prepared it. */
@@ -78,6 +78,8 @@ export class SignedPutEvents implements PutEventsTransport {
   constructor(options: SignedPutEventsOptions) {
     this.#client = options.client;
     const timeouts = options.timeouts ?? { connectMs: 1_000, answerMs: 2_000 };
+    // An Agent of its own, never undici's global dispatcher nor the bank's: the egress proxy set
+    // for the bank (HTTPS_PROXY, or NODE_USE_ENV_PROXY on the global) must not carry AWS requests.
     this.#dispatcher =
       options.dispatcher ??
       new Agent({
@@ -187,28 +189,18 @@ function serviceError(
     type ??= /<Code>([^<]{1,100})<\/Code>/.exec(text)?.[1];
     message = /<Message>([^<]{1,500})<\/Message>/.exec(text)?.[1];
   }
-  const name = type ?? (status >= 500 ? 'InternalFailure' : `Http${status}`);
+  // An error name is an identifier; anything else in its place is text we do not understand.
+  const name =
+    type !== undefined && ERROR_NAME.test(type) ? type : status >= 500 ? 'InternalFailure' : `Http${status}`;
   return new EventBridgeServiceError(
     name,
-    safeMessage(message, credentials) ?? `HTTP ${status}`,
+    (message === undefined ? undefined : safeAwsMessage(message, credentials)) ?? `HTTP ${status}`,
     status,
     requestId,
   );
 }
 
-/**
- * A signature error from AWS may quote the canonical request it expected, headers included: the
- * session token in `x-amz-security-token`. The quote is cut off, what is left is bounded, and the
- * credentials are redacted, so that neither reaches an error or a log.
- */
-function safeMessage(
-  message: string | undefined,
-  credentials: { readonly secretAccessKey: string; readonly sessionToken?: string },
-): string | undefined {
-  if (message === undefined) return undefined;
-  const before = message.split(/The Canonical String|The String-to-Sign/i)[0]!.trim();
-  return redact(before, [credentials.sessionToken, credentials.secretAccessKey]).slice(0, 500);
-}
+const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,99}$/;
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -6,6 +6,7 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ConfigurationError, DeadlineExceededError, PublishError } from '../../core/errors.ts';
 import type { ClaimCheckLocation, ClaimCheckStore } from '../../core/ports.ts';
+import { withScrubbedErrors } from './service-error-redaction.ts';
 
 export interface S3ClaimCheckStoreOptions {
   readonly bucket: string;
@@ -71,7 +72,7 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
 
   #load() {
     this.#client ??= import('@aws-sdk/client-s3').then(({ S3Client, PutObjectCommand }) => ({
-      client: new S3Client(this.#clientConfig),
+      client: withScrubbedErrors(new S3Client(this.#clientConfig)),
       PutObjectCommand,
     }));
     return this.#client;

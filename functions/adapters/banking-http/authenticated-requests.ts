@@ -15,7 +15,7 @@ export interface AuthenticatedRequestsOptions {
   /** Gives the base URL; `refresh()` is called after a 401, as the secret may have been rotated. */
   readonly credentials: CredentialsProvider;
   readonly tokens: AccessTokenSource;
-  /** @default undici's global dispatcher */
+  /** Overrides the token's dispatcher (tests). @default the dispatcher each token was issued over */
   readonly dispatcher?: Dispatcher;
   /** Epoch milliseconds, for `Retry-After` dates. @default Date.now */
   readonly clock?: () => number;
@@ -109,7 +109,10 @@ export class AuthenticatedRequests {
     );
   }
 
-  /** The token goes only to the base URL that issued it, and only in the Authorization header. */
+  /**
+   * The token goes only to the base URL that issued it, only in the Authorization header, and over
+   * the connections (client certificate) it was issued over.
+   */
   async #send(exchange: Exchange, token: AccessToken): Promise<AuthenticatedResponse> {
     const query = exchange.query?.toString();
     const response = await sendUpstreamRequest({
@@ -117,7 +120,7 @@ export class AuthenticatedRequests {
       method: 'GET',
       url: `${token.baseUrl}${exchange.target.path}${query ? `?${query}` : ''}`,
       headers: { accept: 'application/json', ...exchange.headers, authorization: `Bearer ${token.value}` },
-      dispatcher: this.#dispatcher,
+      dispatcher: this.#dispatcher ?? token.dispatcher,
       signal: exchange.signal,
     });
     return { response, token };

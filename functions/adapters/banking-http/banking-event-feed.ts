@@ -5,8 +5,9 @@
  */
 import type { Dispatcher } from 'undici';
 import type { BankingEvent, FeedPage } from '../../core/banking-event.ts';
-import { ConfigurationError, PayloadValidationError } from '../../core/errors.ts';
+import { ConfigurationError, PageUnreadableError, PayloadValidationError } from '../../core/errors.ts';
 import {
+  eventFailure,
   eventTextOf,
   normalizeEvent,
   type PayloadOrigin,
@@ -17,6 +18,7 @@ import {
 import { invalidEvent, placeInvalidEvent, usableSequenceNumber } from '../../core/invalid-event.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
+import { recoverPage } from '../../core/page-recovery.ts';
 import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { AuthenticatedRequests, type Exchange } from './authenticated-requests.ts';
@@ -48,8 +50,8 @@ export interface BankingEventFeedOptions {
   /** Usually the handler's module-scope `ClientCredentialsTokenProvider`. */
   readonly tokens: AccessTokenSource;
   /**
-   * The undici dispatcher; share one `Agent` with the token provider for connection reuse.
-   * @default undici's global dispatcher
+   * Overrides the dispatcher of the tokens (tests).
+   * @default the dispatcher each token was issued over: the token provider's connections
    */
   readonly dispatcher?: Dispatcher;
   /**
@@ -87,12 +89,13 @@ export interface BankingEventFeedOptions {
  * Errors: an aborted `signal` rejects with `DeadlineExceededError` (the signal's reason itself if
  * it already is one); 429/503 and other 5xx, resets and refused connections with a retryable
  * `UpstreamHttpError` (`retryAfterMs` from `Retry-After` on 429/503); other statuses with a
- * non-retryable one; a 401 on a freshly issued token with `AuthenticationError`; a body that is
- * not JSON or not the documented shape with `PayloadValidationError`. No message or context ever
+ * non-retryable one; a 401 on a freshly issued token with `AuthenticationError`; a poll answer
+ * that is not UTF-8 or not JSON with `PageUnreadableError`; any other body that is not JSON or not
+ * the documented shape with `PayloadValidationError`. No message or context ever
  * holds a token, a secret or a query string.
  *
  * @example
- * const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+ * const feed = new BankingEventFeed({ credentials, tokens });
  * const page = await feed.poll({ after: checkpoint, signal: AbortSignal.timeout(remainingMs) });
  */
 export class BankingEventFeed implements EventFeed, EventLookup {
@@ -146,8 +149,11 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       query,
       signal: request.signal,
     };
-    return this.#getJson(exchange, BODILESS_POLL_ANSWERS, (payload, origin) =>
-      payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin),
+    return this.#getJson(
+      exchange,
+      BODILESS_POLL_ANSWERS,
+      (payload, origin) => (payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin)),
+      { unreadable: (message, context) => new PageUnreadableError(message, context), recover: recoverPage },
     );
   }
 
@@ -204,11 +210,12 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       try {
         return normalizeEvent(source, origin, 'event');
       } catch (error) {
-        if (!(error instanceof PayloadValidationError) || quarantineAt === undefined) throw error;
+        const failure = eventFailure(error, origin, 'event');
+        if (quarantineAt === undefined) throw failure;
         const own = usableSequenceNumber(source.value, (value) =>
           parseSequenceNumber(value, origin, 'event.sequence_number'),
         );
-        const quarantined = invalidEvent(source, error, {
+        const quarantined = invalidEvent(source, failure, {
           sequenceNumber: own,
           receivedAt: origin.receivedAt ?? this.#clock(),
         });
@@ -229,6 +236,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
     exchange: Exchange,
     bodiless: ReadonlyMap<number, T>,
     parse: (payload: JsonDocument | undefined, origin: PayloadOrigin) => T,
+    reading: Pick<Parameters<typeof readJsonBody>[1], 'unreadable' | 'recover'> = {},
   ): Promise<T> {
     return this.#requests.run(exchange, async (authenticated) => {
       const { statusCode: status, body, headers } = authenticated.response;
@@ -242,6 +250,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
         origin,
         maxBytes: this.#maxBodyBytes,
         contentLength: headers['content-length'],
+        ...reading,
       });
       return parse(payload, origin);
     });

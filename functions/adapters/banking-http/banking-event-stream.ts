@@ -25,7 +25,7 @@ export interface BankingEventStreamOptions {
   readonly credentials: CredentialsProvider;
   /** Usually the same token provider as the feed's, so both share one token. */
   readonly tokens: AccessTokenSource;
-  /** @default undici's global dispatcher */
+  /** Overrides the dispatcher of the tokens (tests). @default the dispatcher each token was issued over */
   readonly dispatcher?: Dispatcher;
   /**
    * Query parameter carrying the starting point (the interface does not name it); the

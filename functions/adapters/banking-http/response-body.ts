@@ -4,10 +4,11 @@
  * body keeps its connection busy until it is consumed or destroyed).
  */
 import type { Dispatcher } from 'undici';
-import { PayloadValidationError } from '../../core/errors.ts';
+import { type ErrorContext, PayloadValidationError, type PollerError } from '../../core/errors.ts';
 import type { PayloadOrigin } from '../../core/event-model.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
+import { collapseWhitespace, redact, WITHHELD } from '../secret-redaction.ts';
 
 /** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -15,8 +16,11 @@ export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const ERROR_BODY_READ_BYTES = 16 * 1024;
 /** Bodies we ignore up to this size are drained so the keep-alive connection can be reused. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
-const SUMMARY_MAX_CHARS = 200;
+const CODE_MAX_CHARS = 60;
 const DESCRIPTION_MAX_CHARS = 160;
+/** What a summary says of a body it does not understand, rather than quoting it. */
+const NOT_JSON = 'body not shown (not a JSON object)';
+const NO_KNOWN_FIELD = 'body not shown (no error field we know)';
 
 type ResponseBody = Dispatcher.ResponseData['body'];
 
@@ -36,7 +40,8 @@ function declaredLength(header: string | string[] | undefined): number | undefin
  * `TextDecoder` (a character split across chunks survives) in fatal mode: invalid UTF-8 in an
  * event is rejected rather than silently replaced. An empty body gives `undefined`.
  *
- * @throws PayloadValidationError when the body is larger than `maxBytes`, not UTF-8 or not JSON.
+ * @throws PayloadValidationError when the body is larger than `maxBytes`; when it is not UTF-8 or
+ *   not JSON, what `unreadable` makes (a `PayloadValidationError` unless given).
  */
 export async function readJsonBody(
   body: AsyncIterable<Uint8Array | string> & { destroy?: (error?: Error) => unknown },
@@ -44,9 +49,16 @@ export async function readJsonBody(
     readonly origin: PayloadOrigin;
     readonly maxBytes: number;
     readonly contentLength?: string | string[];
+    /** The error for a body that cannot be read (not UTF-8, not JSON). @default a `PayloadValidationError` */
+    readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
+    /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
+    readonly recover?: (text: string) => JsonDocument | undefined;
   },
 ): Promise<JsonDocument | undefined> {
   const { origin, maxBytes } = options;
+  const unreadable =
+    options.unreadable ??
+    ((message: string, context: ErrorContext) => new PayloadValidationError(message, context));
   const context = { source: origin.source, status: origin.status, maxBytes };
   const tooLarge = () =>
     new PayloadValidationError(`${describe(origin)}: body is larger than ${maxBytes} bytes`, context);
@@ -72,16 +84,20 @@ export async function readJsonBody(
       error instanceof TypeError &&
       (error as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA'
     ) {
-      throw new PayloadValidationError(`${describe(origin)}: body is not valid UTF-8`, context, error);
+      throw unreadable(`${describe(origin)}: body is not valid UTF-8`, context);
     }
     throw error;
   }
   if (text.trim() === '') return undefined;
   try {
     return { text, value: JSON.parse(text) as unknown };
-  } catch {
+  } catch (error) {
+    const recovered = options.recover?.(text);
+    if (recovered !== undefined) return recovered;
     // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
-    throw new PayloadValidationError(`${describe(origin)}: body is not JSON`, context);
+    // V8's parser does not recurse, but should a runtime's run out of stack, say so rather than "not JSON".
+    const reason = error instanceof RangeError ? `could not be parsed (${error.name})` : 'is not JSON';
+    throw unreadable(`${describe(origin)}: body ${reason}`, context);
   }
 }
 
@@ -117,41 +133,26 @@ export async function discardBody(body: ResponseBody): Promise<void> {
   }
 }
 
-/**
- * Replaces every occurrence of the given secrets, raw and URL-encoded, with `[redacted]`. A
- * server that echoes the form body or the Authorization header in its error page must not carry
- * them into our messages.
- */
-export function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let result = text;
-  for (const secret of secrets) {
-    if (!secret) continue;
-    for (const form of new Set([
-      secret,
-      encodeURIComponent(secret),
-      new URLSearchParams({ s: secret }).toString().slice(2),
-    ])) {
-      result = result.split(form).join('[redacted]');
-    }
-  }
-  return result;
-}
-
-function printable(text: string): string {
-  return text
-    .replace(/\p{Cc}+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
 function shorten(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /**
- * A one-line summary of an error body, for messages and context. From JSON it takes the OAuth
- * `error` (or `error.code` / `error.message`, or `message`) and a short `error_description`; any
- * other body gives its first characters. Secrets are redacted before anything is shortened.
+ * One field of an error body as a summary shows it: decoded, on one line, bounded, with every
+ * secret redacted (again after each step that could have joined the pieces of one).
+ */
+function shown(value: string, secrets: readonly (string | undefined)[], max: number): string {
+  const line = redact(collapseWhitespace(redact(value, secrets)).trim(), secrets);
+  return redact(shorten(line, max), secrets);
+}
+
+/**
+ * A one-line summary of an error body, for messages and context. A body is never quoted as it
+ * came: only the fields we know are kept (the OAuth `error`, or `error.code` / `error.type` /
+ * `code`, and a description from `error_description`, `error.message`, `message` or `detail`),
+ * each decoded and redacted of every secret in every encoding (see `redact`). A body that is not
+ * a JSON object, or has none of those fields, is described, not shown. Never throws: if anything
+ * goes wrong the summary is `WITHHELD`.
  *
  * @example
  * summarizeErrorBody('{"error":"invalid_client","error_description":"bad secret"}', []);
@@ -161,25 +162,30 @@ export function summarizeErrorBody(
   text: string,
   secrets: readonly (string | undefined)[],
 ): string | undefined {
-  const clean = printable(redact(text, secrets));
-  if (clean === '') return undefined;
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(clean);
+    if (text.trim() === '') return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return NOT_JSON;
+    }
+    if (!isJsonObject(parsed)) return NOT_JSON;
+    const nested = isJsonObject(parsed.error) ? parsed.error : undefined;
+    const code = [parsed.error, nested?.code, nested?.type, parsed.code].find(
+      (value): value is string => typeof value === 'string' && value.trim() !== '',
+    );
+    const description = [parsed.error_description, nested?.message, parsed.message, parsed.detail].find(
+      (value): value is string => typeof value === 'string' && value.trim() !== '',
+    );
+    const parts = [
+      code === undefined ? undefined : shown(code, secrets, CODE_MAX_CHARS),
+      description === undefined ? undefined : `(${shown(description, secrets, DESCRIPTION_MAX_CHARS)})`,
+    ].filter((part) => part !== undefined);
+    // One field that could not be redacted withholds the whole summary.
+    if (parts.some((part) => part.includes(WITHHELD))) return WITHHELD;
+    return parts.length === 0 ? NO_KNOWN_FIELD : parts.join(' ');
   } catch {
-    return shorten(clean, 80);
+    return WITHHELD;
   }
-  if (!isJsonObject(parsed)) return shorten(clean, 80);
-  const nested = isJsonObject(parsed.error) ? parsed.error : undefined;
-  const code = [parsed.error, nested?.code, nested?.type, parsed.code].find(
-    (value) => typeof value === 'string',
-  );
-  const description = [parsed.error_description, nested?.message, parsed.message].find(
-    (value): value is string => typeof value === 'string' && value.length <= DESCRIPTION_MAX_CHARS,
-  );
-  const parts = [code, description === undefined ? undefined : `(${description})`].filter(Boolean);
-  // Again after parsing: a JSON escape (`\u0073…`) could have hidden a secret from the first pass.
-  return parts.length === 0
-    ? shorten(clean, 80)
-    : shorten(redact(parts.join(' '), secrets), SUMMARY_MAX_CHARS);
 }

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import { AuthenticationError, PayloadValidationError, PollerError } from '../../core/errors.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
+import { BankConnections, type DispatcherSource } from './bank-connections.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, readErrorBody, readJsonBody, summarizeErrorBody } from './response-body.ts';
 import { deadlineError, networkError, sendUpstreamRequest, throwIfAborted } from './upstream-request.ts';
@@ -17,19 +18,23 @@ const REFUSED_STATUSES = new Set([400, 401, 403]);
 
 /**
  * An issued access token and the base URL of the service that issued it: the feed sends it only
- * there, so a rotated secret pointing at another environment never receives the old token.
- * Logging or serializing one shows `[redacted]` instead of the value.
+ * there, so a rotated secret pointing at another environment never receives the old token. It
+ * also keeps the connections it was issued over, so it travels with the client certificate it may
+ * be bound to (RFC 8705). Logging or serializing one shows `[redacted]` instead of the value.
  */
 export class AccessToken {
   readonly #value: string;
   readonly baseUrl: string;
   /** Epoch ms at which the token stops being valid, by the issuer's `expires_in`. */
   readonly expiresAt: number;
+  /** The dispatcher the token was requested through; requests that carry it use it too. */
+  readonly dispatcher: Dispatcher | undefined;
 
-  constructor(value: string, baseUrl: string, expiresAt: number) {
+  constructor(value: string, baseUrl: string, expiresAt: number, dispatcher?: Dispatcher) {
     this.#value = value;
     this.baseUrl = baseUrl;
     this.expiresAt = expiresAt;
+    this.dispatcher = dispatcher;
   }
 
   /** The bearer value, for the Authorization header only. */
@@ -62,10 +67,17 @@ export interface ClientCredentialsTokenProviderOptions {
   /** Where `baseUrl`, `clientId` and `clientSecret` come from; read on every refresh. */
   readonly credentials: CredentialsProvider;
   /**
-   * The undici dispatcher (an `Agent` kept at module scope, a `MockAgent` in tests).
-   * @default undici's global dispatcher
+   * One undici dispatcher for every request whatever the secret holds (a `MockAgent` in tests);
+   * give either this or `connections`.
+   * @default none: the dispatcher comes from `connections`
    */
   readonly dispatcher?: Dispatcher;
+  /**
+   * The dispatcher per secret value: the client certificate it names, the egress proxy of the
+   * environment. Share it with nothing else: it follows this provider's secret.
+   * @default a new `BankConnections`
+   */
+  readonly connections?: DispatcherSource;
   /**
    * Epoch milliseconds.
    * @default Date.now
@@ -101,9 +113,17 @@ interface Flight {
   waiters: number;
 }
 
-/** Secret rotation (new id, secret or environment) makes the cached token belong to someone else. */
+/**
+ * Secret rotation (new id, secret, environment or client certificate) makes the cached token
+ * belong to someone else.
+ */
 function identityOf(credentials: BankingCredentials): string {
-  return JSON.stringify([credentials.baseUrl, credentials.clientId, credentials.clientSecret]);
+  return JSON.stringify([
+    credentials.baseUrl,
+    credentials.clientId,
+    credentials.clientSecret,
+    credentials.tls ?? null,
+  ]);
 }
 
 /** `expires_in` in seconds, as a number or numeric string; anything else means "not given". */
@@ -121,14 +141,13 @@ function lifetimeSeconds(raw: unknown): number | undefined {
  *
  * @example
  * // functions/poller/handler.ts, module scope:
- * const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
  * const tokenProviders = new Map<string, ClientCredentialsTokenProvider>();
  * function tokensFor(secretId: string, credentials: CredentialsProvider, metrics: MetricsSink) {
  *   let provider = tokenProviders.get(secretId);
  *   if (!provider) {
  *     provider = new ClientCredentialsTokenProvider({
  *       credentials,
- *       dispatcher,
+ *       connections: new BankConnections(),
  *       onRefresh: () => metrics.add('AuthRefreshes', 'Count', 1),
  *     });
  *     tokenProviders.set(secretId, provider);
@@ -140,7 +159,7 @@ function lifetimeSeconds(raw: unknown): number | undefined {
  */
 export class ClientCredentialsTokenProvider implements AccessTokenSource {
   readonly #credentials: CredentialsProvider;
-  readonly #dispatcher: Dispatcher | undefined;
+  readonly #connections: DispatcherSource;
   readonly #clock: () => number;
   readonly #skewMs: number;
   readonly #defaultLifetimeSeconds: number;
@@ -150,7 +169,14 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
 
   constructor(options: ClientCredentialsTokenProviderOptions) {
     this.#credentials = options.credentials;
-    this.#dispatcher = options.dispatcher;
+    if (options.dispatcher !== undefined && options.connections !== undefined) {
+      throw new TypeError('give either dispatcher or connections, not both');
+    }
+    const { dispatcher } = options;
+    this.#connections =
+      dispatcher === undefined
+        ? (options.connections ?? new BankConnections())
+        : { dispatcherFor: () => dispatcher };
     this.#clock = options.clock ?? Date.now;
     this.#skewMs = options.skewMs ?? 60_000;
     this.#defaultLifetimeSeconds = options.defaultLifetimeSeconds ?? 3600;
@@ -196,12 +222,14 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
   }
 
   async #tokenFor(credentials: BankingCredentials, signal: AbortSignal): Promise<AccessToken> {
+    // Before the cache: a client certificate that has expired since is refused with a token cached.
+    const dispatcher = this.#connections.dispatcherFor(credentials);
     const identity = identityOf(credentials);
     const cached = this.#cached;
     if (cached && cached.identity === identity && this.#clock() < cached.refreshAt) return cached.token;
     let flight = this.#flight;
     if (!flight || flight.identity !== identity) {
-      flight = this.#startFlight(credentials, identity);
+      flight = this.#startFlight(credentials, identity, dispatcher);
     }
     return (await this.#wait(flight, signal)).token;
   }
@@ -216,9 +244,9 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
     return true;
   }
 
-  #startFlight(credentials: BankingCredentials, identity: string): Flight {
+  #startFlight(credentials: BankingCredentials, identity: string, dispatcher: Dispatcher): Flight {
     const controller = new AbortController();
-    const promise = this.#requestToken(credentials, identity, controller.signal);
+    const promise = this.#requestToken(credentials, identity, dispatcher, controller.signal);
     const flight: Flight = { identity, promise, controller, waiters: 0 };
     this.#flight = flight;
     const settle = () => {
@@ -269,6 +297,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
   async #requestToken(
     credentials: BankingCredentials,
     identity: string,
+    dispatcher: Dispatcher,
     signal: AbortSignal,
   ): Promise<CachedToken> {
     const secrets = [credentials.clientSecret];
@@ -286,8 +315,9 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
         url: `${credentials.baseUrl}/oauth2/token`,
         headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
         body: form.toString(),
-        dispatcher: this.#dispatcher,
+        dispatcher,
         signal,
+        hints: { clientCertificate: credentials.tls?.clientCertificate !== undefined },
       });
       const { statusCode: status, headers, body } = response;
       if (status !== 200) {
@@ -331,7 +361,11 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
       // Timed from when the request left: the token can only have been issued after that.
       const expiresAt = startedAt + lifetimeMs;
       const refreshAt = expiresAt - Math.min(this.#skewMs, lifetimeMs / 2);
-      return { token: new AccessToken(accessToken, credentials.baseUrl, expiresAt), identity, refreshAt };
+      return {
+        token: new AccessToken(accessToken, credentials.baseUrl, expiresAt, dispatcher),
+        identity,
+        refreshAt,
+      };
     } catch (error) {
       if (signal.aborted) throw deadlineError(signal, TOKEN_TARGET);
       if (error instanceof PollerError) throw error;

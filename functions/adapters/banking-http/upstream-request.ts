@@ -22,6 +22,8 @@ export interface UpstreamRequest extends RequestTarget {
   readonly body?: string;
   readonly dispatcher: Dispatcher | undefined;
   readonly signal: AbortSignal;
+  /** What helps explain a failure before any response. */
+  readonly hints?: NetworkErrorHints;
 }
 
 /**
@@ -78,26 +80,72 @@ export async function sendUpstreamRequest(options: UpstreamRequest): Promise<Dis
       );
       throw deadlineError(signal, target);
     }
-    throw networkError(error, target);
+    throw networkError(error, target, options.hints);
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }
 
+/** Node's codes for a server certificate the client does not trust (no retry will change that). */
+const UNTRUSTED_SERVER_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+/** A TLS alert from the server: it refused the handshake, often the client certificate. */
+const HANDSHAKE_ALERT = /^ERR_SSL_(SSLV3|TLSV1|TLSV13)_ALERT_/;
+/** How a connection ends when the server drops it without an answer. */
+const CLOSED_WITHOUT_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+export interface NetworkErrorHints {
+  /** The connection presented a client certificate: a server that refuses one may just close it. */
+  readonly clientCertificate?: boolean;
+}
+
 /**
- * A request that got no response at all. Always retryable: GET is idempotent and a token request
- * has no side effect worth protecting. The message names the error code only; undici's own
- * message (kept as the cause) may name the host, which is not a secret but not needed either.
+ * A request that got no response at all. Retryable (GET is idempotent and a token request has no
+ * side effect worth protecting), except for a TLS handshake that failed on a certificate, which no
+ * retry fixes. The message names the error code only; undici's own message (kept as the cause)
+ * may name the host, which is not a secret but not needed either.
  */
-export function networkError(error: unknown, target: RequestTarget): UpstreamHttpError {
+export function networkError(
+  error: unknown,
+  target: RequestTarget,
+  hints: NetworkErrorHints = {},
+): UpstreamHttpError {
   const code = (error as { code?: unknown } | null)?.code;
   const label = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
-  return new UpstreamHttpError(
-    `${target.method} ${target.path} failed before a response: ${label} (retryable)`,
-    {
-      retryable: true,
-      context: { method: target.method, path: target.path, errorCode: label },
-      cause: error,
-    },
-  );
+  const request = `${target.method} ${target.path}`;
+  const context = { method: target.method, path: target.path, errorCode: label };
+  if (UNTRUSTED_SERVER_CERTIFICATE.has(label)) {
+    return new UpstreamHttpError(
+      `${request}: the banking service's TLS certificate is not trusted (${label}); when the bank's ` +
+        'certificate is issued by a private CA, put that CA in the secret as ca_certificate',
+      { retryable: false, context, cause: error },
+    );
+  }
+  if (HANDSHAKE_ALERT.test(label)) {
+    return new UpstreamHttpError(
+      `${request}: the banking service refused the TLS handshake (${label}); check that it accepts ` +
+        'client_certificate (registered with the bank, signed by a CA it trusts, not expired)',
+      { retryable: false, context, cause: error },
+    );
+  }
+  const hint =
+    hints.clientCertificate === true && CLOSED_WITHOUT_ANSWER.has(label)
+      ? '; a server that requires a client certificate closes the connection like this when it does not ' +
+        'accept client_certificate (not registered with the bank, or signed by a CA it does not trust)'
+      : '';
+  return new UpstreamHttpError(`${request} failed before a response: ${label} (retryable)${hint}`, {
+    retryable: true,
+    context,
+    cause: error,
+  });
 }

@@ -29,6 +29,8 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
       const parsed = JSON.parse(text) as CheckpointState;
       if (parsed.checkpoint !== null && !Number.isSafeInteger(parsed.checkpoint))
         throw new TypeError('checkpoint');
+      if (parsed.highestSeen != null && !Number.isSafeInteger(parsed.highestSeen))
+        throw new TypeError('highestSeen');
       return {
         checkpoint: parsed.checkpoint,
         updatedAt: parsed.updatedAt ?? null,
@@ -40,6 +42,7 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         ...(parsed.lastError == null ? {} : { lastError: parsed.lastError }),
         ...(parsed.firstLeasedAt == null ? {} : { firstLeasedAt: parsed.firstLeasedAt }),
         ...(parsed.start == null ? {} : { start: parsed.start }),
+        ...(parsed.highestSeen == null ? {} : { highestSeen: parsed.highestSeen }),
       };
     } catch (cause) {
       throw new ConfigurationError(

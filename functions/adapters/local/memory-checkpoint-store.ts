@@ -1,6 +1,7 @@
 import {
   decideCommit,
   decideCycleRecord,
+  decideHighestSeen,
   decideLease,
   decideRelease,
   decideStart,
@@ -11,11 +12,13 @@ import type {
   CheckpointStore,
   CommitRequest,
   CycleRecord,
+  HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
   ReleaseOptions,
   StartRequest,
 } from '../../core/checkpoint-store.ts';
+import { DeadlineExceededError } from '../../core/errors.ts';
 
 export interface MemoryCheckpointStoreOptions {
   /** What differs from an empty state (no checkpoint, no lease, no gaps). */
@@ -34,6 +37,8 @@ export class MemoryCheckpointStore implements CheckpointStore {
   protected state: CheckpointState;
   readonly #now: () => number;
   readonly #program: string;
+  /** The last operation queued: each one reads, decides and writes alone, as a conditional write does. */
+  #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: MemoryCheckpointStoreOptions = {}) {
     this.state = { ...EMPTY_CHECKPOINT_STATE, ...options.initial };
@@ -41,27 +46,42 @@ export class MemoryCheckpointStore implements CheckpointStore {
     this.#program = options.program ?? 'local';
   }
 
-  async acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
-    const { grant, next } = decideLease(await this.load(), request);
-    await this.save(next);
-    return grant;
+  acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
+    return this.#alone(async () => {
+      const { grant, next } = decideLease(await this.load(), request);
+      await this.save(next);
+      return grant;
+    });
   }
 
-  async recordStart({ signal, ...request }: StartRequest): Promise<void> {
-    signal?.throwIfAborted();
-    const now = new Date(this.#now()).toISOString();
-    await this.save(decideStart(await this.load(), request, this.#program, now));
+  recordStart({ signal, ...request }: StartRequest): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('recordStart', signal);
+      const now = new Date(this.#now()).toISOString();
+      await this.save(decideStart(await this.load(), request, this.#program, now));
+    });
   }
 
-  async commit({ signal, ...request }: CommitRequest): Promise<void> {
-    signal?.throwIfAborted();
-    const now = new Date(this.#now()).toISOString();
-    await this.save(decideCommit(await this.load(), request, this.#program, now));
+  recordHighestSeen({ signal, ...request }: HighestSeenRequest): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('recordHighestSeen', signal);
+      await this.save(decideHighestSeen(await this.load(), request, this.#program));
+    });
   }
 
-  async releaseLease(owner: string, options: ReleaseOptions = {}): Promise<void> {
-    options.signal?.throwIfAborted();
-    await this.save(decideRelease(await this.load(), owner, options.record));
+  commit({ signal, ...request }: CommitRequest): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('commit', signal);
+      const now = new Date(this.#now()).toISOString();
+      await this.save(decideCommit(await this.load(), request, this.#program, now));
+    });
+  }
+
+  releaseLease(owner: string, options: ReleaseOptions = {}): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('releaseLease', options.signal);
+      await this.save(decideRelease(await this.load(), owner, options.record));
+    });
   }
 
   async read(): Promise<CheckpointState> {
@@ -69,9 +89,28 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 
   /** Records a cycle without touching the lease (an older record never replaces a newer one). */
-  async recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    await this.save(decideCycleRecord(await this.load(), record));
+  recordCycle(record: CycleRecord, signal?: AbortSignal): Promise<void> {
+    return this.#alone(async () => {
+      this.#throwIfAborted('recordCycle', signal);
+      await this.save(decideCycleRecord(await this.load(), record));
+    });
+  }
+
+  /** Runs `operation` once every operation queued before it has settled. */
+  #alone<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(operation);
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+
+  /** An aborted write rejects with `DeadlineExceededError`, as the port says (the signal's own reason if it is one). */
+  #throwIfAborted(operation: string, signal: AbortSignal | undefined): void {
+    if (!signal?.aborted) return;
+    if (signal.reason instanceof DeadlineExceededError) throw signal.reason;
+    throw new DeadlineExceededError(
+      `The checkpoint ${operation} of program ${this.#program} was cut short; the checkpoint is as it was`,
+      { program: this.#program, operation },
+    );
   }
 
   protected async load(): Promise<CheckpointState> {

@@ -1,6 +1,7 @@
 /**
  * `doctor`: checks a deployment end to end as the caller and says what is wrong in plain words:
- * each program's secret (readable, well formed, an https base URL), a token, `GET /events`; the
+ * each program's secret (readable, well formed, an https base URL), its client certificate if it
+ * has one (subject, issuer, expiry), a token, `GET /events`; the
  * checkpoint table and the bus (exist, and writable by the caller: probes that change nothing
  * the poller reads); each schedule enabled; the stack's alarms in OK. Exit code 1 if any failed.
  */
@@ -10,23 +11,20 @@ import { DescribeEventBusCommand, PutEventsCommand } from '@aws-sdk/client-event
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
-import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
-import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
-import { DeadlineExceededError } from '../../core/errors.ts';
-import type { BankingCredentials } from '../../core/ports.ts';
+import { bankCheckNames, checkBank } from '../../adapters/banking-http/bank-checks.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
+import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { settingOption } from '../setting-options.ts';
 
-interface DoctorFlags {
+interface DoctorFlags extends RouteFlags {
   readonly program?: string;
   readonly checkpointTable?: string;
   readonly eventBus?: string;
-  readonly secretId?: string;
   readonly writeProbes: boolean;
   readonly timeout: number;
   readonly cursorParam: string;
@@ -41,15 +39,18 @@ export function registerDoctorCommand(program: Command): void {
     .command('doctor')
     .summary('check a deployment end to end and say what is wrong')
     .description(
-      "Checks, as the caller: each program's secret is readable and well formed (https base_url), a token can be " +
-        'obtained, GET /events answers; the checkpoint table and the bus exist and the caller may write to them (a ' +
+      "Checks each program's secret is readable and well formed (https base_url), its client certificate if any " +
+        '(subject, expiry), a token can be obtained and GET /events answers: with --stack in the deployed function, ' +
+        'as its role (lambda:InvokeFunction), with --local from this machine with your credentials. Checks, as the ' +
+        'caller: the checkpoint table and the bus exist and the caller may write to them (a ' +
         `conditional write that cannot succeed, and one probe event with source ${PROBE_SOURCE}, which no rule of ` +
         "the stack matches); each program's schedule is enabled; the stack's alarms are OK. Exit code 1 if a check failed.",
     )
     .option('--program <name>', 'one program (default: all of the stack)')
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
     .option('--event-bus <name>', 'the bus (default: from --stack)')
-    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--local', LOCAL_OPTION_HELP)
+    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
     .option('--no-write-probes', 'skip the write probes of the table and the bus')
     .option('--timeout <seconds>', 'how long to wait for the banking service', positiveNumber, 15)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
@@ -111,93 +112,53 @@ const failed = (check: string, detail: string, fix: string): CheckResult => ({
 const skipped = (check: string, detail: string): CheckResult => ({ check, verdict: 'skipped', detail });
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/** Secret, token and feed of one program, each only if the one before passed. */
+/** Secret, token and feed of one program: in the deployed function, or with `--local` from here. */
 async function checkProgram(
   context: CommandContext,
   deployment: Deployment,
   program: string,
   flags: DoctorFlags,
 ): Promise<CheckResult[]> {
-  const secretCheck = `secret (${program})`;
-  const tokenCheck = `token (${program})`;
-  const feedCheck = `GET /events (${program})`;
-  let secretId: string;
-  try {
-    secretId = deployment.secretId(program);
-  } catch (error) {
-    return [
-      skipped(secretCheck, message(error)),
-      skipped(tokenCheck, 'needs the secret'),
-      skipped(feedCheck, 'needs the secret'),
-    ];
-  }
-  const credentials = new SecretsManagerCredentialsProvider({
-    client: context.aws.secretsManager,
-    secretId,
-    cache: new Map(),
-  });
-  let value: BankingCredentials;
-  try {
-    value = await credentials.get();
-  } catch (error) {
-    return [
-      failed(
-        secretCheck,
-        message(error),
-        `store the credentials: banking-events-poller secret set --secret-id ${secretId}`,
-      ),
-      skipped(tokenCheck, 'needs a valid secret'),
-      skipped(feedCheck, 'needs a valid secret'),
-    ];
-  }
-  const results = [
-    ok(secretCheck, `readable and well formed; base_url ${value.baseUrl}, client_id ${value.clientId}`),
+  const names = bankCheckNames(program);
+  const unchecked = (result: CheckResult, why: string): CheckResult[] => [
+    result,
+    skipped(names.token, why),
+    skipped(names.feed, why),
   ];
-  const tokens = new ClientCredentialsTokenProvider({ credentials });
+  let route: BankRoute;
   try {
-    await tokens.getAccessToken(AbortSignal.timeout(flags.timeout * 1000));
-    results.push(ok(tokenCheck, `POST ${new URL(value.baseUrl).host}/oauth2/token issued a token`));
+    route = bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
-    results.push(
-      failed(
-        tokenCheck,
-        message(error),
-        'check base_url, client_id and client_secret (banking-events-poller secret set --verify)',
-      ),
-      skipped(feedCheck, 'needs a token'),
-    );
-    return results;
+    if (error instanceof UsageError && deployment.stackName !== undefined && flags.local !== true)
+      return unchecked(failed(names.secret, error.message, error.fix), 'needs the poller function');
+    return unchecked(skipped(names.secret, message(error)), 'needs the secret');
   }
-  const feed = new BankingEventFeed({
-    credentials,
-    tokens,
-    cursorParam: flags.cursorParam,
-    limitParam: flags.limitParam,
-    limit: 1,
-  });
+  if (route.kind === 'local') {
+    return checkBank({
+      program,
+      secretId: route.secretId,
+      credentials: new SecretsManagerCredentialsProvider({
+        client: context.aws.secretsManager,
+        secretId: route.secretId,
+        cache: new Map(),
+      }),
+      timeoutMs: flags.timeout * 1000,
+      cursorParam: flags.cursorParam,
+      limitParam: flags.limitParam,
+    });
+  }
   try {
-    const page = await feed.poll({ after: null, signal: AbortSignal.timeout(flags.timeout * 1000) });
-    const first = page.events[0];
-    results.push(
-      ok(
-        feedCheck,
-        first === undefined
-          ? 'answered: no events yet'
-          : `answered: the oldest event is ${first.sequence_number}`,
-      ),
-    );
+    const answer = await route.client.send({
+      version: 1,
+      kind: 'doctor-bank',
+      program,
+      timeoutMs: flags.timeout * 1000,
+    });
+    return [...answer.checks];
   } catch (error) {
-    if (error instanceof DeadlineExceededError) {
-      results.push({
-        check: feedCheck,
-        verdict: 'warning',
-        detail: `no answer within ${flags.timeout} s`,
-        fix: 'a long poll holds while there is nothing new: an empty feed looks like this; otherwise check the service',
-      });
-    } else
-      results.push(failed(feedCheck, message(error), 'check base_url and that the client may read events'));
+    const fix = error instanceof CliError ? error.fix : 'check the poller function';
+    return unchecked(failed(names.secret, message(error), fix), 'needs the poller function');
   }
-  return results;
 }
 
 async function checkTable(
@@ -301,7 +262,7 @@ async function checkBus(
     return failed(
       check,
       `${busName}: ${message(error)}`,
-      'operators need events:PutEvents on the bus (replay)',
+      'the probe needs events:PutEvents on the bus, which no operator grant allows (only the function publishes): as an operator, pass --no-write-probes',
     );
   }
 }

@@ -5,17 +5,23 @@
  */
 import type { Command } from 'commander';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { PayloadValidationError } from '../../core/errors.ts';
+import { isUnreadableEvent } from '../../core/errors.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
 
-interface EventFlags {
+interface EventFlags extends RouteFlags {
   readonly program?: string;
-  readonly secretId?: string;
   readonly eventSource?: string;
 }
+
+/** An event as the bank had it; `unreadable` when the poller could not read it. */
+type LookUp =
+  | { found: true; event: BankingEvent }
+  | { found: false }
+  | { found: 'unreadable'; message: string };
 
 export function registerEventCommand(program: Command): void {
   program
@@ -25,10 +31,12 @@ export function registerEventCommand(program: Command): void {
     .description(
       'Looks one event up at the banking service (GET /event/:id, or GET /event/sequence/:n for a number) and prints ' +
         'it on stdout as an EventBridge target would receive it from the function: source, detail-type, time and the ' +
-        'detail it would publish. Nothing is published and the checkpoint is not touched.',
+        'detail it would publish. Nothing is published and the checkpoint is not touched. With --stack the deployed ' +
+        'function looks it up (lambda:InvokeFunction); --local looks it up from this machine with the secret.',
     )
     .option('--program <name>', "whose feed (default: the stack's first program)")
-    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--local', LOCAL_OPTION_HELP)
+    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
     .option(
       '--event-source <source>',
       `source shown (default: the stack's, or ${SETTINGS.eventSource.default})`,
@@ -49,25 +57,16 @@ Examples:
 async function lookUp(context: CommandContext, key: string, flags: EventFlags): Promise<void> {
   const deployment = await context.deployment({ secretId: flags.secretId });
   const program = deployment.program(flags.program);
-  // Lookups only: the query parameters of polls never go out.
-  const feed = feedFromSecret(context.aws, deployment.secretId(program), { limit: 1 });
   const bySequence = /^\d+$/.test(key);
-  const signal = AbortSignal.timeout(30_000);
-  let event: BankingEvent | null;
-  try {
-    event = bySequence
-      ? await feed.fetchEventBySequence(Number(key), signal)
-      : await feed.fetchEventById(key, signal);
-  } catch (error) {
-    if (error instanceof PayloadValidationError) {
-      throw new CliError(
-        `The banking service answered with an event this poller cannot read: ${error.message}`,
-        'the function publishes such an event as invalid_event (the quarantine queue); report it to the banking service',
-      );
-    }
-    throw error;
+  const route = bankRoute(context.aws, deployment, program, flags);
+  const answer = await find(context, route, program, key, bySequence);
+  if (answer.found === 'unreadable') {
+    throw new CliError(
+      `The banking service answered with an event this poller cannot read: ${answer.message}`,
+      'the function publishes such an event as invalid_event (the quarantine queue); report it to the banking service',
+    );
   }
-  if (event === null) {
+  if (!answer.found) {
     throw new CliError(
       `The banking service has no event ${bySequence ? `with sequence number ${key}` : `with id ${key}`} for ${program} (HTTP 404)`,
       bySequence
@@ -75,6 +74,7 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
         : 'check the id, and that it belongs to this program',
     );
   }
+  const { event } = answer;
   const envelope = {
     source: deployment.eventSource(flags.eventSource),
     'detail-type': event.type,
@@ -84,4 +84,33 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
   // The detail as published, byte for byte: spliced in rather than re-serialized.
   const { detail: _detail, ...head } = envelope;
   context.terminal.out(`${JSON.stringify(head).slice(0, -1)},"detail":${event.detail}}\n`);
+}
+
+async function find(
+  context: CommandContext,
+  route: BankRoute,
+  program: string,
+  key: string,
+  bySequence: boolean,
+): Promise<LookUp> {
+  if (route.kind === 'function') {
+    return route.client.send({
+      version: 1,
+      kind: 'event',
+      program,
+      ...(bySequence ? { sequence: Number(key) } : { id: key }),
+    });
+  }
+  // Lookups only: the query parameters of polls never go out.
+  const feed = feedFromSecret(context.aws, route.secretId, { limit: 1 });
+  const signal = AbortSignal.timeout(30_000);
+  try {
+    const event = bySequence
+      ? await feed.fetchEventBySequence(Number(key), signal)
+      : await feed.fetchEventById(key, signal);
+    return event === null ? { found: false } : { found: true, event };
+  } catch (error) {
+    if (isUnreadableEvent(error)) return { found: 'unreadable', message: error.message };
+    throw error;
+  }
 }

@@ -7,14 +7,14 @@ import type { Command } from 'commander';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { CheckpointTracker } from '../../core/checkpoint-tracker.ts';
 import { PublishPipeline } from '../../core/publish-pipeline.ts';
-import { readRange } from '../../core/range-reader.ts';
+import { type ReplayFailure, type ReplayStep, replayRange } from '../../core/range-replay.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { type FeedFlags, feedFromSecret, warningLogger } from '../banking-access.ts';
-import { CliError, InterruptedError } from '../cli-errors.ts';
+import { CliError, InterruptedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
+import { bankRoute, LOCAL_OPTION_HELP, type OperatorClient, type RouteFlags } from '../operator-client.ts';
 import { positiveInteger, positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
@@ -27,7 +27,7 @@ import {
 } from '../replay-state.ts';
 import { settingOption } from '../setting-options.ts';
 
-interface ReplayFlags extends FeedFlags {
+interface ReplayFlags extends FeedFlags, RouteFlags {
   readonly program?: string;
   readonly from: number;
   readonly to: number;
@@ -36,7 +36,6 @@ interface ReplayFlags extends FeedFlags {
   readonly restart?: boolean;
   readonly eventBus?: string;
   readonly eventSource?: string;
-  readonly secretId?: string;
   readonly holdSeconds: number;
 }
 
@@ -47,20 +46,23 @@ export function registerReplayCommand(program: Command): void {
     .description(
       'Reads events --from N --to M (both included) from the banking service, paging through GET /events from N-1 ' +
         'and looking up by sequence number whatever the pages skip, and publishes them to the bus again. The checkpoint ' +
-        'is not touched. A state file records progress: after an interruption, the same command resumes.',
+        'is not touched. A state file records progress: after an interruption, the same command resumes. With --stack ' +
+        'the deployed function reads and publishes (lambda:InvokeFunction; its bus, its source, its feed settings), ' +
+        'one invocation after another; --local reads the secret and publishes from this machine.',
     )
     .requiredOption('--from <sequence>', 'first sequence number', positiveInteger)
     .requiredOption('--to <sequence>', 'last sequence number', positiveInteger)
     .option('--program <name>', "whose feed (default: the stack's first program)")
+    .option('--local', LOCAL_OPTION_HELP)
     .option('--dry-run', 'print the events that would be sent (NDJSON on stdout), send nothing')
     .option('--state-file <path>', 'progress file (default: .local/replays/<program>-<from>-<to>.json)')
     .option('--restart', 'ignore the progress file and start the range over')
-    .option('--event-bus <name>', 'bus to publish to (default: from --stack)')
+    .option('--event-bus <name>', 'bus to publish to from here (--local; default: from --stack)')
     .option(
       '--event-source <source>',
-      `source of the published events (default: the stack's, or ${SETTINGS.eventSource.default})`,
+      `source of the events published from here (--local; default: the stack's, or ${SETTINGS.eventSource.default})`,
     )
-    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
     .option('--hold-seconds <s>', 'a poll answering nothing for this long ends the feed', positiveNumber, 10)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
@@ -82,9 +84,15 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   checkRange(flags.from, flags.to);
   const deployment = await context.deployment({ eventBus: flags.eventBus, secretId: flags.secretId });
   const program = deployment.program(flags.program);
+  const route = bankRoute(context.aws, deployment, program, flags);
+  if (route.kind === 'function' && (flags.eventBus !== undefined || flags.eventSource !== undefined)) {
+    throw new UsageError(
+      '--event-bus and --event-source say where this machine publishes, but with --stack the deployed function publishes to its own bus',
+      'leave them out, or add --local to read the range and publish it from here',
+    );
+  }
   const source = deployment.eventSource(flags.eventSource);
   const eventBusName = flags.dryRun ? undefined : deployment.eventBus;
-  const feed = feedFromSecret(context.aws, deployment.secretId(program), flags);
   const stateFile = flags.stateFile ?? defaultStateFile(program, flags.from, flags.to);
   const saved = flags.restart || flags.dryRun ? null : await readReplayState(stateFile);
   const start = saved === null ? flags.from : saved.publishedThrough + 1;
@@ -98,27 +106,24 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   }
   if (saved !== null) terminal.err(`Resuming after ${saved.publishedThrough} (${stateFile}).\n`);
 
-  const publisher =
-    eventBusName === undefined
-      ? undefined
-      : new EventBridgePublisher({
-          client: context.aws.eventBridge,
-          eventBusName,
-          source,
-        });
-  const pipeline =
-    publisher === undefined
-      ? undefined
-      : new PublishPipeline({
-          publisher,
-          clock: systemClock,
-          metrics: { add: () => {} },
-          logger: warningLogger(terminal),
-        });
   const interrupt = onInterrupt(
     'Stopping after the events in hand; run the same command again to resume',
     terminal.err,
   );
+  const range = {
+    from: start,
+    to: flags.to,
+    holdMs: flags.holdSeconds * 1000,
+    dryRun: flags.dryRun === true,
+  };
+  const steps =
+    route.kind === 'function'
+      ? functionSteps(route.client, program, range)
+      : replayRange(
+          feedFromSecret(context.aws, route.secretId, flags),
+          eventBusName === undefined ? undefined : localPipeline(context, eventBusName, source),
+          { ...range, signal: interrupt.signal, pollHoldMs: range.holdMs, clock: systemClock },
+        );
   const progress = startProgress(terminal, {
     label: flags.dryRun ? 'dry run' : 'replay',
     unit: 'sequence numbers',
@@ -129,33 +134,26 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   let through = start - 1;
   let endOfFeed = false;
   try {
-    const chunks = readRange(feed, {
-      from: start,
-      to: flags.to,
-      signal: interrupt.signal,
-      pollHoldMs: flags.holdSeconds * 1000,
-      clock: systemClock,
-    });
-    for await (const chunk of chunks) {
-      if (chunk.endOfFeed) {
+    for await (const step of steps) {
+      if (step.failure !== undefined) throw replayFailureError(step.failure);
+      if (step.endOfFeed) {
         endOfFeed = true;
         break;
       }
-      missing.push(...chunk.missing);
-      if (pipeline === undefined) {
-        for (const event of chunk.events) terminal.out(`${JSON.stringify(asBusEvent(event, source))}\n`);
-        published += chunk.events.length;
+      missing.push(...step.missing);
+      published += step.published;
+      if (flags.dryRun) {
+        for (const event of step.events) terminal.out(`${JSON.stringify(asBusEvent(event, source))}\n`);
       } else {
-        published += await publishChunk(pipeline, chunk.events, through);
         await writeReplayState(stateFile, {
           program,
           from: flags.from,
           to: flags.to,
-          publishedThrough: chunk.through,
+          publishedThrough: step.through,
           updatedAt: new Date().toISOString(),
         });
       }
-      through = chunk.through;
+      through = step.through;
       progress.update(through - start + 1, `at ${through}`);
       if (interrupt.signal.aborted) break;
     }
@@ -193,33 +191,74 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   if (globals.json && !flags.dryRun) terminal.out(toJson(summary));
 }
 
-/** Publishes one chunk; throws, naming where to resume, if the bus did not take all of it. */
-async function publishChunk(
-  pipeline: PublishPipeline,
-  events: readonly BankingEvent[],
-  before: number,
-): Promise<number> {
-  const tracker = new CheckpointTracker(before);
-  tracker.track(events.map((event) => event.sequence_number));
-  const report = await pipeline.publish(events, {
-    deadline: Number.POSITIVE_INFINITY,
-    signal: new AbortController().signal,
-    onAccepted: (event) => tracker.accept(event.sequence_number),
+/** The bus as this machine publishes to it (`--local`). */
+function localPipeline(context: CommandContext, eventBusName: string, source: string): PublishPipeline {
+  return new PublishPipeline({
+    publisher: new EventBridgePublisher({ client: context.aws.eventBridge, eventBusName, source }),
+    clock: systemClock,
+    metrics: { add: () => {} },
+    logger: warningLogger(context.terminal),
   });
-  const failed = report.failed[0];
-  if (failed !== undefined) {
-    throw new CliError(
-      `The bus did not accept ${report.failed.length} event(s) (first: sequence ${failed.event.sequence_number}, ${failed.errorCode}: ${failed.errorMessage})`,
+}
+
+/**
+ * The range replayed by the deployed function, one invocation after another: each publishes
+ * chunks until its budget runs low and answers how far it got; the next asks from there.
+ */
+async function* functionSteps(
+  client: OperatorClient,
+  program: string,
+  range: { from: number; to: number; holdMs: number; dryRun: boolean },
+): AsyncGenerator<ReplayStep> {
+  let next = range.from;
+  while (next <= range.to) {
+    const result = await client.send({ version: 1, kind: 'replay', program, ...range, from: next });
+    if (result.through >= next) {
+      yield {
+        events: result.events ?? [],
+        missing: result.missing,
+        through: result.through,
+        published: result.published,
+        endOfFeed: false,
+      };
+    }
+    if (result.failure !== undefined) {
+      yield {
+        events: [],
+        missing: [],
+        through: result.through,
+        published: 0,
+        endOfFeed: false,
+        failure: result.failure,
+      };
+      return;
+    }
+    if (result.endOfFeed) {
+      yield { events: [], missing: [], through: result.through, published: 0, endOfFeed: true };
+      return;
+    }
+    if (result.through < next) {
+      throw new CliError(
+        `The poller function ${client.functionName} read nothing of ${next}..${range.to} within its timeout`,
+        'check the banking service (`banking-events-poller doctor`), or lower --hold-seconds; run the same command again to resume',
+      );
+    }
+    next = result.through + 1;
+  }
+}
+
+/** Why the bus did not take a chunk, in the words and with the fix `replay` has always given. */
+function replayFailureError(failure: ReplayFailure): CliError {
+  if (failure.kind === 'rejected') {
+    return new CliError(
+      `The bus did not accept ${failure.count} event(s) (first: sequence ${failure.sequenceNumber}, ${failure.errorCode}: ${failure.errorMessage})`,
       'fix the bus (permissions, quota) and run the same command again to resume',
     );
   }
-  if (report.oversize !== undefined) {
-    throw new CliError(
-      `Event ${report.oversize.event.id} (sequence ${report.oversize.event.sequence_number}) is ${report.oversize.sizeBytes} bytes, over the PutEvents limit`,
-      'deliver it another way (docs/deploy.md#event-too-large), then replay from the next number',
-    );
-  }
-  return report.accepted;
+  return new CliError(
+    `Event ${failure.eventId} (sequence ${failure.sequenceNumber}) is ${failure.sizeBytes} bytes, over the PutEvents limit`,
+    'deliver it another way (docs/deploy.md#event-too-large), then replay from the next number',
+  );
 }
 
 /** What `--dry-run` prints: the event as an EventBridge target would receive it. */

@@ -15,6 +15,13 @@ import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-err
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
+import {
+  type BankRoute,
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type OperatorClient,
+  type RouteFlags,
+} from '../operator-client.ts';
 import { formatInstant, toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
 import { confirmChange } from '../prompts.ts';
@@ -27,7 +34,7 @@ import {
 } from '../rewind-plan.ts';
 import { settingOption } from '../setting-options.ts';
 
-interface RewindFlags extends FeedFlags {
+interface RewindFlags extends FeedFlags, RouteFlags {
   readonly program?: string;
   readonly to: string;
   readonly yes?: boolean;
@@ -36,7 +43,6 @@ interface RewindFlags extends FeedFlags {
   readonly allowForward?: boolean;
   readonly feedCheck: boolean;
   readonly checkpointTable?: string;
-  readonly secretId?: string;
   /** Always given: the flag has the table's default. */
   readonly limit: number;
 }
@@ -52,7 +58,8 @@ export function registerRewindCommand(program: Command): void {
       'Sets the checkpoint of a program: the last sequence number taken as published. Events after it are published ' +
         'again by the next run (consumers see duplicates; they de-duplicate on detail.id). Refuses while a run holds ' +
         'the lease, unless --wait (for it to end) or --force (take the lease: that run stops at its next commit). ' +
-        '--to latest passes over the existing events without publishing them and lands after the newest one.',
+        '--to latest passes over the existing events without publishing them and lands after the newest one. The feed is ' +
+        'read by the deployed function with --stack (lambda:InvokeFunction), from this machine with --local.',
     )
     .requiredOption('--to <checkpoint>', 'a sequence number, "beginning" (0) or "latest"')
     .option('--program <name>', "the program (default: the stack's first program)")
@@ -61,8 +68,9 @@ export function registerRewindCommand(program: Command): void {
     .option('--force', 'take the lease from a running run')
     .option('--allow-forward', 'allow a number beyond the checkpoint (skips the events in between)')
     .option('--no-feed-check', 'do not ask the banking service for its oldest event first')
+    .option('--local', LOCAL_OPTION_HELP)
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
-    .option('--secret-id <id>', "the program's secret (default: from --stack)")
+    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
     .addOption(settingOption('pollLimit', 'events per page while fast-forwarding'))
@@ -93,9 +101,7 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
     program,
   });
   const needsFeed = target.kind === 'latest' || flags.feedCheck;
-  const feed = needsFeed
-    ? feedFromSecret(context.aws, secretFor(deployment, program, target), flags)
-    : undefined;
+  const feed = needsFeed ? feedAccess(context, deployment, program, target, flags) : undefined;
 
   let state = await store.read();
   refuseWhileLeased(program, state, flags, Date.now());
@@ -163,10 +169,22 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
   }
 }
 
-/** The secret, needed to read the feed: for `latest`, and for the retention check unless skipped. */
-function secretFor(deployment: Deployment, program: string, target: RewindTarget): string {
+/** How `rewind` reads the feed: through the deployed function, or (`--local`) from here with the secret. */
+type FeedAccess =
+  | { readonly kind: 'function'; readonly client: OperatorClient; readonly program: string }
+  | { readonly kind: 'local'; readonly feed: BankingEventFeed };
+
+/** The feed, needed for `latest`, and for the retention check unless skipped. */
+function feedAccess(
+  context: CommandContext,
+  deployment: Deployment,
+  program: string,
+  target: RewindTarget,
+  flags: RewindFlags,
+): FeedAccess {
+  let route: BankRoute;
   try {
-    return deployment.secretId(program);
+    route = bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
     if (!(error instanceof UsageError) || target.kind === 'latest') throw error;
     throw new UsageError(
@@ -174,6 +192,9 @@ function secretFor(deployment: Deployment, program: string, target: RewindTarget
       `${error.fix}, or pass --no-feed-check to skip that check`,
     );
   }
+  return route.kind === 'function'
+    ? { kind: 'function', client: route.client, program }
+    : { kind: 'local', feed: feedFromSecret(context.aws, route.secretId, flags) };
 }
 
 /** A live lease means a run is polling: it would overwrite the move. */
@@ -228,9 +249,11 @@ async function waitForLease(
 }
 
 /** The first event a poll from the beginning answers with: the oldest the service still has. */
-async function oldestRetained(feed: BankingEventFeed): Promise<number | null> {
+async function oldestRetained(feed: FeedAccess): Promise<number | null> {
   try {
-    const page = await feed.poll({ after: null, signal: AbortSignal.timeout(15_000) });
+    if (feed.kind === 'function')
+      return (await feed.client.send({ version: 1, kind: 'feed-oldest', program: feed.program })).oldest;
+    const page = await feed.feed.poll({ after: null, signal: AbortSignal.timeout(15_000) });
     return page.events[0]?.sequence_number ?? null;
   } catch (error) {
     throw new CliError(
@@ -242,14 +265,75 @@ async function oldestRetained(feed: BankingEventFeed): Promise<number | null> {
 
 async function fastForwardFrom(
   context: CommandContext,
-  feed: BankingEventFeed,
+  feed: FeedAccess,
   from: number | null,
   pageLimit: number,
-) {
+): Promise<{ reached: number | null; feedProgramId: string | null }> {
   const { terminal } = context;
   terminal.err(
     `Fast-forwarding: reading the feed from ${from === null ? 'the beginning' : `after ${from}`} without publishing, to find the newest event…\n`,
   );
+  if (feed.kind === 'function') return fastForwardInFunction(context, feed, from);
+  return fastForwardHere(context, feed.feed, from, pageLimit);
+}
+
+/**
+ * The walk in the deployed function, one invocation after another (each stops at its deadline
+ * and says where); the start time is fixed once, so it lands where one long walk would.
+ */
+async function fastForwardInFunction(
+  context: CommandContext,
+  feed: Extract<FeedAccess, { kind: 'function' }>,
+  from: number | null,
+): Promise<{ reached: number | null; feedProgramId: string | null }> {
+  const { terminal } = context;
+  const startedAt = Date.now();
+  const interrupt = onInterrupt('Stopping the fast-forward; nothing will be changed', terminal.err);
+  const progress = startProgress(terminal, { label: 'fast-forward', unit: 'events passed over' });
+  let reached = from;
+  let skipped = 0;
+  let feedProgramId: string | null = null;
+  try {
+    for (;;) {
+      const answer = await feed.client.send({
+        version: 1,
+        kind: 'feed-latest',
+        program: feed.program,
+        from: reached,
+        startedAt,
+      });
+      skipped += answer.skipped;
+      reached = answer.reached;
+      feedProgramId ??= answer.feedProgramId;
+      progress.update(skipped, `at ${reached ?? 'the beginning'}`);
+      if (answer.outcome === 'landed') {
+        progress.stop(`landed at ${reached ?? 'the beginning'}`);
+        return { reached, feedProgramId };
+      }
+      if (answer.pages === 0) {
+        progress.stop('stopped');
+        throw new CliError(
+          `The banking service answered no poll of the fast-forward within the function's timeout (last: ${answer.lastError ?? 'no answer'})`,
+          'check that it is up (`banking-events-poller doctor`) and try again; nothing was changed',
+        );
+      }
+      if (interrupt.signal.aborted) {
+        progress.stop('interrupted');
+        throw new InterruptedError('Fast-forward stopped before the newest event; nothing was changed');
+      }
+    }
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+async function fastForwardHere(
+  context: CommandContext,
+  feed: BankingEventFeed,
+  from: number | null,
+  pageLimit: number,
+): Promise<{ reached: number | null; feedProgramId: string | null }> {
+  const { terminal } = context;
   const interrupt = onInterrupt('Stopping the fast-forward; nothing will be changed', terminal.err);
   const { reader, failure } = boundedReader(feed, interrupt.signal, terminal);
   const progress = startProgress(terminal, { label: 'fast-forward', unit: 'events passed over' });

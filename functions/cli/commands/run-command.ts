@@ -45,6 +45,8 @@ interface RunFlags {
   readonly eventBus?: string | true;
   readonly eventSource?: string;
   readonly startPosition: StartPositionValue;
+  /** Seconds (`--start-clock-skew`). */
+  readonly startClockSkew: number;
   readonly duration?: number;
   readonly untilCaughtUp?: boolean;
   readonly rate: number;
@@ -65,12 +67,14 @@ export function registerRunCommand(program: Command): void {
       'Runs the poll cycle continuously. With no flags: the banking-service simulator in-process, the checkpoint in ' +
         '.local/checkpoint-<program>.json, every event as one NDJSON line on stdout. Each flag switches one part to the ' +
         'real thing; with --stack, a flag given without a value takes the name from the stack. A live line on stderr ' +
-        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0.',
+        'shows events/s, checkpoint, lag and retries. Ctrl-C finishes the batch in hand, commits, and exits 0. Always ' +
+        'local: the deployed function is not involved.',
     )
     .option('--program <name>', 'checkpoint row (default: "local", or the stack\'s first program)')
     .option(
       '--secret-id [id]',
-      'poll the banking service whose credentials this secret holds (default: the simulator)',
+      'poll the banking service whose credentials this secret holds, read with your credentials on this machine ' +
+        '(local use; default: the simulator)',
     )
     .option('--checkpoint-table [name]', 'keep the checkpoint in this DynamoDB table (default: a local file)')
     .option('--checkpoint-file <path>', 'local checkpoint file (default: .local/checkpoint-<program>.json)')
@@ -81,6 +85,12 @@ export function registerRunCommand(program: Command): void {
     )
     .addOption(
       settingOption('startPosition', 'where a program without a checkpoint starts: beginning, latest or N'),
+    )
+    .addOption(
+      settingOption(
+        'startClockSkewAllowanceSeconds',
+        "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
+      ),
     )
     .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
     .option(
@@ -208,7 +218,11 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
             safetyMarginMs: 0,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
-            startPosition: { position: toStartPosition(flags.startPosition), pageLimit: flags.limit },
+            startPosition: {
+              position: toStartPosition(flags.startPosition),
+              pageLimit: flags.limit,
+              clockSkewAllowanceMs: flags.startClockSkew * 1000,
+            },
             feedMode: flags.feedMode,
             stream: { recovery: flags.streamRecovery },
           },

@@ -2,13 +2,17 @@
  * `secret set`: stores a program's banking credentials. The value comes from stdin (the JSON, or
  * just the client secret with --base-url and --client-id) or from prompts, the secret one hidden;
  * never from a flag, so it stays out of shell history and process lists. It is validated (an
- * https base URL, no placeholder), optionally tried against the token endpoint, and never printed.
+ * https base URL, no placeholder, a usable client certificate), optionally tried against the token
+ * endpoint, and never printed. The mutual TLS fields come with the JSON; a client secret given
+ * alone (or at the prompts) keeps those of the current value.
  */
-import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { Command } from 'commander';
+import { checkBankTls, checkValidity } from '../../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { parseBankingCredentials } from '../../core/banking-credentials.ts';
+import { ClientCertificateError } from '../../core/errors.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials } from '../../core/ports.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
@@ -32,8 +36,10 @@ export function registerSecretCommand(program: Command): void {
     .description(
       'Writes {"base_url", "client_id", "client_secret"} to the secret. Reads the JSON from stdin, or only the client ' +
         'secret from stdin with --base-url and --client-id, or asks on the terminal (the client secret hidden). ' +
-        'Validates it (base_url must be https://) and, with --verify, gets a token with it before writing. The ' +
-        'secret is never printed.',
+        'Validates it (base_url must be https://; a client certificate must parse, match its key and be valid) and, ' +
+        'with --verify, gets a token with it before writing. The JSON may hold client_certificate, client_key, ' +
+        'client_key_passphrase and ca_certificate (mutual TLS); given the client secret alone or at the prompts, ' +
+        'those of the current value are kept. The secret is never printed.',
     )
     .option('--secret-id <id>', "the secret (default: the program's, from --stack)")
     .option('--program <name>', "whose secret, with --stack (default: the stack's first program)")
@@ -58,10 +64,12 @@ async function setSecret(context: CommandContext, flags: SecretSetFlags): Promis
   const { terminal, globals } = context;
   const deployment = await context.deployment({ secretId: flags.secretId });
   const secretId = deployment.secretId(deployment.program(flags.program));
-  const raw = terminal.stdinIsTerminal
+  const given = terminal.stdinIsTerminal
     ? await askForFields(flags)
     : fieldsFromStdin(await readStdin(), flags);
+  const raw = given.json ? given.fields : { ...(await currentTlsFields(context, secretId)), ...given.fields };
   const credentials = parseBankingCredentials(JSON.stringify(raw), 'the new secret value');
+  checkCertificate(credentials);
   if (flags.verify) await verify(credentials);
   const written = await context.aws.secretsManager
     .send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(raw) }))
@@ -90,10 +98,51 @@ async function setSecret(context: CommandContext, flags: SecretSetFlags): Promis
   }
 }
 
-type SecretFields = { base_url?: unknown; client_id?: unknown; client_secret?: unknown };
+type SecretFields = { base_url?: unknown; client_id?: unknown; client_secret?: unknown } & {
+  [field in (typeof TLS_FIELDS)[number]]?: unknown;
+};
+
+/** The new value's fields, and whether they came as the whole JSON value. */
+interface GivenFields {
+  readonly fields: SecretFields;
+  readonly json: boolean;
+}
+
+/** The secret's mutual TLS fields (see `parseBankingCredentials`). */
+const TLS_FIELDS = ['client_certificate', 'client_key', 'client_key_passphrase', 'ca_certificate'] as const;
+
+/** The mutual TLS fields of the value stored now, kept when only the client secret changes. */
+async function currentTlsFields(context: CommandContext, secretId: string): Promise<SecretFields> {
+  let parsed: unknown;
+  try {
+    const output = await context.aws.secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+    parsed = JSON.parse(output.SecretString ?? '');
+  } catch {
+    // Not readable (no such value yet, no right to read it) or not JSON: nothing to keep.
+    return {};
+  }
+  if (!isJsonObject(parsed)) return {};
+  return Object.fromEntries(
+    TLS_FIELDS.filter((field) => parsed[field] !== undefined).map((field) => [field, parsed[field]]),
+  );
+}
+
+/** A client certificate that the poller would refuse at its first run is refused here, before writing. */
+function checkCertificate(credentials: BankingCredentials): void {
+  if (credentials.tls === undefined) return;
+  try {
+    const { certificate } = checkBankTls(credentials.tls);
+    if (certificate !== undefined) checkValidity(certificate, Date.now());
+  } catch (error) {
+    if (error instanceof ClientCertificateError) {
+      throw new UsageError(error.message, `fix ${String(error.context.field)}; the secret was not changed`);
+    }
+    throw error;
+  }
+}
 
 /** stdin holds the JSON value, or the client secret alone (the other two from flags). */
-function fieldsFromStdin(text: string, flags: SecretSetFlags): SecretFields {
+function fieldsFromStdin(text: string, flags: SecretSetFlags): GivenFields {
   const trimmed = text.trim();
   if (trimmed === '') {
     throw new UsageError(
@@ -114,10 +163,17 @@ function fieldsFromStdin(text: string, flags: SecretSetFlags): SecretFields {
     }
     if (!isJsonObject(parsed))
       throw new UsageError('stdin is not a JSON object', 'pipe {"base_url", "client_id", "client_secret"}');
+    const tls = Object.fromEntries(
+      TLS_FIELDS.filter((field) => parsed[field] !== undefined).map((field) => [field, parsed[field]]),
+    );
     return {
-      base_url: flags.baseUrl ?? parsed.base_url,
-      client_id: flags.clientId ?? parsed.client_id,
-      client_secret: parsed.client_secret,
+      json: true,
+      fields: {
+        base_url: flags.baseUrl ?? parsed.base_url,
+        client_id: flags.clientId ?? parsed.client_id,
+        client_secret: parsed.client_secret,
+        ...tls,
+      },
     };
   }
   if (flags.baseUrl === undefined || flags.clientId === undefined) {
@@ -129,14 +185,17 @@ function fieldsFromStdin(text: string, flags: SecretSetFlags): SecretFields {
   if (trimmed.includes('\n')) {
     throw new UsageError('stdin holds several lines', 'pipe the client secret alone, or the whole JSON');
   }
-  return { base_url: flags.baseUrl, client_id: flags.clientId, client_secret: trimmed };
+  return {
+    json: false,
+    fields: { base_url: flags.baseUrl, client_id: flags.clientId, client_secret: trimmed },
+  };
 }
 
-async function askForFields(flags: SecretSetFlags): Promise<SecretFields> {
+async function askForFields(flags: SecretSetFlags): Promise<GivenFields> {
   const baseUrl = flags.baseUrl ?? (await askVisible('base_url (https://…):'));
   const clientId = flags.clientId ?? (await askVisible('client_id:'));
   const clientSecret = await askHidden('client_secret (hidden):');
-  return { base_url: baseUrl, client_id: clientId, client_secret: clientSecret };
+  return { json: false, fields: { base_url: baseUrl, client_id: clientId, client_secret: clientSecret } };
 }
 
 async function readStdin(): Promise<string> {

@@ -26,6 +26,7 @@ import { type ReceivedBusEvent, renderBusEvent } from '../bus-event-view.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
+import { TAIL_RESOURCE_PREFIX } from '../operator-resource-names.ts';
 import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
 import { stopAfter } from '../stop-after.ts';
 
@@ -36,9 +37,6 @@ interface TailFlags {
   readonly maxEvents?: number;
   readonly duration?: number;
 }
-
-/** Temporary resources carry this prefix, so a leftover one (after `kill -9`) is easy to find. */
-export const TAIL_RESOURCE_PREFIX = 'bep-tail-';
 
 export function registerTailCommand(program: Command): void {
   program

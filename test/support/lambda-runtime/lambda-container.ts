@@ -1,6 +1,7 @@
 /**
  * Runs a Lambda artifact the way the Lambda service does, for tests and benchmarks: a Runtime API
- * server in this process, and the bundle in its own plain `node` process under `bootstrap.mjs`,
+ * server in this process, and the bundle in its own plain `node` process under `bootstrap.mjs`
+ * (on the Node `spawned-node.ts` chooses: Node 24, as `nodejs24.x`, when it is installed),
  * a stand-in for the runtime interface client that keeps its rules (an event loop that empties
  * while the handler's promise is pending ends the invocation). Like a Lambda execution environment:
  *
@@ -21,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { spawnedNode } from '../spawned-node.ts';
 
 const BOOTSTRAP = fileURLToPath(new URL('./bootstrap.mjs', import.meta.url));
 const END_MARK = '\u0000LAMBDA-INVOCATION-END\n';
@@ -207,7 +209,7 @@ export class LambdaContainer {
     // The managed runtime's bootstrap: a tenth of the memory for the young generation, the rest old.
     const newSpace = Math.floor(memoryMb / 10);
     const child = spawn(
-      process.execPath,
+      spawnedNode().path,
       [
         `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
         `--max-old-space-size=${memoryMb - newSpace}`,

@@ -1,6 +1,7 @@
 /**
- * Mutation tests of the no-loss property: each mutant undoes one fix of the first-runs issue in a
- * copy of the code, and the property must find a schedule that loses an event on it. A property
+ * Mutation tests of the no-loss property: each mutant undoes one fix (of the first runs, of the
+ * bank's clock, of the stream, of a single event stopping the feed) in a copy of the code, and the
+ * property must find a schedule that loses an event on it. A property
  * that passed on a mutant could not see the hole the fix closed.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,8 +23,19 @@ const MUTANTS: readonly Mutant[] = [
       },
       {
         file: 'core/cycle/start-landing.ts',
-        find: '      startedAt: lease.firstLeasedAt,',
+        find: '      startedAt: lease.firstLeasedAt - allowanceMs,',
         replace: '      startedAt: deps.clock.now(),',
+      },
+    ],
+  },
+  {
+    // As before issue 24: `latest` takes the bank's created_dt for our clock, with no allowance.
+    name: "no allowance for the bank's clock",
+    edits: [
+      {
+        file: 'core/cycle/start-landing.ts',
+        find: '      startedAt: lease.firstLeasedAt - allowanceMs,',
+        replace: '      startedAt: lease.firstLeasedAt,',
       },
     ],
   },
@@ -37,6 +49,39 @@ const MUTANTS: readonly Mutant[] = [
         replace:
           '      this.#buffer.setCursor(Number.MAX_SAFE_INTEGER);\n      this.#buffer.setCursor(after);\n' +
           '      this.#reportMissingFromPoll(after);\n      return undefined;',
+      },
+    ],
+  },
+  {
+    // As before issue 24: the depth the bus processes is not checked, the bus refuses the event.
+    name: 'event nested deeper than the bus processes sent as it is',
+    edits: [
+      {
+        file: 'core/event-model.ts',
+        find: '  if (depth > MAX_DETAIL_DEPTH) {',
+        replace: '  if (depth > Number.MAX_SAFE_INTEGER) {',
+      },
+    ],
+  },
+  {
+    // As before issue 24: a type longer than a detail-type may be is sent, the bus refuses it.
+    name: 'type too long for a detail-type sent as it is',
+    edits: [
+      {
+        file: 'core/event-model.ts',
+        find: '  if (typeProblem !== undefined) refuse(',
+        replace: "  if (typeProblem === 'never') refuse(",
+      },
+    ],
+  },
+  {
+    // As before issue 24: the second event with an id is dropped as a repeat of the first.
+    name: 'an id at a second number dropped as a repeat',
+    edits: [
+      {
+        file: 'core/event-model.ts',
+        find: '    const position = feedPosition(event);\n    if (seen.has(position)) continue;',
+        replace: '    const position = event.id;\n    if (seen.has(position)) continue;',
       },
     ],
   },

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
-import type { CheckpointState } from '../../../functions/core/checkpoint-store.ts';
+import type { CheckpointState, CheckpointStore } from '../../../functions/core/checkpoint-store.ts';
 import { StartPositionIncompleteError, UpstreamHttpError } from '../../../functions/core/errors.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import type { EventFeed } from '../../../functions/core/ports.ts';
@@ -47,6 +47,9 @@ function setup(events: BankingEvent[], initial: Partial<CheckpointState> = {}) {
 }
 
 const olderEvents = (count: number) => Array.from({ length: count }, (_, i) => makeEvent(i + 1));
+/** Backlog for `latest`: created an hour before the first run, beyond the clock skew allowance. */
+const backlog = (count: number) =>
+  Array.from({ length: count }, (_, i) => makeEvent(i + 1, { created_dt: '2026-11-21T23:00:00.000+00:00' }));
 const invocation = (startPosition?: StartPosition) => ({
   program: 'default',
   owner: 'req-1',
@@ -58,7 +61,7 @@ const published = (publisher: InMemoryPublisher) => publisher.accepted.map((even
 describe('start position of a program without a checkpoint', () => {
   it('latest: passes over the existing events, commits where it landed, and publishes what is created later', async () => {
     const { deps, publisher, checkpoints } = setup([
-      ...olderEvents(60),
+      ...backlog(60),
       makeEvent(61, { created_dt: CREATED_LATER }),
       makeEvent(62, { created_dt: CREATED_LATER }),
     ]);
@@ -71,7 +74,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it('latest on a quiet feed: records the landing point although nothing is published', async () => {
-    const { deps, publisher, checkpoints, logger } = setup(olderEvents(30));
+    const { deps, publisher, checkpoints, logger } = setup(backlog(30));
 
     await runPollCycle(deps, invocation({ kind: 'latest' }));
 
@@ -83,7 +86,9 @@ describe('start position of a program without a checkpoint', () => {
       checkpoint: 30,
       skipped: 30,
       pages: 2,
+      highestSeen: 30,
       firstRunStartedAt: '2026-11-22T00:00:00.000Z',
+      clockSkewAllowanceMs: 600_000,
     });
   });
 
@@ -122,8 +127,89 @@ describe('start position of a program without a checkpoint', () => {
     expect(published(publisher)).toEqual([2, 1, 2]);
   });
 
+  it('latest on an empty feed, once recorded, trusts no clock: events stamped long before the first run are published', async () => {
+    const { deps, publisher, feed, checkpoints, clock } = setup([]);
+    await runPollCycle(deps, invocation({ kind: 'latest' }));
+    const afterFirst = await checkpoints.read();
+    // Created after the first run, by a bank whose clock is 10 minutes (then a day) behind ours.
+    const stamped = (offsetMs: number) => new Date(clock.now() + offsetMs).toISOString();
+    feed.append(
+      makeEvent(1, { created_dt: stamped(-600_000) }),
+      makeEvent(2, { created_dt: stamped(-86_400_000) }),
+    );
+
+    await runPollCycle(deps, { ...invocation({ kind: 'latest' }), owner: 'req-2' });
+
+    expect(afterFirst).toMatchObject({ checkpoint: null, highestSeen: 0, start: { position: 'latest' } });
+    expect(published(publisher)).toEqual([1, 2]);
+  });
+
+  it("latest, the bank's clock 20 minutes behind, a first run whose landing was refused: the next run publishes every event above the highest number it saw", async () => {
+    const { deps, publisher, feed, checkpoints, clock } = setup(backlog(3));
+    const firstRunStart = clock.now();
+    let refusals = 1;
+    const refusing: CheckpointStore = {
+      acquireLease: (request) => checkpoints.acquireLease(request),
+      recordHighestSeen: (request) => checkpoints.recordHighestSeen(request),
+      recordStart: async (request) => {
+        if (refusals-- > 0)
+          throw new UpstreamHttpError('injected: the landing write failed', { status: 500, retryable: true });
+        return checkpoints.recordStart(request);
+      },
+      commit: (request) => checkpoints.commit(request),
+      releaseLease: (owner, options) => checkpoints.releaseLease(owner, options),
+      read: () => checkpoints.read(),
+    };
+    await expect(
+      runPollCycle({ ...deps, checkpoints: refusing }, invocation({ kind: 'latest' })),
+    ).rejects.toThrow('the landing write failed');
+    const afterFirst = await checkpoints.read();
+    // Created one second after the first run began, stamped 20 minutes earlier: beyond the allowance.
+    const stamped = new Date(firstRunStart + 1_000 - 1_200_000).toISOString();
+    feed.append(makeEvent(4, { created_dt: stamped }), makeEvent(5, { created_dt: stamped }));
+    clock.advance(60_000);
+
+    await runPollCycle(
+      { ...deps, checkpoints: refusing },
+      { ...invocation({ kind: 'latest' }), owner: 'req-2' },
+    );
+
+    expect(afterFirst).toMatchObject({ checkpoint: null, highestSeen: 3 });
+    expect(afterFirst.start ?? null).toBeNull();
+    expect(published(publisher)).toEqual([4, 5]);
+  });
+
+  it.each([
+    { allowanceMs: 600_000, expected: [1, 2] },
+    { allowanceMs: 0, expected: [] },
+  ])(
+    "latest, nothing recorded by a first run that never read the feed, the bank's clock 30 s behind: the allowance ($allowanceMs ms) decides",
+    async ({ allowanceMs, expected }) => {
+      const { deps, publisher, feed, clock } = setup([]);
+      const firstRunStart = clock.now();
+      const down: EventFeed = {
+        poll: () => Promise.reject(new UpstreamHttpError('unavailable', { status: 503, retryable: true })),
+      };
+      const latest = {
+        position: { kind: 'latest' } as const,
+        pageLimit: LIMIT,
+        clockSkewAllowanceMs: allowanceMs,
+      };
+      await expect(
+        runPollCycle({ ...deps, feed: down }, { ...invocation(), startPosition: latest }),
+      ).rejects.toBeDefined();
+      const stamped = new Date(firstRunStart + 1_000 - 30_000).toISOString();
+      feed.append(makeEvent(1, { created_dt: stamped }), makeEvent(2, { created_dt: stamped }));
+      clock.advance(60_000);
+
+      await runPollCycle(deps, { ...invocation(), owner: 'req-2', startPosition: latest });
+
+      expect(published(publisher)).toEqual(expected);
+    },
+  );
+
   it('latest: a first run that died walking the feed leaves the next to land where the first would have', async () => {
-    const { deps, publisher, feed, checkpoints, clock } = setup(olderEvents(2 * LIMIT));
+    const { deps, publisher, feed, checkpoints, clock } = setup(backlog(2 * LIMIT));
     const firstRunStart = clock.now();
     // The first run reads one page of older events, then the service fails until its deadline.
     let polls = 0;
@@ -156,7 +242,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it('a sequence number: publishes from that event on', async () => {
-    const { deps, publisher } = setup(olderEvents(30));
+    const { deps, publisher } = setup(backlog(30));
 
     await runPollCycle(deps, invocation({ kind: 'sequence', sequenceNumber: 26 }));
 
@@ -164,7 +250,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it('a sequence number: records the checkpoint below it before reading, so a first run that fails changes nothing', async () => {
-    const { deps, publisher, checkpoints } = setup(olderEvents(30));
+    const { deps, publisher, checkpoints } = setup(backlog(30));
     publisher.rejectSequence(26, PUBLISH_ATTEMPTS);
 
     await expect(
@@ -180,7 +266,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it('beginning: recorded before reading, so a later run set to latest does not pass over unpublished events', async () => {
-    const { deps, publisher, checkpoints } = setup(olderEvents(5));
+    const { deps, publisher, checkpoints } = setup(backlog(5));
     publisher.rejectSequence(1, PUBLISH_ATTEMPTS);
 
     await expect(runPollCycle(deps, invocation({ kind: 'beginning' }))).rejects.toBeDefined();
@@ -191,7 +277,7 @@ describe('start position of a program without a checkpoint', () => {
   });
 
   it('is ignored once the program has a checkpoint', async () => {
-    const { deps, publisher } = setup(olderEvents(30), { checkpoint: 27, feedProgramId: 'program-1' });
+    const { deps, publisher } = setup(backlog(30), { checkpoint: 27, feedProgramId: 'program-1' });
 
     await runPollCycle(deps, invocation({ kind: 'latest' }));
 
@@ -200,7 +286,7 @@ describe('start position of a program without a checkpoint', () => {
 
   it('latest that cannot reach the end of the feed in time fails, publishing and recording nothing', async () => {
     const { deps, feed, publisher, checkpoints } = setup([]);
-    feed.script({ page: { events: olderEvents(LIMIT), lastSequenceNumber: LIMIT } });
+    feed.script({ page: { events: backlog(LIMIT), lastSequenceNumber: LIMIT } });
     for (let i = 0; i < 50; i++) {
       feed.script({
         error: new UpstreamHttpError('unavailable', { status: 503, retryable: true, retryAfterMs: 5_000 }),

@@ -324,6 +324,7 @@ describe('runPollCycle with a checkpoint write that hangs', () => {
     const slowStore: CheckpointStore = {
       acquireLease: (request) => checkpoints.acquireLease(request),
       recordStart: (request) => checkpoints.recordStart(request),
+      recordHighestSeen: (request) => checkpoints.recordHighestSeen(request),
       releaseLease: (owner, options) => checkpoints.releaseLease(owner, options),
       read: () => checkpoints.read(),
       commit: async (request) => {

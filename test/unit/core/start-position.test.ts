@@ -81,7 +81,14 @@ describe('fastForward', () => {
       onPage: (progress) => seen.push(progress.reached!),
     });
 
-    expect(result).toEqual({ kind: 'landed', reached: 8, pages: 3, skipped: 8, feedProgramId: 'program-1' });
+    expect(result).toEqual({
+      kind: 'landed',
+      reached: 8,
+      pages: 3,
+      skipped: 8,
+      feedProgramId: 'program-1',
+      highestSeen: 8,
+    });
     expect(pages.cursors).toEqual([null, 3, 6]);
     expect(seen).toEqual([3, 6, 8]);
   });
@@ -108,7 +115,15 @@ describe('fastForward', () => {
 
     const result = await fastForward(pages, { from: null, startedAt: STARTED_AT, pageLimit: 3 });
 
-    expect(result).toMatchObject({ kind: 'landed', reached: 4, skipped: 4 });
+    expect(result).toMatchObject({ kind: 'landed', reached: 4, skipped: 4, highestSeen: 6 });
+  });
+
+  it('takes an event above the highest number a run saw for new, however early its created_dt', async () => {
+    const pages = new ScriptedPages([page(1, 3), page(4, 6)]);
+
+    const result = await fastForward(pages, { from: null, startedAt: STARTED_AT, newAbove: 4, pageLimit: 3 });
+
+    expect(result).toMatchObject({ kind: 'landed', reached: 4, skipped: 4, highestSeen: 6 });
   });
 
   it('on an empty feed lands nowhere: nothing to pass over, no feed known', async () => {
@@ -118,7 +133,14 @@ describe('fastForward', () => {
       pageLimit: 100,
     });
 
-    expect(result).toEqual({ kind: 'landed', reached: null, pages: 0, skipped: 0, feedProgramId: null });
+    expect(result).toEqual({
+      kind: 'landed',
+      reached: null,
+      pages: 0,
+      skipped: 0,
+      feedProgramId: null,
+      highestSeen: 0,
+    });
   });
 
   it('reports an interrupted walk with how far it got, starting from the given cursor', async () => {

@@ -5,18 +5,22 @@
  * logs failures, and the output is scanned. Powertools prints an error's cause chain with all of
  * its fields, so a secret anywhere in an error, its context or its causes would show here.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SecretsManagerCredentialsProvider } from '../../../functions/adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../../../functions/adapters/banking-http/banking-event-feed.ts';
+import { checkBankTls } from '../../../functions/adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../../functions/adapters/banking-http/token-cache.ts';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import { StaticCredentialsProvider } from '../../../functions/adapters/local/static-credentials.ts';
 import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/banking-credentials.ts';
 import * as errors from '../../../functions/core/errors.ts';
+import { eventFailure } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -30,7 +34,24 @@ import { json, type Responder, startScriptedServer } from '../../support/scripte
 const CLIENT_SECRET = 'cl1ent-S3CRET-value';
 const TOKEN = 'acc3ss-T0KEN-value';
 const URL_PASSWORD = 'url-PASSW0RD-value';
-const FORBIDDEN = [CLIENT_SECRET, encodeURIComponent(CLIENT_SECRET), TOKEN, URL_PASSWORD, `Bearer ${TOKEN}`];
+const KEY_PASSPHRASE = 'k3y-PASSPHRASE-value';
+/** An encrypted client key, and the base64 body of a PEM block standing for any key material. */
+const ENCRYPTED_KEY = generateKeyPairSync('ec', {
+  namedCurve: 'P-256',
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: KEY_PASSPHRASE },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+}).privateKey;
+const KEY_MATERIAL = 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgKEYMATERIAL';
+const FORBIDDEN = [
+  CLIENT_SECRET,
+  encodeURIComponent(CLIENT_SECRET),
+  TOKEN,
+  URL_PASSWORD,
+  `Bearer ${TOKEN}`,
+  KEY_PASSPHRASE,
+  KEY_MATERIAL,
+  ...ENCRYPTED_KEY.split('\n').filter((line) => line.length > 40),
+];
 
 /** Runs `action`, which must fail, and returns what it threw. */
 async function produce(label: string, action: () => unknown): Promise<unknown> {
@@ -113,6 +134,32 @@ const invocation = { program: 'default', owner: 'req-1', remainingMs: 60_000 };
 
 const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   [
+    'client_key that does not parse',
+    () =>
+      checkBankTls({
+        clientCertificate: `-----BEGIN CERTIFICATE-----\n${KEY_MATERIAL}\n-----END CERTIFICATE-----`,
+        clientKey: `-----BEGIN PRIVATE KEY-----\n${KEY_MATERIAL}\n-----END PRIVATE KEY-----`,
+      }),
+  ],
+  [
+    'client_key pasted as client_certificate',
+    () =>
+      checkBankTls({
+        clientCertificate: `-----BEGIN CERTIFICATE-----\n${KEY_MATERIAL}\n-----END CERTIFICATE-----`,
+        clientKey: ENCRYPTED_KEY,
+        clientKeyPassphrase: KEY_PASSPHRASE,
+      }),
+  ],
+  [
+    'client_key_passphrase that does not decrypt client_key',
+    () =>
+      checkBankTls({
+        clientCertificate: 'unused',
+        clientKey: ENCRYPTED_KEY,
+        clientKeyPassphrase: `${KEY_PASSPHRASE}-wrong`,
+      }),
+  ],
+  [
     'base_url with user:password@',
     () => parseBaseUrl(`https://user:${URL_PASSWORD}@bank.example.com`, 'secret s'),
   ],
@@ -161,6 +208,35 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   ['feed failing, echoing the Authorization header', () => poll(echoing(500))],
   ['feed answering a client error, echoing the Authorization header', () => poll(echoing(400))],
   ['feed answering broken JSON that holds the token', () => poll(json(200, `{"data": [{"note": "${TOKEN}"`))],
+  [
+    'an event the bus would refuse, holding the token, looked up by id',
+    async () => {
+      const refused = {
+        id: 'e-1',
+        program_id: 'p-1',
+        sequence_number: 1,
+        created_dt: '2026-11-26T09:00:00Z',
+        type: `T${'x'.repeat(128)}`,
+        data: { note: TOKEN },
+      };
+      const { feed, close } = await feedAgainst(json(200, refused));
+      try {
+        await feed.fetchEventById('e-1', AbortSignal.timeout(10_000));
+      } finally {
+        await close();
+      }
+    },
+  ],
+  [
+    'a RangeError while processing one event',
+    () => {
+      throw eventFailure(
+        new RangeError('Maximum call stack size exceeded'),
+        { source: 'GET /events' },
+        'data[0]',
+      );
+    },
+  ],
   [
     'feed unreachable',
     async () => {
@@ -236,7 +312,8 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       }
       await runPollCycle(deps, {
         ...invocation,
-        startPosition: { position: { kind: 'latest' }, pageLimit: 2 },
+        // No allowance: makeEvent's events, a second older than the clock, are backlog to walk.
+        startPosition: { position: { kind: 'latest' }, pageLimit: 2, clockSkewAllowanceMs: 0 },
       });
     },
   ],
@@ -246,6 +323,13 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       const { checkpoints } = cycleSetup();
       await checkpoints.commit({ owner: 'nobody', sequenceNumber: 1, feedProgramId: 'p' });
     },
+  ],
+  [
+    'operator request refused, its fields holding a secret',
+    () =>
+      parseOperatorRequest({
+        operatorRequest: { version: 1, kind: CLIENT_SECRET, program: 'default', [TOKEN]: URL_PASSWORD },
+      }),
   ],
   [
     'checkpoint moved backwards',

@@ -834,3 +834,20 @@ describe('gaps, late events, re-sends and exact values', () => {
     expect(await tokenFor(simulator)).toEqual(expect.any(String));
   });
 });
+
+describe("the bank's clock", () => {
+  it('stamps created_dt with its own clock, clockOffsetMs off ours', async () => {
+    const now = Date.parse('2026-11-22T00:00:00.000Z');
+    const simulator = await start({ now: () => now, clockOffsetMs: -600_000 });
+
+    const [generated] = simulator.generate(1);
+    const appended = simulator.append({ type: 'ACCOUNT_STATUS', data: { status: 'OPEN' } });
+
+    expect(generated!.created_dt).toBe('2026-11-21T23:50:00.000+00:00');
+    expect(appended.created_dt).toBe('2026-11-21T23:50:00.000+00:00');
+  });
+
+  it('refuses a clock offset that is not an integer', async () => {
+    await expect(start({ clockOffsetMs: 1.5 })).rejects.toThrow(/clockOffsetMs must be an integer/);
+  });
+});

@@ -5,6 +5,7 @@
  * publisher, as before (throttling, 5xx and resets retryable; a denied role or a missing bus a
  * configuration error; a refusal for size marked for the claim check; per-entry failures).
  */
+import { inspect } from 'node:util';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ import {
   type Responder,
   startScriptedServer,
 } from '../../../support/scripted-http-server.ts';
+import { leaks } from '../../../support/secret-encodings.ts';
 import { referenceSignature } from '../../../support/sigv4-reference.ts';
 
 const CREDENTIALS = {
@@ -239,6 +241,28 @@ describe('PutEvents signed by hand', () => {
         context: error.context,
       }),
     ).not.toContain(CREDENTIALS.sessionToken);
+  });
+
+  it('keeps the credentials out when AWS echoes them escaped, cut short, or in place of an error name', async () => {
+    const escaped = JSON.stringify(CREDENTIALS.sessionToken).slice(1, -1).replaceAll('/', '\\/');
+    const server = await startScriptedServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
+      response.end(
+        `{"__type":"${CREDENTIALS.sessionToken}","message":"token ${escaped} key ` +
+          `${encodeURIComponent(CREDENTIALS.secretAccessKey).toLowerCase()} start ${CREDENTIALS.sessionToken.slice(0, 12)}"}`,
+      );
+    });
+
+    const caught = await publisherFor(server.baseUrl)
+      .send(events, new AbortController().signal)
+      .catch((failure: unknown) => failure);
+
+    expect(caught).toBeInstanceOf(PublishError);
+    const error = caught as PublishError;
+    const shown = inspect(error, { depth: 5 }) + JSON.stringify(error.context);
+    expect(leaks(shown, [CREDENTIALS.sessionToken, CREDENTIALS.secretAccessKey])).toEqual([]);
+    expect((error.cause as Error).message).toBe('token [redacted] key [redacted] start [redacted]');
+    expect(error.context).toMatchObject({ awsError: 'Http400' });
   });
 
   it('marks a refusal for its size for the claim check', async () => {

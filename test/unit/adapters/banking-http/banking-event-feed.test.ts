@@ -5,7 +5,7 @@ import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/b
 import {
   AuthenticationError,
   DeadlineExceededError,
-  PayloadValidationError,
+  PageUnreadableError,
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../../../functions/core/ports.ts';
@@ -389,7 +389,7 @@ describe('BankingEventFeed.poll: failures', () => {
       'invalid_request (unknown parameter)',
     ],
     [403, { error: 'forbidden' }, 'forbidden'],
-    [404, 'Not Found', 'Not Found'],
+    [404, 'Not Found', 'body not shown (not a JSON object)'],
   ])('treats %i as not retryable and names the error', async (status, body, detail) => {
     const { feed } = await setup([json(status, body)]);
 
@@ -460,13 +460,57 @@ describe('BankingEventFeed.poll: failures', () => {
     );
   });
 
-  it('rejects a 200 that is not JSON, naming the status', async () => {
+  it('rejects a 200 that is not JSON as an unreadable page, naming the status, not a network failure', async () => {
     const { feed } = await setup([json(200, '<html>maintenance</html>')]);
 
     const error = await pollError(feed);
 
-    expect(error).toBeInstanceOf(PayloadValidationError);
+    expect(error).toBeInstanceOf(PageUnreadableError);
+    expect(error).toMatchObject({ code: 'PAGE_UNREADABLE', context: { status: 200 } });
     expect((error as Error).message).toBe('GET /events (HTTP 200): body is not JSON');
+  });
+
+  it('quarantines an event that is not JSON, keeping the rest of the page, and placing it after the cursor', async () => {
+    const broken = JSON.stringify(event(12)).replace('"OPEN"', 'OPEN');
+    const text = `{"data":[${JSON.stringify(event(11))},${broken},${JSON.stringify(event(13))}]}`;
+    const { feed } = await setup([json(200, text)]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => e.type)).toEqual(['invalid_event', 'account_status', 'account_status']);
+    expect(JSON.parse(page.events[0]!.detail)).toMatchObject({ raw: broken, raw_is_text: true });
+  });
+
+  it('rejects a 200 that is not UTF-8 as an unreadable page', async () => {
+    const { feed } = await setup([
+      (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
+      },
+    ]);
+
+    const error = await pollError(feed);
+
+    expect(error).toBeInstanceOf(PageUnreadableError);
+    expect((error as Error).message).toBe('GET /events (HTTP 200): body is not valid UTF-8');
+  });
+
+  it('quarantines an event nested 100,000 arrays deep, keeping the events around it', async () => {
+    const deep = { ...event(12), data: { deep: 0 } };
+    const text = JSON.stringify({ data: [event(11), deep, event(13)] }).replace(
+      '"deep":0',
+      `"deep":${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+    );
+    const { feed } = await setup([json(200, text)]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => [e.sequence_number, e.type])).toEqual([
+      [11, 'account_status'],
+      [12, 'invalid_event'],
+      [13, 'account_status'],
+    ]);
+    expect(page.events[1]!.invalid?.message).toMatch(/data\[1\] nests arrays and objects 100002 levels deep/);
   });
 
   it('quarantines an event that violates the schema, naming the field, and keeps the rest of the page', async () => {
@@ -627,6 +671,18 @@ describe('BankingEventFeed single-event lookups', () => {
       sequence_number: null,
       position: 42,
       raw: { sequence_number: 'forty-two' },
+    });
+  });
+
+  it('quarantines an event the bus would refuse, found by a lookup, with its reason', async () => {
+    const { feed } = await setup([json(200, { ...event(42), type: 'T'.repeat(129) })]);
+
+    const found = await feed.fetchEventBySequence(42, live());
+
+    expect(found).toMatchObject({ type: 'invalid_event', sequence_number: 42 });
+    expect(JSON.parse(found!.detail).error).toMatchObject({
+      code: 'EVENT_UNPUBLISHABLE',
+      field: 'event.type',
     });
   });
 

@@ -2,9 +2,9 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   readJsonBody,
-  redact,
   summarizeErrorBody,
 } from '../../../../functions/adapters/banking-http/response-body.ts';
+import { WITHHELD } from '../../../../functions/adapters/secret-redaction.ts';
 import { PayloadValidationError } from '../../../../functions/core/errors.ts';
 
 const origin = { source: 'GET /events', status: 200 };
@@ -92,10 +92,19 @@ describe('summarizeErrorBody', () => {
     expect(summarizeErrorBody(body, [])).toBe('invalid_client (Client authentication failed)');
   });
 
-  it('leaves out a long description', () => {
+  it('shortens a long description', () => {
     const body = JSON.stringify({ error: 'invalid_request', error_description: 'x'.repeat(500) });
 
-    expect(summarizeErrorBody(body, [])).toBe('invalid_request');
+    const summary = summarizeErrorBody(body, []);
+
+    expect(summary?.startsWith('invalid_request (xxx')).toBe(true);
+    expect(summary?.length).toBeLessThan(250);
+  });
+
+  it('reads the description of a problem document (detail)', () => {
+    expect(summarizeErrorBody('{"title":"Unauthorized","detail":"bad credentials"}', [])).toBe(
+      '(bad credentials)',
+    );
   });
 
   it('reads a nested error object', () => {
@@ -104,8 +113,22 @@ describe('summarizeErrorBody', () => {
     );
   });
 
-  it('shows the start of a body that is not JSON, on one line', () => {
-    expect(summarizeErrorBody('<html>\r\n<b>Bad\tGateway</b>', [])).toBe('<html> <b>Bad Gateway</b>');
+  it('does not quote a body that is not a JSON object', () => {
+    for (const body of [
+      '<html>\r\n<b>Bad\tGateway</b>',
+      'upstream connect error',
+      '["an","array"]',
+      '"text"',
+    ]) {
+      const summary = summarizeErrorBody(body, []);
+
+      expect(summary).toMatch(/^body not shown/);
+      expect(summary).not.toMatch(/Gateway|upstream|array|text/);
+    }
+  });
+
+  it('does not quote a JSON object without a field it knows', () => {
+    expect(summarizeErrorBody('{"note":"something else"}', [])).not.toContain('something');
   });
 
   it('gives undefined for an empty body', () => {
@@ -119,13 +142,15 @@ describe('summarizeErrorBody', () => {
 
     expect(summary).toBe('invalid_client (bad secret [redacted])');
   });
-});
 
-describe('redact', () => {
-  it('replaces raw, URI-encoded and form-encoded forms', () => {
-    const secret = 'a b&c/é';
-    const text = `raw=${secret} uri=${encodeURIComponent(secret)} form=${new URLSearchParams({ s: secret }).toString().slice(2)}`;
+  it('withholds the whole summary when redaction fails, and does not throw', () => {
+    const hostile = ['s3cr3t-value'] as unknown as string[];
+    Object.defineProperty(hostile, Symbol.iterator, {
+      value: () => {
+        throw new Error('s3cr3t-value');
+      },
+    });
 
-    expect(redact(text, [secret, undefined, ''])).toBe('raw=[redacted] uri=[redacted] form=[redacted]');
+    expect(summarizeErrorBody('{"error":"invalid_client","detail":"s3cr3t-value"}', hostile)).toBe(WITHHELD);
   });
 });

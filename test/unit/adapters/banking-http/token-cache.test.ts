@@ -276,7 +276,7 @@ describe('ClientCredentialsTokenProvider: failures', () => {
     expectNoSecrets(error);
   });
 
-  it('redacts a secret the endpoint echoes back in its error body', async () => {
+  it('does not quote a plain-text error body, which may echo the secret', async () => {
     const { provider } = await setup((request, response) => {
       response.writeHead(403, { 'content-type': 'text/plain' });
       response.end(`forbidden: ${CLIENT_SECRET} / ${request.body}`);
@@ -285,7 +285,22 @@ describe('ClientCredentialsTokenProvider: failures', () => {
     const error = await provider.getToken(live()).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(AuthenticationError);
-    expect((error as Error).message).toContain('HTTP 403: forbidden: [redacted] / grant_type');
+    expect((error as Error).message).toContain('HTTP 403: body not shown (not a JSON object)');
+    expectNoSecrets(error);
+  });
+
+  it('redacts a secret the endpoint echoes back in a field of its JSON error body', async () => {
+    const { provider } = await setup((request, response) => {
+      response.writeHead(403, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ error: 'forbidden', error_description: `${CLIENT_SECRET} / ${request.body}` }),
+      );
+    });
+
+    const error = await provider.getToken(live()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as Error).message).toContain('HTTP 403: forbidden ([redacted] / grant_type');
     expectNoSecrets(error);
   });
 

@@ -3,17 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileCheckpointStore } from '../../../../functions/adapters/local/file-checkpoint-store.ts';
-import {
-  CheckpointRegressionError,
-  ConfigurationError,
-  FeedProgramMismatchError,
-  LeaseLostError,
-} from '../../../../functions/core/errors.ts';
+import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
 
 async function tempFile(): Promise<string> {
   return join(await mkdtemp(join(tmpdir(), 'checkpoint-')), 'nested', 'checkpoint.json');
 }
 
+// The lease and checkpoint rules: checkpoint-store-contract.test.ts, the same cases as every store.
 describe('FileCheckpointStore', () => {
   it('persists the checkpoint across instances (a restart resumes from it)', async () => {
     const path = await tempFile();
@@ -27,36 +23,22 @@ describe('FileCheckpointStore', () => {
     expect(JSON.parse(await readFile(path, 'utf8')).checkpoint).toBe(17);
   });
 
-  it('applies the lease rules: busy while live, commit only by the holder, never backwards', async () => {
-    const store = new FileCheckpointStore(await tempFile());
+  it('keeps the highest number seen across instances, for the lease holder only, never lowered', async () => {
+    const path = await tempFile();
     const now = Date.now();
-    expect(await store.acquireLease({ owner: 'a', expiresAt: now + 60_000, now })).toEqual({
-      acquired: true,
-      checkpoint: null,
-      feedProgramId: null,
-      openGaps: [],
-      firstLeasedAt: now,
-      startApplied: false,
+    const first = new FileCheckpointStore(path);
+    await first.acquireLease({ owner: 'a', expiresAt: now + 60_000, now });
+    await first.recordHighestSeen({ owner: 'a', sequenceNumber: 7 });
+    await first.recordHighestSeen({ owner: 'a', sequenceNumber: 3 });
+    await expect(first.recordHighestSeen({ owner: 'b', sequenceNumber: 9 })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+
+    const second = new FileCheckpointStore(path);
+    expect(await second.acquireLease({ owner: 'a', expiresAt: now + 60_000, now })).toMatchObject({
+      highestSeen: 7,
     });
-    expect(await store.acquireLease({ owner: 'b', expiresAt: now + 60_000, now })).toMatchObject({
-      acquired: false,
-      holder: 'a',
-    });
-    const commit = (owner: string, sequenceNumber: number, feedProgramId = 'program-1') =>
-      store.commit({ owner, sequenceNumber, feedProgramId });
-    await expect(commit('b', 3)).rejects.toBeInstanceOf(LeaseLostError);
-    await commit('a', 5);
-    await expect(commit('a', 4)).rejects.toBeInstanceOf(CheckpointRegressionError);
-    await expect(commit('a', 6, 'program-2')).rejects.toBeInstanceOf(FeedProgramMismatchError);
-    expect((await store.read()).checkpoint).toBe(5);
-    expect(await store.acquireLease({ owner: 'b', expiresAt: now + 120_000, now: now + 61_000 })).toEqual({
-      acquired: true,
-      checkpoint: 5,
-      feedProgramId: 'program-1',
-      openGaps: [],
-      firstLeasedAt: now,
-      startApplied: true,
-    });
+    expect(JSON.parse(await readFile(path, 'utf8')).highestSeen).toBe(7);
   });
 
   it('reports a corrupt file with its path and what to do', async () => {

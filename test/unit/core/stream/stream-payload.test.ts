@@ -126,6 +126,19 @@ describe('parseStreamMessage', () => {
       { id: '5', data: '[{"id":"x"}]' },
       /data\[0\]\.program_id must be a non-empty string/,
     ],
+    [
+      'an event nested 100,000 arrays deep (read again by a poll, which quarantines it)',
+      { id: '5', data: `[{"id":"x","data":${'['.repeat(100_000)}${']'.repeat(100_000)}}]` },
+      /data\[0\] nests arrays and objects 100001 levels deep/,
+    ],
+    [
+      'an event whose type is too long for a detail-type',
+      {
+        id: '5',
+        data: `[{"id":"x","program_id":"p","sequence_number":"5","created_dt":"2026-11-26T09:00:00Z","type":"${'t'.repeat(129)}","data":{}}]`,
+      },
+      /data\[0\]\.type is 129 characters long/,
+    ],
   ])('calls a message that is %s unreadable, keeping its id', (_name, message, reason) => {
     const parsed = parseStreamMessage(message, ORIGIN);
 

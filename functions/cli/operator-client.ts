@@ -1,0 +1,121 @@
+/**
+ * Where a command that needs the banking service runs. For a deployed stack (`--stack`), in the
+ * poller function: the CLI sends it an operator request (`lambda:InvokeFunction`, RequestResponse)
+ * and the function answers with the secret it already holds, so the secret never reaches this
+ * machine. With `--local`, or without a stack, here: the CLI reads the secret itself
+ * (`secretsmanager:GetSecretValue`) and calls the banking service from this machine.
+ */
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { type OperatorRequest, type OperatorResult, operatorInvocation } from '../poller/operator-request.ts';
+import type { AwsClients } from './aws-clients.ts';
+import { CliError, UsageError } from './cli-errors.ts';
+import type { Deployment } from './deployment.ts';
+
+/** The flags that choose where: `--local`, and `--secret-id` (which only the local path reads). */
+export interface RouteFlags {
+  readonly local?: boolean;
+  readonly secretId?: string;
+}
+
+/** The help line of `--local`, the same for every command that has it. */
+export const LOCAL_OPTION_HELP =
+  'run here: read the secret with your credentials and call the banking service from this machine ' +
+  '(the simulator, or a service this machine may reach); default with --stack: the deployed function does it';
+
+export type BankRoute =
+  | { readonly kind: 'function'; readonly client: OperatorClient }
+  | { readonly kind: 'local'; readonly secretId: string };
+
+/**
+ * The function for a stack, unless `--local`; without a stack, the secret named by `--secret-id`.
+ * `--secret-id` with a stack but without `--local` is refused: it would read the secret here.
+ */
+export function bankRoute(
+  aws: AwsClients,
+  deployment: Deployment,
+  program: string,
+  flags: RouteFlags,
+): BankRoute {
+  if (flags.local === true || deployment.stackName === undefined)
+    return { kind: 'local', secretId: deployment.secretId(program) };
+  if (flags.secretId !== undefined) {
+    throw new UsageError(
+      '--secret-id reads the secret on this machine, but with --stack the deployed function reads its own',
+      'leave --secret-id out, or add --local to read that secret and call the banking service from here',
+    );
+  }
+  return { kind: 'function', client: new OperatorClient(aws, deployment.pollerFunction) };
+}
+
+/** Sends operator requests to the deployed poller function. */
+export class OperatorClient {
+  readonly functionName: string;
+  readonly #aws: AwsClients;
+
+  constructor(aws: AwsClients, functionName: string) {
+    this.#aws = aws;
+    this.functionName = functionName;
+  }
+
+  /**
+   * Invokes the function with `request` and returns its result, checked to be of the same kind.
+   *
+   * @throws CliError when the invocation fails, the function answers with an error (a refused
+   *   request, the banking service's failure), or its answer is not a result of that kind.
+   */
+  async send<K extends OperatorRequest['kind']>(
+    request: OperatorRequest & { readonly kind: K },
+  ): Promise<Extract<OperatorResult, { kind: K }>> {
+    const answer = await this.#aws.lambda
+      .send(
+        new InvokeCommand({
+          FunctionName: this.functionName,
+          InvocationType: 'RequestResponse',
+          Payload: new TextEncoder().encode(JSON.stringify(operatorInvocation(request))),
+        }),
+      )
+      .catch((error: unknown) => {
+        throw new CliError(
+          `Could not invoke the poller function ${this.functionName}: ${error instanceof Error ? error.message : String(error)}`,
+          'operators need lambda:InvokeFunction on it (grantOperatorRecovery, docs/deploy.md "Operator permissions"); or pass --local to work from this machine',
+        );
+      });
+    const text = answer.Payload === undefined ? '' : new TextDecoder().decode(answer.Payload);
+    if (answer.FunctionError !== undefined) {
+      const { errorType, errorMessage } = parseFunctionError(text);
+      throw new CliError(
+        `The poller function ${this.functionName} answered ${request.kind} with ${errorType}: ${errorMessage}`,
+        'see its log group for the invocation; nothing was changed unless the message says so',
+      );
+    }
+    let result: unknown;
+    try {
+      result = JSON.parse(text);
+    } catch {
+      result = undefined;
+    }
+    if (
+      typeof result !== 'object' ||
+      result === null ||
+      (result as { kind?: unknown }).kind !== request.kind
+    ) {
+      throw new CliError(
+        `The poller function ${this.functionName} did not answer ${request.kind} with its result`,
+        'deploy this version of the package (cdk deploy): the function predates operator requests',
+      );
+    }
+    return result as Extract<OperatorResult, { kind: K }>;
+  }
+}
+
+function parseFunctionError(text: string): { errorType: string; errorMessage: string } {
+  try {
+    const parsed = JSON.parse(text) as { errorType?: unknown; errorMessage?: unknown };
+    return {
+      errorType: typeof parsed.errorType === 'string' ? parsed.errorType : 'an error',
+      errorMessage: typeof parsed.errorMessage === 'string' ? parsed.errorMessage : text.slice(0, 500),
+    };
+  } catch {
+    return { errorType: 'an error', errorMessage: text.slice(0, 500) };
+  }
+}

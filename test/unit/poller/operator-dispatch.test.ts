@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import type { BankingEvent, FeedPage } from '../../../functions/core/banking-event.ts';
+import type { BankingCredentials, EntryOutcome, PollRequest } from '../../../functions/core/ports.ts';
+import {
+  type OperatorPorts,
+  type ProgramFeed,
+  runOperatorRequest,
+} from '../../../functions/poller/operator-dispatch.ts';
+import { loadPollerConfig } from '../../../functions/poller/poller-config.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { InMemoryPublisher, makeEvent, RecordingLogger } from '../../support/in-memory-ports.ts';
+
+const CLIENT_SECRET = 'cl1ent-s3cret-value';
+
+/** Events 1..count in pages of 3, answered at once; lookups by number and id. */
+function feedOf(events: readonly BankingEvent[]): ProgramFeed {
+  return {
+    async poll(request: PollRequest): Promise<FeedPage> {
+      const page = events.filter((event) => event.sequence_number > (request.after ?? 0)).slice(0, 3);
+      return { events: page, lastSequenceNumber: page.at(-1)?.sequence_number ?? null };
+    },
+    async fetchEventBySequence(sequence: number) {
+      return events.find((event) => event.sequence_number === sequence) ?? null;
+    },
+    async fetchEventById(id: string) {
+      return events.find((event) => event.id === id) ?? null;
+    },
+  };
+}
+
+/** A bus whose every PutEvents "takes" `msPerSend` of the fake clock. */
+class SlowBus extends InMemoryPublisher {
+  constructor(
+    private readonly clock: FakeClock,
+    private readonly msPerSend: number,
+  ) {
+    super();
+  }
+  override async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
+    this.clock.advance(this.msPerSend);
+    return super.send(batch, signal);
+  }
+}
+
+function portsFor(
+  feed: ProgramFeed,
+  options: { clock: FakeClock; bus?: InMemoryPublisher; budgetMs: number },
+): OperatorPorts {
+  const credentials = {
+    get: async (): Promise<BankingCredentials> => ({
+      baseUrl: 'https://bank.example',
+      clientId: 'client',
+      clientSecret: CLIENT_SECRET,
+    }),
+    refresh: async (): Promise<BankingCredentials> => credentials.get(),
+  };
+  return {
+    config: loadPollerConfig({
+      SECRET_ID: 'arn:secret:default',
+      CHECKPOINT_TABLE: 't',
+      EVENT_BUS_NAME: 'bus',
+    }),
+    upstream: () => ({ feed, credentials }),
+    freshCredentials: () => credentials,
+    bus: options.bus ?? new InMemoryPublisher(),
+    clock: options.clock,
+    logger: new RecordingLogger(),
+    deadline: options.clock.now() + options.budgetMs,
+  };
+}
+
+describe('runOperatorRequest', () => {
+  it('stops a replay between chunks once another held poll would not fit, and says how far it got', async () => {
+    const clock = new FakeClock();
+    const bus = new SlowBus(clock, 1_000);
+    const events = Array.from({ length: 12 }, (_, index) => makeEvent(index + 1));
+    const ports = portsFor(feedOf(events), { clock, bus, budgetMs: 2_500 });
+    const request = { version: 1, kind: 'replay', program: 'default', holdMs: 1_000, dryRun: false } as const;
+
+    const first = await runOperatorRequest({ ...request, from: 1, to: 12 }, ports);
+    const second = await runOperatorRequest(
+      { ...request, from: 7, to: 12 },
+      { ...ports, deadline: clock.now() + 10_000 },
+    );
+
+    // 1..3 at 1 s, 4..6 at 2 s: past 2.5 s − 1 s of hold, so no third chunk in this invocation.
+    expect(first).toMatchObject({
+      kind: 'replay',
+      published: 6,
+      through: 6,
+      endOfFeed: false,
+      eventBus: 'bus',
+    });
+    expect(second).toMatchObject({ published: 6, through: 12 });
+    expect(bus.batches).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+      [10, 11, 12],
+    ]);
+  });
+
+  it('answers a lookup with the event, and with found: false for none', async () => {
+    const events = [makeEvent(1), makeEvent(2)];
+    const ports = portsFor(feedOf(events), { clock: new FakeClock(), budgetMs: 5_000 });
+
+    const bySequence = await runOperatorRequest(
+      { version: 1, kind: 'event', program: 'default', sequence: 2 },
+      ports,
+    );
+    const byId = await runOperatorRequest(
+      { version: 1, kind: 'event', program: 'default', id: events[0]!.id },
+      ports,
+    );
+    const none = await runOperatorRequest(
+      { version: 1, kind: 'event', program: 'default', sequence: 9 },
+      ports,
+    );
+
+    expect(bySequence).toEqual({ kind: 'event', found: true, event: events[1] });
+    expect(byId).toEqual({ kind: 'event', found: true, event: events[0] });
+    expect(none).toEqual({ kind: 'event', found: false });
+  });
+
+  it('redacts the client secret from every string of a result', async () => {
+    const leaky = makeEvent(1, { data: { note: `echo ${CLIENT_SECRET}` } });
+    const ports = portsFor(feedOf([leaky]), { clock: new FakeClock(), budgetMs: 5_000 });
+
+    const result = await runOperatorRequest(
+      { version: 1, kind: 'event', program: 'default', sequence: 1 },
+      ports,
+    );
+
+    expect(JSON.stringify(result)).not.toContain(CLIENT_SECRET);
+  });
+
+  it('refuses a program the function does not poll, before reading anything', async () => {
+    let polled = false;
+    const feed = {
+      ...feedOf([]),
+      poll: async (): Promise<FeedPage> => {
+        polled = true;
+        return { events: [], lastSequenceNumber: null };
+      },
+    };
+    const ports = portsFor(feed, { clock: new FakeClock(), budgetMs: 5_000 });
+
+    await expect(
+      runOperatorRequest({ version: 1, kind: 'feed-oldest', program: 'cards' }, ports),
+    ).rejects.toMatchObject({
+      code: 'OPERATOR_REQUEST_INVALID',
+      context: { field: 'operatorRequest.program' },
+    });
+    expect(polled).toBe(false);
+  });
+});
