@@ -23,6 +23,8 @@ export interface ProgramConfig {
   readonly secretArn?: string;
   /** Name of an existing secret. */
   readonly secretName?: string;
+  /** ARN of the customer-managed KMS key the existing secret is encrypted with. */
+  readonly secretKeyArn?: string;
 }
 
 /** Retry policy of one route's targets; absent fields take the construct's defaults. */
@@ -97,6 +99,7 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
 const SECRET_ARN =
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
+const KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 const EVENT_TYPE = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 /** Collects problems instead of stopping at the first, so one synth shows every key to fix. */
@@ -163,15 +166,21 @@ class ContextReader {
     value.forEach((entry: unknown, index) => {
       const key = `programs[${index}]`;
       if (!isRecord(entry)) {
-        this.fail(key, `must be an object {"name", "secretArn"?, "secretName"?}, got ${show(entry)}`);
+        this.fail(
+          key,
+          `must be an object {"name", "secretArn"?, "secretName"?, "secretKeyArn"?}, got ${show(entry)}`,
+        );
         return;
       }
       for (const field of Object.keys(entry)) {
-        if (!['name', 'secretArn', 'secretName'].includes(field)) {
-          this.fail(`${key}.${field}`, 'is not a program setting; use name, secretArn or secretName');
+        if (!['name', 'secretArn', 'secretName', 'secretKeyArn'].includes(field)) {
+          this.fail(
+            `${key}.${field}`,
+            'is not a program setting; use name, secretArn, secretName or secretKeyArn',
+          );
         }
       }
-      const { name, secretArn, secretName } = entry;
+      const { name, secretArn, secretName, secretKeyArn } = entry;
       if (!isProgramName(name)) {
         this.fail(`${key}.name`, `must be ${PROGRAM_NAME_EXPECTED}, got ${show(name)}`);
         return;
@@ -190,10 +199,24 @@ class ContextReader {
       if (secretName !== undefined && (typeof secretName !== 'string' || !SECRET_NAME.test(secretName))) {
         this.fail(`${key}.secretName`, `must be a Secrets Manager secret name, got ${show(secretName)}`);
       }
+      if (secretKeyArn !== undefined) {
+        if (secretArn === undefined && secretName === undefined) {
+          this.fail(
+            `${key}.secretKeyArn`,
+            'is the key of an existing secret; set secretArn or secretName too',
+          );
+        } else if (typeof secretKeyArn !== 'string' || !KEY_ARN.test(secretKeyArn)) {
+          this.fail(
+            `${key}.secretKeyArn`,
+            `must be a KMS key ARN (arn:aws:kms:…:key/…), got ${show(secretKeyArn)}`,
+          );
+        }
+      }
       programs.push({
         name,
         ...(typeof secretArn === 'string' ? { secretArn } : {}),
         ...(typeof secretName === 'string' ? { secretName } : {}),
+        ...(typeof secretKeyArn === 'string' ? { secretKeyArn } : {}),
       });
     });
     return programs;

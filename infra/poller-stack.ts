@@ -1,5 +1,6 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from 'banking-events-poller';
@@ -54,6 +55,28 @@ export class PollerStack extends Stack {
   }
 
   private program(program: ProgramConfig): PollerProgram {
+    if (program.secretKeyArn !== undefined) {
+      // A secret under a customer-managed key: imported with the key, so its grant covers kms:Decrypt.
+      const id = `Secret${pascalCase(program.name)}`;
+      const encryptionKey = kms.Key.fromKeyArn(this, `${id}Key`, program.secretKeyArn);
+      const secret =
+        program.secretArn !== undefined
+          ? secretsmanager.Secret.fromSecretAttributes(this, id, {
+              secretCompleteArn: program.secretArn,
+              encryptionKey,
+            })
+          : secretsmanager.Secret.fromSecretAttributes(this, id, {
+              // Granted as "<partial ARN>-??????", as fromSecretNameV2 does.
+              secretPartialArn: this.formatArn({
+                service: 'secretsmanager',
+                resource: 'secret',
+                resourceName: program.secretName,
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+              encryptionKey,
+            });
+      return { name: program.name, existingSecret: secret };
+    }
     if (program.secretArn !== undefined) {
       const id = `Secret${pascalCase(program.name)}`;
       return {

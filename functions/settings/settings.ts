@@ -64,14 +64,18 @@ export const SETTINGS = {
     default: 'BankingEventsPoller',
     context: { key: 'stackName' },
   }),
-  programs: setting(structured('a non-empty array of {"name", "secretArn"?, "secretName"?}'), {
-    doc:
-      'Programs to poll: `name` (letters, digits, `.`, `_`, `-`), optional `secretArn` or `secretName` of an ' +
-      "existing secret. The first is the handler's default program",
-    default: [{ name: DEFAULT_PROGRAM }],
-    context: { key: 'programs' },
-    prop: { name: 'programs' },
-  }),
+  programs: setting(
+    structured('a non-empty array of {"name", "secretArn"?, "secretName"?, "secretKeyArn"?}'),
+    {
+      doc:
+        'Programs to poll: `name` (letters, digits, `.`, `_`, `-`), optional `secretArn` or `secretName` of an ' +
+        'existing secret, and `secretKeyArn`, the customer-managed KMS key it is encrypted with (the function ' +
+        "is granted kms:Decrypt on it through Secrets Manager). The first is the handler's default program",
+      default: [{ name: DEFAULT_PROGRAM }],
+      context: { key: 'programs' },
+      prop: { name: 'programs' },
+    },
+  ),
   defaultProgram: setting(text(PROGRAM_NAME_PATTERN, PROGRAM_NAME_EXPECTED), {
     doc: 'Program polled when the invocation names none; the construct sets the first of its programs',
     default: DEFAULT_PROGRAM,

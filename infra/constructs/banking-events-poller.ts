@@ -1,6 +1,8 @@
+import { Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -13,6 +15,7 @@ import { Construct } from 'constructs';
 import { SCHEMA_EVENT_TYPES } from '../../functions/event-schema/event-json-schema.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
+import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
 import { EventRouting } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
 import {
@@ -25,11 +28,18 @@ import { PollerAlarms } from './poller-alarms.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
 import { PollerMetrics } from './poller-metrics.ts';
+import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-network.ts';
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
 import { PollerSourceGuard } from './poller-source-guard.ts';
-import { createCheckpointTable, createClaimCheckBucket, createProgramSecret } from './poller-storage.ts';
+import {
+  acknowledgeBackupPlan,
+  createCheckpointTable,
+  createClaimCheckBucket,
+  createProgramSecret,
+  tableEncryption,
+} from './poller-storage.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -89,6 +99,15 @@ export class BankingEventsPoller extends Construct {
   public readonly alarmTopic: sns.ITopic | undefined;
   public readonly alarms: PollerAlarms;
   public readonly dashboard: PollerDashboard;
+  /** The VPC endpoints created with `vpcEndpoints`; `undefined` without. */
+  public readonly vpcEndpoints: PollerVpcEndpoints | undefined;
+  /**
+   * The public addresses the function reaches the banking service from: the Elastic IPs of the NAT
+   * gateways of `vpc` when it is in the same stack (also the `EgressPublicIps` output); empty
+   * otherwise.
+   */
+  public readonly egressPublicIps: readonly string[];
+  readonly #encryptionKey: kms.IKey | undefined;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
   /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
   readonly #sourceGuard: PollerSourceGuard | undefined;
@@ -98,17 +117,22 @@ export class BankingEventsPoller extends Construct {
     const resolved = resolvePollerProps(props);
     const { programs, scheduleInterval, settings } = resolved;
     const { eventSource } = settings;
+    const { encryptionKey } = resolved;
+    this.#encryptionKey = encryptionKey;
 
-    this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this);
+    this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this, encryptionKey);
     this.secrets = new Map(
       programs.map((program) => [
         program.name,
-        program.existingSecret ?? createProgramSecret(this, program.name),
+        program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
       ]),
     );
     const createdBus =
       props.existingEventBus === undefined
-        ? new events.EventBus(this, 'EventBus', { eventBusName: settings.eventBusName })
+        ? new events.EventBus(this, 'EventBus', {
+            eventBusName: settings.eventBusName,
+            kmsKey: encryptionKey,
+          })
         : undefined;
     this.eventBus = props.existingEventBus ?? createdBus!;
     this.archive = new events.Archive(this, 'Archive', {
@@ -117,6 +141,11 @@ export class BankingEventsPoller extends Construct {
       eventPattern: { source: [eventSource] },
       retention: resolved.archiveRetention,
     });
+    // Set on the resource rather than through `kmsKey`: the L2 would add a key-policy statement
+    // naming the bus resource, and the key and the bus would depend on each other.
+    if (encryptionKey !== undefined) {
+      (this.archive.node.defaultChild as events.CfnArchive).kmsKeyIdentifier = encryptionKey.keyArn;
+    }
     this.schemas = new EventSchemas(this, 'Schemas', {
       eventSource,
       eventTypes: SCHEMA_EVENT_TYPES,
@@ -128,8 +157,13 @@ export class BankingEventsPoller extends Construct {
       routes: resolved.routes,
       unrouted: resolved.unrouted,
       quarantine: resolved.quarantine,
+      encryptionKey,
     });
-    this.claimCheckBucket = createClaimCheckBucket(this, resolved.claimCheckRetention);
+    this.claimCheckBucket = createClaimCheckBucket(this, {
+      retention: resolved.claimCheckRetention,
+      encryptionKey,
+      accessLogsBucket: resolved.claimCheckAccessLogsBucket,
+    });
 
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
@@ -140,17 +174,39 @@ export class BankingEventsPoller extends Construct {
     });
     this.pollerFunction = poller.pollerFunction;
     this.logGroup = poller.logGroup;
+    const { network } = resolved;
+    this.vpcEndpoints =
+      network?.vpcEndpoints === true
+        ? new PollerVpcEndpoints(this, 'VpcEndpoints', network, this.pollerFunction)
+        : undefined;
+    this.egressPublicIps = network === undefined ? [] : natPublicIps(this, network.vpc);
+    addEgressOutput(this, this.egressPublicIps);
     // Only on a bus we create: an existing bus's policy is its owner's (docs/deploy.md gives the statement).
     this.#sourceGuard =
       createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
-    const schedules = createPollerSchedules(this, this.pollerFunction, programs, scheduleInterval);
+    const schedules = createPollerSchedules(
+      this,
+      this.pollerFunction,
+      programs,
+      scheduleInterval,
+      encryptionKey,
+    );
     this.schedules = schedules.schedules;
     this.scheduleDeadLetterQueue = schedules.deadLetterQueue;
 
     const metrics = new PollerMetrics(settings.metricsNamespace);
     this.alarmTopic =
-      props.alarmActions === undefined ? (props.alarmTopic ?? createAlarmTopic(this)) : undefined;
+      props.alarmActions === undefined
+        ? (props.alarmTopic ?? createAlarmTopic(this, encryptionKey))
+        : undefined;
+    if (encryptionKey !== undefined) {
+      admitKeyServices(this, encryptionKey, {
+        bus: literalBus(this.eventBus),
+        logGroups: true,
+        alarms: props.alarmActions === undefined && props.alarmTopic === undefined,
+      });
+    }
     if (settings.alarmEmail !== undefined && this.alarmTopic !== undefined) {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
     }
@@ -214,7 +270,11 @@ export class BankingEventsPoller extends Construct {
    * (nothing else; no listing).
    */
   grantClaimCheckRead(grantee: iam.IGrantable): iam.Grant {
-    return grantClaimCheckRead(this.claimCheckBucket, grantee);
+    const grant = grantClaimCheckRead(this.claimCheckBucket, grantee);
+    // Reading an SSE-KMS object decrypts its data key, through S3 only.
+    const key = this.claimCheckBucket.encryptionKey;
+    if (key !== undefined) grantKeyThrough(key, grantee, 's3', ['kms:Decrypt']);
+    return grant;
   }
 
   /**
@@ -230,6 +290,9 @@ export class BankingEventsPoller extends Construct {
     this.grantClaimCheckRead(grantee);
     const idempotencyTable = options.idempotencyTable ?? this.#sharedIdempotencyTable();
     grantIdempotencyRecords(idempotencyTable, grantee);
+    if (idempotencyTable.encryptionKey !== undefined) {
+      grantKeyThrough(idempotencyTable.encryptionKey, grantee, 'dynamodb');
+    }
     return { idempotencyTable };
   }
 
@@ -279,7 +342,24 @@ export class BankingEventsPoller extends Construct {
 
   #sharedIdempotencyTable(): dynamodb.Table {
     // Logical id pinned by a test: a new id would replace the table and forget every handled event.
-    this.#subscriberIdempotencyTable ??= createIdempotencyTable(this, 'SubscriberIdempotencyTable');
+    if (this.#subscriberIdempotencyTable === undefined) {
+      this.#subscriberIdempotencyTable = createIdempotencyTable(
+        this,
+        'SubscriberIdempotencyTable',
+        tableEncryption(this.#encryptionKey),
+      );
+      acknowledgeBackupPlan(this.#subscriberIdempotencyTable);
+    }
     return this.#subscriberIdempotencyTable;
   }
+}
+
+/** The bus's name and ARN without a reference to a bus resource of the stack (see `KeyServiceUses`). */
+function literalBus(bus: events.IEventBus): { name: string; arn: string } {
+  if (!(bus instanceof events.EventBus)) return { name: bus.eventBusName, arn: bus.eventBusArn };
+  const name = (bus.node.defaultChild as events.CfnEventBus).name;
+  return {
+    name,
+    arn: Stack.of(bus).formatArn({ service: 'events', resource: 'event-bus', resourceName: name }),
+  };
 }

@@ -1,11 +1,13 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import { pascalCase } from './construct-names.ts';
+import { EncryptedQueueTarget } from './encrypted-queue-target.ts';
 
 /**
  * What every target of a route must be built with: the route's dead-letter queue and its retry
@@ -61,6 +63,13 @@ export interface EventRoutingProps {
    * @default 5
    */
   readonly maxReceiveCount?: number;
+  /**
+   * A customer-managed key for the queues and DLQs the routes create. Its policy must let
+   * EventBridge use it for the bus's rules (`BankingEventsPoller` adds that statement).
+   *
+   * @default - SQS-managed keys (SSE-SQS)
+   */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /** One rule and what hangs off it. */
@@ -98,10 +107,12 @@ export class EventRouting extends Construct {
   public readonly quarantine: Route | undefined;
 
   private readonly maxReceiveCount: number;
+  private readonly encryptionKey: kms.IKey | undefined;
 
   constructor(scope: Construct, id: string, props: EventRoutingProps) {
     super(scope, id);
     this.maxReceiveCount = props.maxReceiveCount ?? 5;
+    this.encryptionKey = props.encryptionKey;
 
     const eventTypes = Object.keys(props.routes);
     validateEventTypes(eventTypes);
@@ -153,7 +164,7 @@ export class EventRouting extends Construct {
     ruleProps: events.RuleProps,
   ): Route {
     const scope = new Construct(this, id);
-    const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', queueSecurity());
+    const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', queueSecurity(this.encryptionKey));
     const targetOptions: RouteTargetOptions = {
       deadLetterQueue,
       maxEventAge: options.maxEventAge ?? MAX_EVENT_AGE,
@@ -166,10 +177,14 @@ export class EventRouting extends Construct {
     let ruleTargets: events.IRuleTarget[];
     if (options.targets === undefined) {
       queue = new sqs.Queue(scope, 'Queue', {
-        ...queueSecurity(),
+        ...queueSecurity(this.encryptionKey),
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: this.maxReceiveCount },
       });
-      ruleTargets = [new targets.SqsQueue(queue, targetOptions)];
+      ruleTargets = [
+        this.encryptionKey === undefined
+          ? new targets.SqsQueue(queue, targetOptions)
+          : new EncryptedQueueTarget(queue, targetOptions),
+      ];
     } else {
       ruleTargets = options.targets(targetOptions);
       if (ruleTargets.length === 0) {
@@ -199,14 +214,16 @@ export class EventRouting extends Construct {
 }
 
 /**
- * Encrypted at rest with SQS-managed keys (EventBridge and Scheduler can write to those), TLS
- * only, and as large a message as SQS takes: the bus delivers events of up to 1 MiB (the claim
- * check keeps every entry under that with room for the envelope), and the queue's default of
- * 256 KiB would refuse the larger ones, in the DLQ too.
+ * Encrypted at rest with SQS-managed keys (EventBridge and Scheduler can write to those) or the
+ * given customer-managed key, TLS only, and as large a message as SQS takes: the bus delivers
+ * events of up to 1 MiB (the claim check keeps every entry under that with room for the envelope),
+ * and the queue's default of 256 KiB would refuse the larger ones, in the DLQ too.
  */
-function queueSecurity(): sqs.QueueProps {
+function queueSecurity(encryptionKey?: kms.IKey): sqs.QueueProps {
   return {
-    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    ...(encryptionKey === undefined
+      ? { encryption: sqs.QueueEncryption.SQS_MANAGED }
+      : { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: encryptionKey }),
     enforceSSL: true,
     retentionPeriod: QUEUE_RETENTION,
     maxMessageSizeBytes: MAX_MESSAGE_BYTES,

@@ -21,4 +21,6 @@ export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } fro
 export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
 export { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
+export type { PollerVpcEndpoints } from './poller-network.ts';
 export type { BankingEventsPollerProps, GapRepairOptions, PollerProgram } from './poller-props.ts';
+export type { PollerNetworkProps } from './poller-props-resolution.ts';

@@ -17,6 +17,7 @@ import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, type IConstruct } from 'constructs';
 import { TAIL_RESOURCE_PREFIX } from '../../functions/cli/operator-resource-names.ts';
+import { grantKeyThrough } from './encryption-key.ts';
 
 /** The construct's resources the operator commands work on. */
 export interface OperatorResources {
@@ -85,6 +86,7 @@ export function grantOperatorRead(
   const grants = [
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:DescribeTable'),
+    ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt']),
     grantDescribeBus(resources.eventBus, grantee),
     iam.Grant.addToPrincipal({
       grantee,
@@ -179,6 +181,7 @@ export function grantOperatorRecovery(
   const grants = [
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:UpdateItem'),
+    ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt', 'kms:GenerateDataKey']),
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['lambda:InvokeFunction'],
@@ -212,6 +215,20 @@ export function grantOperatorRecovery(
     ['*', OPERATOR_WILDCARDS.listArchives],
   ]);
   return grants.reduce((all, grant) => all.combine(grant));
+}
+
+/**
+ * A checkpoint table under a customer-managed key (`encryptionKey`, or an existing table's own):
+ * reading it needs the key's `Decrypt`, writing also `GenerateDataKey`, through DynamoDB only.
+ */
+function tableKeyGrant(
+  table: dynamodb.ITable,
+  grantee: iam.IGrantable,
+  actions: readonly string[],
+): iam.Grant[] {
+  return table.encryptionKey === undefined
+    ? []
+    : [grantKeyThrough(table.encryptionKey, grantee, 'dynamodb', actions)];
 }
 
 function grantDescribeBus(eventBus: events.IEventBus, grantee: iam.IGrantable): iam.Grant {

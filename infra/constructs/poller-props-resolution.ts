@@ -5,6 +5,9 @@
  * between props, are here and in `poller-props-validation.ts`.
  */
 import { Duration } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { SETTINGS } from '../../functions/settings/settings.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout } from './handover-timing.ts';
@@ -31,6 +34,20 @@ export interface ResolvedPollerProps {
   readonly lagThreshold: Duration;
   readonly stallAfter: Duration;
   readonly runbookUrl: string;
+  readonly encryptionKey: kms.IKey | undefined;
+  /** Where the function runs; `undefined` outside a VPC. */
+  readonly network: PollerNetworkProps | undefined;
+  readonly reservedConcurrency: number | undefined;
+  readonly claimCheckAccessLogsBucket: s3.IBucket | undefined;
+}
+
+/** The function's place in a VPC, with the defaults applied. */
+export interface PollerNetworkProps {
+  readonly vpc: ec2.IVpc;
+  readonly vpcSubnets: ec2.SubnetSelection;
+  /** `undefined`: Lambda creates one security group, all outbound allowed. */
+  readonly securityGroups: readonly ec2.ISecurityGroup[] | undefined;
+  readonly vpcEndpoints: boolean;
 }
 
 /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
@@ -71,6 +88,18 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
         Math.max(MIN_STALL_AFTER.toMinutes(), (2 * scheduleInterval.toSeconds({ integral: false })) / 60),
       ),
     runbookUrl: props.runbookUrl ?? 'docs/deploy.md',
+    encryptionKey: props.encryptionKey,
+    network:
+      props.vpc === undefined
+        ? undefined
+        : {
+            vpc: props.vpc,
+            vpcSubnets: props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+            securityGroups: props.securityGroups,
+            vpcEndpoints: props.vpcEndpoints ?? false,
+          },
+    reservedConcurrency: props.reservedConcurrency,
+    claimCheckAccessLogsBucket: props.claimCheckAccessLogsBucket,
   };
   validatePollerProps(props, resolved);
   return resolved;

@@ -59,6 +59,25 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
     );
   }
   if (resolved.programs.length === 0) fail('programs must name at least one program', 'programs');
+  if (props.vpc === undefined) {
+    for (const prop of ['vpcSubnets', 'securityGroups', 'vpcEndpoints'] as const) {
+      if (props[prop] !== undefined && props[prop] !== false) {
+        fail(`${prop} places the function in a VPC; pass vpc too, or leave ${prop} out`, prop);
+      }
+    }
+  }
+  const concurrency = props.reservedConcurrency;
+  if (
+    concurrency !== undefined &&
+    (!Number.isInteger(concurrency) || concurrency < resolved.programs.length)
+  ) {
+    fail(
+      `reservedConcurrency must be a whole number of at least ${resolved.programs.length} (one run per program; ` +
+        `${2 * resolved.programs.length} covers the hand-over between runs), or left out; got ${concurrency}`,
+      'reservedConcurrency',
+    );
+  }
+
   const ids = new Map<string, string>();
   for (const { name } of resolved.programs) {
     if (!isProgramName(name)) fail(`program name "${name}" must be ${PROGRAM_NAME_EXPECTED}`, 'programs');

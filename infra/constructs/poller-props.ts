@@ -5,8 +5,11 @@
  */
 import type { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as events from 'aws-cdk-lib/aws-events';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
@@ -20,7 +23,10 @@ export interface PollerProgram {
    */
   readonly name: string;
   /**
-   * A secret that already holds `{"base_url", "client_id", "client_secret"}`.
+   * A secret that already holds `{"base_url", "client_id", "client_secret"}`. When it is encrypted
+   * with a customer-managed key, import it with that key
+   * (`Secret.fromSecretAttributes(this, id, { secretCompleteArn, encryptionKey })`): the function
+   * is then granted `kms:Decrypt` on the key through Secrets Manager.
    *
    * @default - a secret is created with a placeholder value; set it before the first tick
    */
@@ -242,6 +248,65 @@ export interface BankingEventsPollerProps {
    * @default - the handler prebuilt into this package (`dist/assets/poller`): no bundler runs at synth
    */
   readonly entry?: string;
+  /**
+   * A customer-managed key for every store the construct creates: the checkpoint table, the
+   * secrets, the route, quarantine, unrouted and schedule dead-letter queues, the claim-check
+   * bucket (SSE-KMS with a bucket key), the bus and its archive, the log group, the alarm topic and
+   * the subscriber idempotency table. When the key is in the same app its policy gets a statement
+   * for each service that uses it on the construct's behalf (EventBridge, CloudWatch Logs,
+   * CloudWatch alarms), each scoped to this deployment by source account and source ARN; the
+   * function and scheduler roles get `kms:Decrypt`/`kms:GenerateDataKey` only through the
+   * services they call (`kms:ViaService`). An imported key's policy cannot be changed from here:
+   * synth warns, and docs/deploy.md lists the statements to add.
+   *
+   * @default - AWS-managed and AWS-owned keys, as before (the alarm topic keeps its own key)
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * The VPC to run the function in. Its traffic to the banking service then leaves through the
+   * VPC's NAT gateways, whose Elastic IPs are the addresses a bank can allowlist (a stack output
+   * names them when the VPC is in the same stack).
+   *
+   * @default - the function runs outside any VPC
+   */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * Where in `vpc` the function runs. Only with `vpc`.
+   *
+   * @default - the VPC's private subnets with egress (`SubnetType.PRIVATE_WITH_EGRESS`)
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * The function's security groups. Only with `vpc`.
+   *
+   * @default - one security group that allows all outbound traffic and no inbound
+   */
+  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  /**
+   * Adds VPC endpoints so the function's AWS calls stay in the VPC: gateway endpoints for
+   * DynamoDB and S3, interface endpoints (private DNS) for Secrets Manager and EventBridge behind a
+   * security group that admits the function alone on 443. Leave it off when the VPC already has
+   * them (a second gateway endpoint for the same route tables fails to deploy). Only with `vpc`.
+   *
+   * @default false
+   */
+  readonly vpcEndpoints?: boolean;
+  /**
+   * Concurrent executions reserved for the function (and at most that many). A run holds its
+   * program's lease while the next tick's run waits for it, so with n programs 2n covers the
+   * hand-over; at least the number of programs.
+   *
+   * @default - unreserved: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: number;
+  /**
+   * A bucket for the claim-check bucket's server access logs (it must accept S3 log delivery:
+   * SSE-S3, with a bucket policy for `logging.s3.amazonaws.com`, which CDK adds to a bucket of
+   * the same app).
+   *
+   * @default - no server access logs (CloudTrail data events are the alternative)
+   */
+  readonly claimCheckAccessLogsBucket?: s3.IBucket;
   /**
    * A checkpoint table with a string partition key `pk`.
    *

@@ -20,12 +20,18 @@ export const IDEMPOTENCY_TABLE_TTL = 'expiration';
  * point-in-time recovery on. Records are keyed `<function name>#<hash>`, so subscribers can share
  * one. Destroyed with the stack: its records only matter while their events can still arrive.
  */
-export function createIdempotencyTable(scope: Construct, id: string): dynamodb.Table {
+export function createIdempotencyTable(
+  scope: Construct,
+  id: string,
+  encryption: Pick<dynamodb.TableProps, 'encryption' | 'encryptionKey'> = {
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+  },
+): dynamodb.Table {
   return new dynamodb.Table(scope, id, {
     partitionKey: { name: IDEMPOTENCY_TABLE_KEY, type: dynamodb.AttributeType.STRING },
     timeToLiveAttribute: IDEMPOTENCY_TABLE_TTL,
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    ...encryption,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     removalPolicy: RemovalPolicy.DESTROY,
   });

@@ -171,6 +171,16 @@ describe('parseAppConfig', () => {
     ],
     ['programs', [{ name: 'a', secret: 'x' }], /"programs\[0\]\.secret" is not a program setting/],
     [
+      'programs',
+      [{ name: 'a', secretKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab' }],
+      /"programs\[0\]\.secretKeyArn" is the key of an existing secret; set secretArn or secretName too/,
+    ],
+    [
+      'programs',
+      [{ name: 'a', secretName: 'prod/a', secretKeyArn: 'alias/banking' }],
+      /"programs\[0\]\.secretKeyArn" must be a KMS key ARN/,
+    ],
+    [
       'routes',
       { Transaction: {} },
       /"routes\.Transaction" is not an event type: use the lower-case detail-type/,

@@ -1,8 +1,11 @@
 /**
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
  * defaults (with the handler the package ships, as `cdk synth` deploys it), every app option
- * switched on (the example subscriber included), and the construct embedded with a caller-built
- * target.
+ * switched on (the example subscriber included), the construct embedded with a caller-built
+ * target, and the bank profile (`infra/bank-profile-stack.ts`, docs/deploy.md). The regulated
+ * packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321) run over the bank profile, which must have
+ * no unacknowledged finding, and over the cdk.json defaults, whose findings must be exactly those
+ * the bank profile's props answer.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,11 +16,14 @@ import * as events from 'aws-cdk-lib/aws-events-targets';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, PCIDSS321Checks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAppConfig } from '../../infra/app-config.ts';
+import { BankProfileStack } from '../../infra/bank-profile-stack.ts';
 import { AlarmActions, BankingEventsPoller } from '../../infra/constructs/index.ts';
-import { cdkJsonContext, synthPollerApp } from './support/poller-app-fixture.ts';
+import { PollerStack } from '../../infra/poller-stack.ts';
+import { cdkJsonContext, REPO_ROOT, synthPollerApp } from './support/poller-app-fixture.ts';
 
 interface Synthesized {
   readonly name: string;
@@ -59,11 +65,58 @@ function synthEmbedded(): Omit<Synthesized, 'name'> {
   };
 }
 
+/** The packs a regulated deployment is reviewed against, AWS Solutions included. */
+function registerAllPacks(app: App): void {
+  Validations.of(app).addPlugins(
+    new AwsSolutionsChecks(app),
+    new HIPAASecurityChecks(app),
+    new NIST80053R5Checks(app),
+    new PCIDSS321Checks(app),
+  );
+}
+
+/** The bank profile exactly as docs/deploy.md shows it, env-agnostic as `cdk synth` without a profile. */
+function synthBankProfile(): Omit<Synthesized, 'name'> {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'poller-bank-'));
+  const app = new App({
+    outdir,
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
+    analyticsReporting: false,
+  });
+  new BankProfileStack(app, 'BankingEventsPoller');
+  registerAllPacks(app);
+  return {
+    root: app,
+    assembly: app.synth(),
+    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The cdk.json defaults under the four packs: synth fails on their findings (as it should), and
+ * the report it leaves is read.
+ */
+function defaultAppUnderAllPacks(): string[] {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'poller-packs-'));
+  try {
+    const app = new App({ outdir, context: cdkJsonContext(), analyticsReporting: false });
+    const config = parseAppConfig(app.node.getAllContext() as Record<string, unknown>);
+    new PollerStack(app, config.stackName, { config });
+    registerAllPacks(app);
+    expect(() => app.synth()).toThrow();
+    return findingsIn(outdir);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
 /** Findings cdk-nag reported that no acknowledgement covers (errors and warnings alike). */
 function unacknowledgedFindings(assembly: CloudAssembly): string[] {
-  const report = JSON.parse(
-    readFileSync(path.join(assembly.directory, 'validation-report.json'), 'utf8'),
-  ) as {
+  return findingsIn(assembly.directory);
+}
+
+function findingsIn(directory: string): string[] {
+  const report = JSON.parse(readFileSync(path.join(directory, 'validation-report.json'), 'utf8')) as {
     pluginReports: {
       pluginName: string;
       violations: { ruleName: string; severity: string; violatingConstructs: { constructPath: string }[] }[];
@@ -137,6 +190,7 @@ beforeAll(() => {
     return { root: app, assembly, dispose };
   });
   attempt('embedded', synthEmbedded);
+  attempt('bank profile', synthBankProfile);
 });
 afterAll(() => {
   for (const configuration of configurations) configuration.dispose();
@@ -151,13 +205,17 @@ describe('cdk-nag AwsSolutionsChecks', () => {
   });
 
   it('acknowledges only what the design requires, each with its reason, on the narrowest construct', () => {
+    // The regulated packs' acknowledgements are pinned below, for the bank profile.
     const byConfiguration = Object.fromEntries(
-      configurations.map(({ name, root }) => [
-        name,
-        acknowledgements(root)
-          .map(({ path: constructPath, rule }) => `${rule} @ ${constructPath}`)
-          .sort(),
-      ]),
+      configurations
+        .filter(({ name }) => name !== 'bank profile')
+        .map(({ name, root }) => [
+          name,
+          acknowledgements(root)
+            .filter(({ rule }) => rule.startsWith('AwsSolutions-'))
+            .map(({ path: constructPath, rule }) => `${rule} @ ${constructPath}`)
+            .sort(),
+        ]),
     );
 
     expect(byConfiguration).toEqual({
@@ -186,6 +244,84 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     });
     for (const { root } of configurations) {
       for (const { rule, reason } of acknowledgements(root)) expect(reason.length, rule).toBeGreaterThan(40);
+    }
+  });
+});
+
+describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', () => {
+  /** Each finding of the cdk.json defaults, and the bank profile's prop that answers it. */
+  const ANSWERED_BY = {
+    'SecretsManagerUsingKMSKey @ Poller/SecretDefault': 'encryptionKey',
+    'S3DefaultEncryptionKMS @ Poller/ClaimCheckBucket': 'encryptionKey',
+    'CloudWatchLogGroupEncrypted @ Poller/LogGroup': 'encryptionKey',
+    'S3BucketLoggingEnabled @ Poller/ClaimCheckBucket': 'claimCheckAccessLogsBucket',
+    'LambdaInsideVPC @ Poller/Function': 'vpc',
+    'LambdaConcurrency @ Poller/Function': 'reservedConcurrency',
+  } as const;
+
+  it('find in the cdk.json defaults only what the bank profile answers', () => {
+    const findings = defaultAppUnderAllPacks().filter((finding) => !finding.includes('AwsSolutions-'));
+    const byRule = new Set(
+      findings.map((finding) => {
+        const [, rule, at] = /^\w+ [\w.]+-(\w+) at BankingEventsPoller\/(.+)\/Resource$/.exec(finding) ?? [];
+        return `${rule} @ ${at}`;
+      }),
+    );
+
+    expect([...byRule].sort()).toEqual(Object.keys(ANSWERED_BY).sort());
+    // Each is reported by every pack that has the rule: PCI.DSS.321 has no concurrency rule.
+    expect(findings).toHaveLength(17);
+  });
+
+  it('find nothing unacknowledged in the bank profile, which sets every prop that answers them', () => {
+    const bank = configurations.find(({ name }) => name === 'bank profile');
+
+    expect(synthErrors['bank profile']).toBeUndefined();
+    expect(unacknowledgedFindings(bank!.assembly)).toEqual([]);
+    const source = readFileSync(path.join(REPO_ROOT, 'infra/bank-profile-stack.ts'), 'utf8');
+    for (const prop of new Set(Object.values(ANSWERED_BY)))
+      expect(source).toMatch(new RegExp(`\\b${prop}\\b[:,]`));
+  });
+
+  it('run over the bank profile exactly as docs/deploy.md shows it', () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'infra/bank-profile-stack.ts'), 'utf8');
+    const docs = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+
+    expect(docs).toContain(`\`\`\`ts\n${source}\`\`\``);
+  });
+
+  it('acknowledge in the bank profile only what holds by design, each with its reason', () => {
+    const bank = configurations.find(({ name }) => name === 'bank profile')!;
+    // CDK acknowledges its own template checks (`Validate::…`) on some of its constructs.
+    const regulated = acknowledgements(bank.root).filter(({ rule }) =>
+      /^(HIPAA\.Security|NIST\.800\.53\.R5|PCI\.DSS\.321)-/.test(rule),
+    );
+    const rules = [
+      ...new Set(
+        regulated.map(
+          ({ path: at, rule }) => `${rule.replace(/^[\w.]+?-/, '')} @ ${at.replace(/^\w+\//, '')}`,
+        ),
+      ),
+    ].sort();
+
+    expect(rules).toEqual([
+      'DynamoDBInBackupPlan @ Poller/CheckpointTable',
+      'IAMNoInlinePolicy @ Poller/FunctionRole',
+      'IAMNoInlinePolicy @ Poller/SchedulerRole',
+      'LambdaDLQ @ Poller/Function',
+      'S3BucketLoggingEnabled @ LogBucket',
+      'S3BucketReplicationEnabled @ LogBucket',
+      'S3BucketReplicationEnabled @ Poller/ClaimCheckBucket',
+      'S3DefaultEncryptionKMS @ LogBucket',
+      'SecretsManagerRotationEnabled @ Poller/SecretCards',
+      'SecretsManagerRotationEnabled @ Poller/SecretLoans',
+      'VPCNoUnrestrictedRouteToIGW @ Vpc/PublicSubnet1',
+      'VPCNoUnrestrictedRouteToIGW @ Vpc/PublicSubnet2',
+    ]);
+    for (const { rule, reason } of regulated) {
+      expect(rule).toMatch(/^(HIPAA\.Security|NIST\.800\.53\.R5|PCI\.DSS\.321)-\w+$/);
+      expect(reason.length, rule).toBeGreaterThan(40);
+      expect(reason, rule).not.toMatch(/suppress/i);
     }
   });
 });

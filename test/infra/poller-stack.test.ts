@@ -167,7 +167,7 @@ describe('function', () => {
 });
 
 describe('claim-check bucket', () => {
-  it('is encrypted, TLS only, never public, expires objects after 30 days, and is retained', () => {
+  it('is encrypted, TLS only, never public, versioned, expires objects after 30 days, and is retained', () => {
     synth.template.hasResource('AWS::S3::Bucket', {
       DeletionPolicy: 'Retain',
       Properties: {
@@ -180,8 +180,17 @@ describe('claim-check bucket', () => {
           IgnorePublicAcls: true,
           RestrictPublicBuckets: true,
         },
+        VersioningConfiguration: { Status: 'Enabled' },
         LifecycleConfiguration: {
-          Rules: [{ Id: 'ExpireClaimChecks', ExpirationInDays: 30, Status: 'Enabled' }],
+          Rules: [
+            {
+              Id: 'ExpireClaimChecks',
+              ExpirationInDays: 30,
+              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+              Status: 'Enabled',
+            },
+            { Id: 'RemoveExpiredDeleteMarkers', ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
+          ],
         },
         // ACLs off: objects belong to the bucket's account, whoever wrote them.
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
@@ -204,7 +213,11 @@ describe('claim-check bucket', () => {
         Environment: { Variables: Match.objectLike({ MAX_EVENT_ENTRY_BYTES: '262144' }) },
       });
       custom.template.hasResourceProperties('AWS::S3::Bucket', {
-        LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 7 })] },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
+          ]),
+        },
       });
     } finally {
       custom.dispose();
@@ -842,6 +855,40 @@ describe('schedule rates', () => {
       });
     } finally {
       rated.dispose();
+    }
+  });
+});
+
+describe('existing secrets under their own keys (programs[].secretKeyArn)', () => {
+  it('grants the function kms:Decrypt on each key, through Secrets Manager only', () => {
+    const keyArn = (n: number) =>
+      `arn:aws:kms:eu-west-1:123456789012:key/0000000${n}-12ab-34cd-56ef-1234567890ab`;
+    const custom = synthPollerApp({
+      programs: [
+        {
+          name: 'cards',
+          secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/cards-AbC123',
+          secretKeyArn: keyArn(1),
+        },
+        { name: 'fx', secretName: 'prod/banking/fx', secretKeyArn: keyArn(2) },
+      ],
+    });
+    try {
+      const statements = Object.values(custom.template.findResources('AWS::IAM::Policy')).flatMap(
+        (policy) =>
+          (policy as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+      for (const key of [keyArn(1), keyArn(2)]) {
+        // One statement may name both keys: CDK merges statements that differ only in resource.
+        const grant = statements.find((statement) => [statement.Resource].flat().includes(key));
+        expect(grant?.Action, key).toBe('kms:Decrypt');
+        expect(JSON.stringify(grant?.Condition), key).toMatch(/kms:ViaService.*secretsmanager\./);
+      }
+      // The secret by name is granted as "<name>-??????", as without a key.
+      expect(JSON.stringify(statements)).toContain(':secret:prod/banking/fx-??????');
+    } finally {
+      custom.dispose();
     }
   });
 });

@@ -294,3 +294,40 @@ describe('the operator grants under cdk-nag', () => {
     ]);
   });
 });
+
+describe('operator grants with a customer-managed key (encryptionKey)', () => {
+  it('lets read decrypt the checkpoint table, and recovery also write it, through DynamoDB only', () => {
+    const { stack, poller, operator } = embedding((scope) => ({ encryptionKey: new kms.Key(scope, 'Key') }));
+    const recovery = new iam.Role(stack, 'Recovery', { assumedBy: new iam.AccountRootPrincipal() });
+    poller.grantOperatorRead(operator);
+    poller.grantOperatorRecovery(recovery);
+
+    const keyStatement = (role: iam.Role) =>
+      statementsOf(stack, role).filter((statement) =>
+        [statement.Action].flat().some((a) => a.startsWith('kms:')),
+      );
+    const via = {
+      StringEquals: {
+        'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+      },
+    };
+
+    expect(keyStatement(operator)).toEqual([
+      expect.objectContaining({ Action: 'kms:Decrypt', Condition: via }),
+    ]);
+    expect(keyStatement(recovery)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Condition: via }),
+      ]),
+    );
+  });
+
+  it('grants nothing on a key when the table has none', () => {
+    const { stack, poller, operator } = embedding();
+    poller.grantOperatorRead(operator);
+
+    expect(actionsOf(statementsOf(stack, operator)).filter((action) => action.startsWith('kms:'))).toEqual(
+      [],
+    );
+  });
+});

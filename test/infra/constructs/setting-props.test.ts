@@ -95,6 +95,27 @@ function statesDefault(setting: Setting, documented: string): boolean {
   return startsWith(typeof setting.default === 'string' ? `'${setting.default}'` : String(setting.default));
 }
 
+describe('the documented defaults of every prop', () => {
+  it('gives every optional prop of the props interfaces an @default', () => {
+    const file = path.join(REPO_ROOT, 'infra/constructs/poller-props.ts');
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const undocumented: string[] = [];
+    let optional = 0;
+    source.forEachChild((node) => {
+      if (!ts.isInterfaceDeclaration(node)) return;
+      for (const member of node.members) {
+        if (!ts.isPropertySignature(member) || member.questionToken === undefined) continue;
+        optional += 1;
+        const documented = ts.getJSDocTags(member).some((tag) => tag.tagName.text === 'default');
+        if (!documented) undocumented.push(`${node.name.text}.${member.name.getText(source)}`);
+      }
+    });
+
+    expect(optional).toBeGreaterThan(40);
+    expect(undocumented).toEqual([]);
+  });
+});
+
 describe('the documented defaults of the props that are settings', () => {
   const defaults = documentedDefaults();
 
