@@ -59,17 +59,7 @@ export function startLiveStatusLine(
   const timer = setInterval(redraw, REDRAW_MS);
   timer.unref();
   redraw();
-  const events = terminal.stdoutIsTerminal
-    ? new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          line.clear();
-          stdout.write(chunk, (error) => {
-            line(current);
-            done(error);
-          });
-        },
-      })
-    : stdout;
+  const events = terminal.stdoutIsTerminal ? aboveTheLine(stdout, line, () => current) : stdout;
   return {
     events,
     note: (text) => {
@@ -83,4 +73,27 @@ export function startLiveStatusLine(
       line.done();
     },
   };
+}
+
+/**
+ * stdout for the events, each write drawn above the live line. A failed write (the terminal closed:
+ * EIO) reaches the writer through its callback, so nothing unprinted counts as published; the
+ * stream's own 'error' event is heard here, or it would end the process before its clean-up.
+ */
+function aboveTheLine(
+  stdout: Writable,
+  line: ReturnType<typeof createLogUpdate>,
+  current: () => string,
+): Writable {
+  const events = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      line.clear();
+      stdout.write(chunk, (error) => {
+        line(current());
+        done(error);
+      });
+    },
+  });
+  events.on('error', () => {});
+  return events;
 }

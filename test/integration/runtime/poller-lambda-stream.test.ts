@@ -31,9 +31,9 @@ describe('stream mode, as deployed', () => {
     const first = s.simulator.generate(3);
     const run = s.invoke();
     await committed(s, first);
-    const opened = streamRequests(s);
-    // The simulator ends a stream when its token expires; the function opens another.
-    await vi.waitFor(() => expect(streamRequests(s)).toBeGreaterThan(opened), {
+    // The simulator ends a stream when its token expires; the function opens another. (Counted
+    // from the run's start: on a slow machine the first expiry may come before the commit.)
+    await vi.waitFor(() => expect(streamRequests(s)).toBeGreaterThanOrEqual(2), {
       timeout: 6_000,
       interval: 50,
     });
