@@ -348,7 +348,7 @@ export const SETTINGS = {
     prop: { name: 'claimCheckRetention', duration: true },
   }),
   exampleSubscriber: setting(flag(), {
-    doc: 'Deploys the example subscriber of transactions (README, "Write a subscriber")',
+    doc: 'Deploys the example subscriber of transactions (docs/subscribers.md)',
     default: false,
     context: { key: 'exampleSubscriber' },
   }),
