@@ -8,12 +8,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CDK_CLI,
+  constructExample,
   exec,
   npmInstall,
   offlineSynthEnvironment,
   pollerFunctionOf,
   pollerResources,
-  constructExample,
   recordingToolShims,
   repositoryAppPollerResources,
   type SynthesizedTemplate,

@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cdkJsonContext } from '../infra/support/poller-app-fixture.ts';
 import {
   CDK_CLI,
+  constructExample,
   exec,
   npmInstall,
   offlineSynthEnvironment,
   PEER_VERSIONS,
   pollerFunctionOf,
   pollerResources,
-  constructExample,
   recordingToolShims,
   repositoryAppPollerResources,
   type SynthesizedTemplate,

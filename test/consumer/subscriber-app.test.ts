@@ -8,10 +8,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  docsCodeBlock,
   exec,
   installedVersion,
   npmInstall,
-  docsCodeBlock,
   temporaryDirectory,
 } from '../support/consumer-app.ts';
 
@@ -64,7 +64,7 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
   });
   afterAll(() => root.dispose());
 
-  it("type-checks the handler of docs/subscribers.md against the shipped declarations", async () => {
+  it('type-checks the handler of docs/subscribers.md against the shipped declarations', async () => {
     // The handler books into `ledger`, the reader's own module: declared here.
     writeFileSync(
       path.join(app, 'ledger-handler.ts'),

@@ -567,7 +567,9 @@ describe('alarms', () => {
     const runbook = readFileSync(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8');
 
     for (const [logicalId, alarm] of resourcesOfType('AWS::CloudWatch::Alarm')) {
-      const anchor = /Runbook: docs\/runbook\.md#(alarm-[a-z-]+)$/.exec(alarm.AlarmDescription as string)?.[1];
+      const anchor = /Runbook: docs\/runbook\.md#(alarm-[a-z-]+)$/.exec(
+        alarm.AlarmDescription as string,
+      )?.[1];
       expect(anchor, logicalId).toBeDefined();
       expect(runbook, `docs/runbook.md has no anchor ${anchor}`).toContain(`<a id="${anchor}"></a>`);
     }

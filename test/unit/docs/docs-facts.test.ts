@@ -61,7 +61,8 @@ describe('the links of the docs', () => {
   it.each(PAGES)('of %s each land on a file, and on a section of it when they name one', (page) => {
     for (const target of relativeLinksOf(read(page))) {
       const [file = '', anchor] = target.split('#');
-      const landing = file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), file));
+      const landing =
+        file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), file));
       expect(existsSync(path.join(REPO_ROOT, landing)), `${page}: ${target}: no ${landing}`).toBe(true);
       if (anchor !== undefined && landing.endsWith('.md')) {
         expect(anchorsOf(read(landing)).has(anchor), `${page}: ${target}: no #${anchor} in ${landing}`).toBe(
@@ -114,8 +115,13 @@ function misfits(cli: Command, line: string): string[] {
     chain.push(sub);
     index += 1;
   }
-  if (chain.length === 1) return words.includes('--help') || words.includes('--version') ? [] : ['no command'];
-  const flags = new Set(['--help', '-h', ...chain.flatMap((c) => c.options.flatMap((o) => [o.long, o.short]))]);
+  if (chain.length === 1)
+    return words.includes('--help') || words.includes('--version') ? [] : ['no command'];
+  const flags = new Set([
+    '--help',
+    '-h',
+    ...chain.flatMap((c) => c.options.flatMap((o) => [o.long, o.short])),
+  ]);
   return words
     .filter((word) => word.startsWith('-') && !/^-\d/.test(word))
     .map((word) => word.split('=')[0]!)
@@ -130,7 +136,9 @@ describe('the command lines of the docs', () => {
 
   it('are found where the docs give them', () => {
     const pages = linesByPage.map(([page]) => page);
-    expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/runbook.md', 'docs/getting-started.md']));
+    expect(pages).toEqual(
+      expect.arrayContaining(['README.md', 'docs/runbook.md', 'docs/getting-started.md']),
+    );
   });
 
   it.each(linesByPage)('of %s name commands the CLI has, with flags those commands take', (page, lines) => {
