@@ -2,8 +2,8 @@
  * Facts the docs state that can break without anyone rewording a sentence: every relative link of
  * every Markdown page lands on a file and, with an anchor, on a heading or `<a id>` of it; every
  * `banking-events-poller …` command line they give names commands the CLI has, with flags those
- * commands take; the generated CLI reference is what the commands' own help prints. No sentence
- * is pinned.
+ * commands take; the generated references are what the commands' own help prints and what the
+ * construct declares. No sentence is pinned.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { createCli } from '../../../functions/cli/cli-program.ts';
 import { CLI_REFERENCE } from '../../../scripts/cli-docs-renderer.ts';
+import { CONSTRUCT_REFERENCE } from '../../../scripts/construct-docs-renderer.ts';
 import { replaceTable } from '../../../scripts/settings-docs-renderer.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -168,5 +169,21 @@ describe('the CLI reference of docs/cli.md', () => {
     const commands = createCli('0.0.0').commands.map((command) => command.name());
 
     expect(headings).toEqual(expect.arrayContaining(commands));
+  });
+});
+
+describe('the API reference of docs/construct.md', () => {
+  it("is what the construct's declarations give (run npm run generate:docs after changing a prop)", () => {
+    const document = read(CONSTRUCT_REFERENCE.file);
+
+    expect(replaceTable(document, CONSTRUCT_REFERENCE)).toBe(document);
+  });
+
+  it('holds every prop of the construct, with its default', () => {
+    const reference = CONSTRUCT_REFERENCE.render();
+
+    expect(reference).toContain('| `pollLimit?` | `number` | 100 |');
+    expect(reference).toContain('### `BankingEventsPollerProps`');
+    expect(reference).toMatch(/^\| `grantOperatorRecovery\(/m);
   });
 });
