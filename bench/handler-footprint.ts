@@ -2,7 +2,7 @@
  * Measures the deployed artifact, not the sources: builds the package's handler and synthesizes
  * the app, then runs the bundled handler (`index.mjs` from the cloud assembly) in a fresh Node process against
  * the banking simulator and moto, and reports cold-start time, throughput and peak memory.
- * The numbers behind the function's memory size and timeout (docs/deploy.md):
+ * The numbers behind the function's memory size and timeout (docs/performance.md):
  *
  *   npm run bench:footprint -- [backlog=20000] [budgetSeconds=30]
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures behind the README's performance claims, measured side by side in
+ * `npm run bench`: the figures behind docs/performance.md, measured side by side in
  * one run (the machine is shared and noisy: compare ratios within a run, not numbers across runs).
  *
  *   npm run bench -- [--events 50000] [--upstream-ms 25] [--publish-ms 15] [--page 100] [--quick]

@@ -5,7 +5,7 @@
  * subscriber kit and the CLI, with no dependencies and no install scripts.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -19,11 +19,15 @@ import {
 } from './build/artifacts.ts';
 import { type Manifest, packageManifest } from './build/package-manifest.ts';
 
-/** What the package holds besides its manifest: documentation, the bin, and what `npm run build` made. */
+/**
+ * What the package holds besides its manifest: documentation (the README, the changelog and the
+ * pages of docs/, Markdown only, so the README's links work in the package), the bin, and what
+ * `npm run build` made.
+ */
 const SHIPPED_PATHS = [
   'README.md',
   'CHANGELOG.md',
-  'docs/deploy.md',
+  'docs',
   'bin/banking-events-poller.mjs',
   LAYOUT.cliFile,
   LAYOUT.handlerDir,
@@ -39,7 +43,11 @@ emitDeclarations();
 const stage = mkdtempSync(path.join(tmpdir(), 'banking-events-poller-package-'));
 try {
   for (const shipped of SHIPPED_PATHS) {
-    cpSync(path.join(REPO_ROOT, shipped), path.join(stage, shipped), { recursive: true });
+    cpSync(path.join(REPO_ROOT, shipped), path.join(stage, shipped), {
+      recursive: true,
+      // Of docs/, the pages only: not the fault matrix's raw results.
+      filter: (source) => shipped !== 'docs' || statSync(source).isDirectory() || source.endsWith('.md'),
+    });
   }
   const manifest = packageManifest(
     JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest,

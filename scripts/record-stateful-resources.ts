@@ -3,7 +3,7 @@
  * recorded configuration, its stateful resources' logical ids and replacement properties.
  *
  * Run it only when a replacement is intended: that is a major release, with the migration written
- * in CHANGELOG.md (see README, "Versions and upgrades"). `npx tsx scripts/record-stateful-resources.ts`
+ * in CHANGELOG.md (see docs/construct.md, "Versions and upgrades"). `npx tsx scripts/record-stateful-resources.ts`
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -60,7 +60,7 @@ function readReport(path: string): ResultsReport {
   return report as ResultsReport;
 }
 
-/** `50000` → `50 000`, as the README writes figures. */
+/** `50000` → `50 000`, as the docs write figures. */
 function figure(value: number): string {
   return value.toLocaleString('en-US').replaceAll(',', ' ');
 }

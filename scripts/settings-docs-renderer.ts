@@ -1,7 +1,6 @@
 /**
- * Renders the configuration tables of the docs from the settings table: the handler's
- * environment (README.md, "Handler contract") and the app's context (docs/deploy.md,
- * "Configuration"). Each table lives between two markers in its file; `replaceTable` puts a fresh
+ * Renders the configuration tables of docs/configuration.md from the settings table: the handler's
+ * environment and the app's context. Each table lives between two markers in its file; `replaceTable` puts a fresh
  * rendering there, `npm run generate:docs` writes it and the unit tests check it is current.
  */
 import path from 'node:path';
@@ -12,7 +11,10 @@ import { DEFAULT_CONTEXT } from '../infra/app-config.ts';
 export interface DocsTable {
   /** The file, from the repository root. */
   readonly file: string;
+  /** The block's name in its markers. */
   readonly name: string;
+  /** What the block is generated from, as its start marker says. */
+  readonly source: string;
   render(): string;
 }
 
@@ -36,9 +38,9 @@ function meaning(setting: Setting, file: string): string {
 }
 
 function linkFrom(file: string, target: string): string {
-  const [targetFile = '', anchor = ''] = target.split('#');
+  const [targetFile = '', anchor] = target.split('#');
   const relative = targetFile === file ? '' : path.posix.relative(path.posix.dirname(file), targetFile);
-  return `${relative}#${anchor}`;
+  return anchor === undefined ? relative : `${relative}#${anchor}`;
 }
 
 function row(cells: readonly string[]): string {
@@ -63,11 +65,12 @@ function contextForm(setting: Setting): string {
   return `${sentence(expected)}${none}${variable}`;
 }
 
-/** docs/deploy.md, "Configuration": every context key, its default as cdk.json holds it, its form. */
-const CONTEXT_FILE = 'docs/deploy.md';
+/** docs/configuration.md, "The app's context": every context key, its default as cdk.json holds it, its form. */
+const CONTEXT_FILE = 'docs/configuration.md';
 export const CONTEXT_TABLE: DocsTable = {
   file: CONTEXT_FILE,
-  name: 'context',
+  name: 'settings:context',
+  source: 'functions/settings/settings.ts',
   render() {
     const rows = settingEntries()
       .filter(([, setting]) => setting.context !== undefined)
@@ -110,11 +113,12 @@ function environmentMeaning(setting: Setting): string {
   return `${meaning(setting, ENVIRONMENT_FILE)}. ${sentence(setting.kind.expected.replaceAll('|', '\\|'))}`;
 }
 
-/** README.md, "Handler contract": every variable, its default, who sets it in a deployment, its form. */
-const ENVIRONMENT_FILE = 'README.md';
+/** docs/configuration.md, "The handler's environment": every variable, its default, who sets it in a deployment, its form. */
+const ENVIRONMENT_FILE = 'docs/configuration.md';
 export const ENVIRONMENT_TABLE: DocsTable = {
   file: ENVIRONMENT_FILE,
-  name: 'environment',
+  name: 'settings:environment',
+  source: 'functions/settings/settings.ts',
   render() {
     const rows = settingEntries()
       .filter(([, setting]) => setting.env !== undefined)
@@ -139,8 +143,8 @@ export const DOCS_TABLES: readonly DocsTable[] = [ENVIRONMENT_TABLE, CONTEXT_TAB
 /** The markers a table sits between in its file. */
 export function markers(table: DocsTable): readonly [string, string] {
   return [
-    `<!-- settings:${table.name} (generated from functions/settings/settings.ts: npm run generate:docs) -->`,
-    `<!-- /settings:${table.name} -->`,
+    `<!-- ${table.name} (generated from ${table.source}: npm run generate:docs) -->`,
+    `<!-- /${table.name} -->`,
   ];
 }
 

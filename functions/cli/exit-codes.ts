@@ -1,5 +1,5 @@
 /**
- * The exit codes of `banking-events-poller`, the contract scripts rely on (README: "Exit codes").
+ * The exit codes of `banking-events-poller`, the contract scripts rely on (docs/cli.md: "Exit codes").
  */
 export const EXIT_CODES = Object.freeze({
   /** Done as asked. */

@@ -77,7 +77,7 @@ export class OperatorClient {
       .catch((error: unknown) => {
         throw new CliError(
           `Could not invoke the poller function ${this.functionName}: ${error instanceof Error ? error.message : String(error)}`,
-          'operators need lambda:InvokeFunction on it (grantOperatorRecovery, docs/deploy.md "Operator permissions"); or pass --local to work from this machine',
+          'operators need lambda:InvokeFunction on it (grantOperatorRecovery, docs/security.md "Operator permissions"); or pass --local to work from this machine',
         );
       });
     const text = answer.Payload === undefined ? '' : new TextDecoder().decode(answer.Payload);

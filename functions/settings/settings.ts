@@ -6,8 +6,8 @@
  * Derived from this table: the handler's environment parser and the function's environment
  * (`environment.ts`), the app's context parser and cdk.json's defaults (`infra/app-config.ts`),
  * the construct's defaults and validation (`infra/constructs/setting-props.ts`), the CLI's flags
- * (`functions/cli/setting-options.ts`) and the configuration tables of README.md and
- * docs/deploy.md (`npm run generate:docs`). Rules between settings are in `setting-rules.ts`.
+ * (`functions/cli/setting-options.ts`) and the configuration tables of docs/configuration.md
+ * (`npm run generate:docs`). Rules between settings are in `setting-rules.ts`.
  *
  * Order matters twice: the function's environment lists its variables in this order, and the
  * docs tables list their rows in it.
@@ -225,7 +225,7 @@ export const SETTINGS = {
       'Where a program without a checkpoint starts: every event the feed still has (`beginning`), only ' +
       'events created from its first run on (`latest`), or a sequence number',
     default: 'beginning',
-    see: { title: 'start position', path: 'docs/deploy.md#start-position' },
+    see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_POSITION' },
     context: { key: 'startPosition' },
     prop: { name: 'startPosition' },
@@ -236,7 +236,7 @@ export const SETTINGS = {
       '`latest` only, until a run has recorded where the feed ended: events stamped up to this long before ' +
       "the program's first run are published, so a bank clock behind ours by as much loses nothing",
     default: START_POSITION_DEFAULTS.clockSkewAllowanceMs / 1000,
-    see: { title: 'start position', path: 'docs/deploy.md#start-position' },
+    see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_CLOCK_SKEW_ALLOWANCE_SECONDS' },
     context: { key: 'startClockSkewAllowanceSeconds' },
     prop: { name: 'startClockSkewAllowance', duration: true },
@@ -245,7 +245,7 @@ export const SETTINGS = {
   safetyMarginMs: setting(integer({ min: 0, max: 600_000, unit: 'milliseconds' }), {
     doc: 'Time kept back at the end of a run to publish and commit; at most a quarter of the time left',
     default: CYCLE_DEFAULTS.safetyMarginMs,
-    see: { title: 'sizing', path: 'docs/deploy.md#sizing-memory-and-timeout' },
+    see: { title: 'sizing', path: 'docs/performance.md#sizing-memory-and-timeout' },
     env: { name: 'SAFETY_MARGIN_MS' },
     prop: { name: 'safetyMargin', duration: true },
   }),
@@ -275,7 +275,7 @@ export const SETTINGS = {
   feedMode: setting(oneOf(FEED_MODES), {
     doc: 'How the feed is read: long polls of `GET /events`, or the SSE stream `GET /events/stream`',
     default: CYCLE_DEFAULTS.feedMode,
-    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
+    see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     env: { name: 'FEED_MODE' },
     context: { key: 'feedMode' },
     prop: { name: 'feedMode' },
@@ -286,7 +286,7 @@ export const SETTINGS = {
       'How a transaction whose `data.type` the stream may have replaced is fetched: one `GET /events` ' +
       'page (`page`), or `GET /event/:id` each (`lookup`)',
     default: CYCLE_DEFAULTS.streamRecovery,
-    see: { title: 'Poll or stream', path: 'README.md#poll-or-stream' },
+    see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     streamOnly: true,
     env: { name: 'STREAM_RECOVERY' },
     context: { key: 'streamRecovery' },
@@ -314,7 +314,7 @@ export const SETTINGS = {
       'Lookups of skipped sequence numbers per invocation; `0` turns gap repair off (the sequence-gap ' +
       'alarm then watches `SequenceGaps`)',
     default: GAP_REPAIR_DEFAULTS.maxLookups,
-    see: { title: 'sequence gaps', path: 'docs/deploy.md#alarm-sequence-gaps' },
+    see: { title: 'sequence gaps', path: 'docs/runbook.md#alarm-sequence-gaps' },
     env: { name: 'GAP_REPAIR_MAX_LOOKUPS' },
     context: { key: 'gapRepairMaxLookups' },
     prop: { name: 'gapRepair.maxLookups' },
@@ -331,7 +331,7 @@ export const SETTINGS = {
   maxEventEntryBytes: setting(integer({ min: MIN_MAX_ENTRY_BYTES, max: PUT_EVENTS_MAX_BYTES }), {
     doc: 'Largest PutEvents entry, in bytes; a larger event goes through the claim check (S3, a pointer on the bus)',
     default: DEFAULT_MAX_ENTRY_BYTES,
-    see: { title: 'too large', path: 'docs/deploy.md#event-too-large' },
+    see: { title: 'too large', path: 'docs/runbook.md#event-too-large' },
     env: { name: 'MAX_EVENT_ENTRY_BYTES' },
     context: { key: 'maxEventEntryBytes' },
     prop: { name: 'maxEventEntryBytes' },
@@ -348,7 +348,7 @@ export const SETTINGS = {
     prop: { name: 'claimCheckRetention', duration: true },
   }),
   exampleSubscriber: setting(flag(), {
-    doc: 'Deploys the example subscriber of transactions (README, "Write a subscriber")',
+    doc: 'Deploys the example subscriber of transactions (docs/subscribers.md)',
     default: false,
     context: { key: 'exampleSubscriber' },
   }),

@@ -8,7 +8,7 @@
  *
  * A bank that gives one id to two events (two sequence numbers: the poller publishes both, counts
  * them in `DuplicateEventIds` and logs both numbers) gives them one key: the first delivered is
- * handled, the other is a duplicate. README.md ("Each event handled once") says what to do.
+ * handled, the other is a duplicate. docs/subscribers.md ("Each event handled once") says what to do.
  */
 import type { ReceivedEvent } from './subscriber-events.ts';
 

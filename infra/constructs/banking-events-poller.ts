@@ -181,7 +181,7 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     this.egressPublicIps = network === undefined ? [] : natPublicIps(this, network.vpc);
     addEgressOutput(this, this.egressPublicIps);
-    // Only on a bus we create: an existing bus's policy is its owner's (docs/deploy.md gives the statement).
+    // Only on a bus we create: an existing bus's policy is its owner's (docs/security.md gives the statement).
     this.#sourceGuard =
       createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
@@ -249,7 +249,7 @@ export class BankingEventsPoller extends Construct {
    * user or ARN principal (the policy matches `aws:PrincipalArn`); the Allow goes to its own IAM
    * policy when it has one in this app (a user or role given by ARN needs its own). With
    * `existingEventBus` only the grant is made: add the principal to the bus owner's statement
-   * (docs/deploy.md).
+   * (docs/security.md).
    *
    * @example
    * poller.allowPublishAsPoller(iam.Role.fromRoleName(this, 'Oncall', 'oncall-recovery'));
@@ -300,7 +300,7 @@ export class BankingEventsPoller extends Construct {
    * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
    * stack, the checkpoint table, the bus, the schedules and the stack's alarms. No write, no
    * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
-   * policies, and which command needs what, are listed in docs/deploy.md ("Operator permissions").
+   * policies, and which command needs what, are listed in docs/security.md ("Operator permissions").
    *
    * @example
    * poller.grantOperatorRead(iam.Role.fromRoleName(this, 'OnCall', 'on-call'));

@@ -279,7 +279,7 @@ function acknowledgeWildcards(
   for (const [resourceArn, reason] of patterns) {
     Validations.of(principal).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagText(stack.resolve(resourceArn))}]`,
-      reason: `Operator grant (docs/deploy.md#operator-permissions): ${reason}`,
+      reason: `Operator grant (docs/security.md#operator-permissions): ${reason}`,
     });
   }
 }

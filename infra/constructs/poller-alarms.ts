@@ -61,7 +61,7 @@ const FAILURE_WINDOW = 5;
 
 /**
  * The alarms the person on call needs, and nothing that pages for a blip. What each one means and
- * what to do is in docs/deploy.md; every description points there.
+ * what to do is in docs/runbook.md; every description points there.
  */
 export class PollerAlarms extends Construct {
   /** Per program: the newest published event is older than the lag threshold. */

@@ -87,7 +87,7 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
       Duration.minutes(
         Math.max(MIN_STALL_AFTER.toMinutes(), (2 * scheduleInterval.toSeconds({ integral: false })) / 60),
       ),
-    runbookUrl: props.runbookUrl ?? 'docs/deploy.md',
+    runbookUrl: props.runbookUrl ?? 'docs/runbook.md',
     encryptionKey: props.encryptionKey,
     network:
       props.vpc === undefined

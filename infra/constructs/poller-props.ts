@@ -101,7 +101,7 @@ export interface BankingEventsPollerProps {
   /**
    * Function memory in MiB. Lambda gives CPU in proportion to memory, and a catch-up after an
    * outage is CPU-bound: at 256 a 1-hour backlog at 50 events/s drains in about two minutes, at
-   * 512 in about one (docs/deploy.md, "Sizing"). Caught up, more memory changes nothing.
+   * 512 in about one (docs/performance.md, "Sizing"). Caught up, more memory changes nothing.
    *
    * @default 256
    */
@@ -165,7 +165,7 @@ export interface BankingEventsPollerProps {
   /**
    * How the handler reads the feed (`FEED_MODE`): `'poll'` long-polls `GET /events`; `'stream'`
    * reads `GET /events/stream` (SSE) and falls back to polls when the service has no stream or
-   * its payloads cannot be read. The README's "Poll or stream" compares them, measured: poll is as
+   * its payloads cannot be read. docs/decisions/poll-or-stream.md compares them, measured: poll is as
    * fast against a service that sends the documented stream payloads, and makes fewer requests.
    *
    * @default 'poll'
@@ -176,7 +176,7 @@ export interface BankingEventsPollerProps {
    * before it is published (`STREAM_RECOVERY`): `'page'` reads `GET /events` from the cursor (the
    * stream acts as a doorbell); `'lookup'` fetches each one with `GET /event/:id`.
    *
-   * @default 'page': the same latency as lookups, with far fewer requests (README)
+   * @default 'page': the same latency as lookups, with far fewer requests (docs/decisions/poll-or-stream.md)
    */
   readonly streamRecovery?: 'page' | 'lookup';
   /**
@@ -257,7 +257,7 @@ export interface BankingEventsPollerProps {
    * CloudWatch alarms), each scoped to this deployment by source account and source ARN; the
    * function and scheduler roles get `kms:Decrypt`/`kms:GenerateDataKey` only through the
    * services they call (`kms:ViaService`). An imported key's policy cannot be changed from here:
-   * synth warns, and docs/deploy.md lists the statements to add.
+   * synth warns, and docs/deploy.md ("Deploying in a regulated environment") lists the statements to add.
    *
    * @default - AWS-managed and AWS-owned keys, as before (the alarm topic keeps its own key)
    */
@@ -390,7 +390,7 @@ export interface BankingEventsPollerProps {
   /**
    * The runbook every alarm description links to, as `<runbookUrl>#alarm-<name>`.
    *
-   * @default 'docs/deploy.md' (this repository's runbook)
+   * @default 'docs/runbook.md' (this repository's runbook)
    */
   readonly runbookUrl?: string;
 }

@@ -1,19 +1,19 @@
 /**
  * The package in an app laid out as `cdk init app --language typescript` lays it out: CommonJS,
  * TypeScript checked by `tsc` and run by `tsx` (its cdk.json), aws-cdk-lib and constructs from the
- * registry, the README's example as its stack, synthesized offline by its own `cdk`.
+ * registry, the construct's example (docs/construct.md) as its stack, synthesized offline by its own `cdk`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CDK_CLI,
+  constructExample,
   exec,
   npmInstall,
   offlineSynthEnvironment,
   pollerFunctionOf,
   pollerResources,
-  readmeExample,
   recordingToolShims,
   repositoryAppPollerResources,
   type SynthesizedTemplate,
@@ -39,7 +39,7 @@ describe('a cdk init TypeScript app', () => {
     };
     for (const runner of ['jest', '@swc/core', '@swc/jest']) delete manifest.devDependencies[runner];
     writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
-    writeFileSync(path.join(app, 'lib/payments-stack.ts'), readmeExample());
+    writeFileSync(path.join(app, 'lib/payments-stack.ts'), constructExample());
     await npmInstall(app, [inject('packageTarball')]);
     await exec('npx', ['cdk', 'synth', '--quiet', '--no-notices'], {
       cwd: app,

@@ -1,6 +1,6 @@
 /**
  * The package in a plain ESM app holding nothing but aws-cdk-lib, constructs (from the registry)
- * and the tarball: no TypeScript, no esbuild anywhere in its tree. Its app is the README's example
+ * and the tarball: no TypeScript, no esbuild anywhere in its tree. Its app is the construct's example (docs/construct.md)
  * compiled to JavaScript, synthesized offline by the CDK CLI.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cdkJsonContext } from '../infra/support/poller-app-fixture.ts';
 import {
   CDK_CLI,
+  constructExample,
   exec,
   npmInstall,
   offlineSynthEnvironment,
   PEER_VERSIONS,
   pollerFunctionOf,
   pollerResources,
-  readmeExample,
   recordingToolShims,
   repositoryAppPollerResources,
   type SynthesizedTemplate,
@@ -36,7 +36,7 @@ describe('a plain ESM app', () => {
       path.join(app, 'package.json'),
       JSON.stringify({ name: 'esm-consumer', private: true, type: 'module' }, null, 2),
     );
-    const stack = ts.transpileModule(readmeExample(), {
+    const stack = ts.transpileModule(constructExample(), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     }).outputText;
     writeFileSync(

@@ -31,7 +31,7 @@ describe('the package tarball', () => {
       /^package\.json$/,
       /^README\.md$/,
       /^CHANGELOG\.md$/,
-      /^docs\/deploy\.md$/,
+      /^docs\/(decisions\/)?[\w-]+\.md$/,
       /^bin\/banking-events-poller\.mjs$/,
       /^dist\/cli\/main\.mjs$/,
       /^dist\/assets\/poller\/index\.mjs(\.map)?$/,

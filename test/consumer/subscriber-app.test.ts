@@ -1,17 +1,17 @@
 /**
  * The subscriber kit as a subscribing team gets it: `banking-events-poller/subscriber` from the
  * tarball, in an app that installs the kit's optional peers itself (the AWS SDK clients and
- * Powertools it uses), type-checks the README's "Write a subscriber" handler against the shipped
+ * Powertools it uses), type-checks the "Write a subscriber" handler of docs/subscribers.md against the shipped
  * declarations, and loads the kit from ESM and from CommonJS.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  docsCodeBlock,
   exec,
   installedVersion,
   npmInstall,
-  readmeCodeBlock,
   temporaryDirectory,
 } from '../support/consumer-app.ts';
 
@@ -64,12 +64,12 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
   });
   afterAll(() => root.dispose());
 
-  it("type-checks the README's handler against the shipped declarations", async () => {
-    // The README's handler books into `ledger`, the reader's own module: declared here.
+  it('type-checks the handler of docs/subscribers.md against the shipped declarations', async () => {
+    // The handler books into `ledger`, the reader's own module: declared here.
     writeFileSync(
       path.join(app, 'ledger-handler.ts'),
       'declare const ledger: { book(entry: { eventId: string; sequence: number; amount?: number; type?: string }): Promise<void> };\n' +
-        readmeCodeBlock('Write a subscriber'),
+        docsCodeBlock('docs/subscribers.md', 'Write a subscriber'),
     );
     writeFileSync(
       path.join(app, 'tsconfig.json'),

@@ -477,7 +477,7 @@ describe('alarms', () => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
-      AlarmDescription: Match.stringLikeRegexp('Runbook: docs/deploy.md#alarm-sequence-gaps$'),
+      AlarmDescription: Match.stringLikeRegexp('Runbook: docs/runbook.md#alarm-sequence-gaps$'),
     });
   });
 
@@ -564,12 +564,14 @@ describe('alarms', () => {
   });
 
   it('links every alarm to its section of the runbook', () => {
-    const runbook = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+    const runbook = readFileSync(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8');
 
     for (const [logicalId, alarm] of resourcesOfType('AWS::CloudWatch::Alarm')) {
-      const anchor = /Runbook: docs\/deploy\.md#(alarm-[a-z-]+)$/.exec(alarm.AlarmDescription as string)?.[1];
+      const anchor = /Runbook: docs\/runbook\.md#(alarm-[a-z-]+)$/.exec(
+        alarm.AlarmDescription as string,
+      )?.[1];
       expect(anchor, logicalId).toBeDefined();
-      expect(runbook, `docs/deploy.md has no anchor ${anchor}`).toContain(`<a id="${anchor}"></a>`);
+      expect(runbook, `docs/runbook.md has no anchor ${anchor}`).toContain(`<a id="${anchor}"></a>`);
     }
   });
 

@@ -5,7 +5,7 @@
  * applying `--query` with the CLI's JMESPath library. The checkpoint writes they would make are
  * then sent to moto against a checkpoint item written by the real `DynamoDbCheckpointStore`.
  * Beside the procedures, only what can break without anyone rewording a sentence is checked: the
- * CLI command lines it gives, its links and anchors, an entry for every error code.
+ * links between its sections, an entry for every error code.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,10 +16,8 @@ import {
   DeleteItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import { createCli } from '../../functions/cli/cli-program.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../support/aws-test-env.ts';
 import {
   logicalIdOf,
@@ -30,7 +28,7 @@ import {
 
 type Json = Record<string, unknown>;
 
-const RUNBOOK = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+const RUNBOOK = readFileSync(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8');
 const STANDIN = path.join(REPO_ROOT, 'test/infra/support/aws_standin.py');
 /** The interpreter itself rather than a shim (pyenv's costs 0.1 s a call): the stand-in runs often. */
 const PYTHON = (() => {
@@ -43,7 +41,7 @@ const FAKE_SCHEDULE = 'BankingEventsPoller-PollerScheduleDefault-0123456789AB';
 /** The runbook text from `<a id="<anchor>"></a>` and its heading to the next anchor or heading. */
 function section(anchor: string): string {
   const start = RUNBOOK.indexOf(`<a id="${anchor}"></a>`);
-  expect(start, `docs/deploy.md has no anchor ${anchor}`).toBeGreaterThanOrEqual(0);
+  expect(start, `docs/runbook.md has no anchor ${anchor}`).toBeGreaterThanOrEqual(0);
   const body = RUNBOOK.indexOf('\n', RUNBOOK.indexOf('\n#', start) + 1);
   const end = RUNBOOK.slice(body).search(/^<a id="|^#{1,3} /m);
   return RUNBOOK.slice(start, end === -1 ? undefined : body + end);
@@ -486,71 +484,9 @@ describe('runbook: sequence gaps and rewinding', () => {
   });
 });
 
-// The CLI's rewind (refused under a live lease or when the checkpoint changed, forward only when
-// asked) is exercised itself in test/integration/cli/checkpoint-commands.test.ts.
-describe('runbook: operator CLI command lines', () => {
-  /** `banking-events-poller …` as the runbook writes it, up to the end of its code span or line. */
-  const commandLines = [...RUNBOOK.matchAll(/\bbanking-events-poller( [^`\n]*)/g)].map(([, rest]) =>
-    rest!.trim(),
-  );
-
-  it('names only commands the CLI has, with flags those commands take', () => {
-    const cli = createCli('0.0.0');
-
-    expect(commandLines.length).toBeGreaterThan(5);
-    for (const line of commandLines) {
-      const words = line.split(/\s+/);
-      // The command and its subcommand, past global flags and their values (`--stack <stack>`).
-      const chain: Command[] = [cli];
-      let command = cli;
-      for (let index = 0; index < words.length; ) {
-        const word = words[index]!;
-        if (word.startsWith('-')) {
-          const option = chain.flatMap((c) => c.options).find((o) => o.long === word);
-          index += option?.required ? 2 : 1;
-          continue;
-        }
-        const sub = command.commands.find((candidate) => candidate.name() === word);
-        if (sub === undefined) break;
-        command = sub;
-        chain.push(sub);
-        index += 1;
-      }
-      const flags = new Set(['--help', ...chain.flatMap((c) => c.options.map((o) => o.long))]);
-
-      expect(chain.length, `\`banking-events-poller ${line}\` names no command`).toBeGreaterThan(1);
-      for (const word of words.filter((candidate) => candidate.startsWith('--'))) {
-        expect(flags.has(word.split('=')[0]), `\`banking-events-poller ${line}\`: ${word}`).toBe(true);
-      }
-    }
-  });
-});
-
-describe('runbook: links', () => {
-  /** `<a id>` anchors and the ids GitHub gives headings (lower case, punctuation dropped, - for spaces). */
-  function anchorsOf(markdown: string): Set<string> {
-    const ids = [...markdown.matchAll(/<a id="([^"]+)"><\/a>/g)].map(([, id]) => id!);
-    const headings = [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
-      heading!
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    );
-    return new Set([...ids, ...headings]);
-  }
-
-  it.each<[string, RegExp]>([
-    ['docs/deploy.md', /\]\(#([^)]+)\)/g],
-    ['README.md', /\]\(docs\/deploy\.md#([^)]+)\)/g],
-  ])('every link from %s to a section of the runbook lands on one', (file, link) => {
-    const anchors = anchorsOf(RUNBOOK);
-    const targets = [...readFileSync(path.join(REPO_ROOT, file), 'utf8').matchAll(link)].map(([, id]) => id!);
-
-    expect(targets.length).toBeGreaterThan(0);
-    for (const target of targets) expect(anchors.has(target), `${file}: #${target}`).toBe(true);
-  });
-});
-
+// The CLI command lines and the links of every page, the runbook's included, are checked in
+// test/unit/docs/docs-facts.test.ts; the CLI's rewind itself in
+// test/integration/cli/checkpoint-commands.test.ts.
 describe('runbook: errors', () => {
   /** The codes of the `- \`CODE\`: …` entries of the errors alarm's list. */
   function errorEntries(): string[] {

@@ -1,7 +1,7 @@
 /**
  * Apps that install the package as a user does, in a temporary folder: npm from the registry,
  * the tarball from `npm run package`, `cdk synth` offline. And what their templates are compared
- * with: the README's example, and the repository's own app configured like it.
+ * with: the construct's example (docs/construct.md), and the repository's own app configured like it.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ export const PEER_VERSIONS = Object.freeze({
 export const CDK_CLI = path.join(REPO_ROOT, 'node_modules/aws-cdk/bin/cdk');
 
 /**
- * The README example's stack name and props as this repository's app takes them from its context
+ * The construct example's (docs/construct.md) stack name and props as this repository's app takes them from its context
  * (cdk.json gives `eventBusName: 'banking-events'` already): the two templates must then be the same.
  */
 export const README_EXAMPLE_CONTEXT = Object.freeze({
@@ -64,18 +64,18 @@ export function npmInstall(cwd: string, args: readonly string[] = []): Promise<u
   return exec('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd });
 }
 
-/** The README's example: the first TypeScript block of "Use the construct in your CDK app". */
-export function readmeExample(): string {
-  return readmeCodeBlock('Use the construct in your CDK app');
+/** The construct's example: the first TypeScript block of docs/construct.md. */
+export function constructExample(): string {
+  return docsCodeBlock('docs/construct.md', 'Use the construct in your CDK app');
 }
 
-/** The first TypeScript block under the README's `## <heading>`. */
-export function readmeCodeBlock(heading: string): string {
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.split(`\n## ${heading}\n`)[1]?.split('\n## ')[0];
+/** The first TypeScript block under `## <heading>` of `file` (from the repository root). */
+export function docsCodeBlock(file: string, heading: string): string {
+  const doc = readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const section = doc.split(`\n## ${heading}\n`)[1]?.split('\n## ')[0];
   const example = section === undefined ? undefined : /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (example === undefined) {
-    throw new Error(`README.md has no \`\`\`ts block under "## ${heading}"`);
+    throw new Error(`${file} has no \`\`\`ts block under "## ${heading}"`);
   }
   return example;
 }
@@ -156,7 +156,7 @@ export function pollerResources(template: SynthesizedTemplate): Record<string, u
   );
 }
 
-/** The repository's app, configured like the README example: its construct's resources. */
+/** The repository's app, configured like the construct's example: its construct's resources. */
 export function repositoryAppPollerResources(): Record<string, unknown> {
   const synth = synthPollerApp(README_EXAMPLE_CONTEXT);
   try {

@@ -281,7 +281,7 @@ async function checkSchedule(
     return failed(
       check,
       `${name} is ${schedule.State}: the program is not polled`,
-      `enable it: aws scheduler update-schedule (see docs/deploy.md), or cdk deploy`,
+      `enable it: aws scheduler update-schedule (see docs/runbook.md), or cdk deploy`,
     );
   } catch (error) {
     if (error instanceof Error && error.name === 'ResourceNotFoundException') {
@@ -316,7 +316,7 @@ async function checkAlarms(cloudWatch: CloudWatchClient, deployment: Deployment)
     return failed(
       check,
       `${firing.length} of ${alarms.length} in ALARM: ${firing.map((alarm) => alarm.AlarmName).join(', ')}`,
-      'see what each means and what to do in docs/deploy.md ("Alarms: what they mean and what to do")',
+      'see what each means and what to do in docs/runbook.md',
     );
   }
   const unknown = alarms.filter((alarm) => alarm.StateValue !== 'OK').length;

@@ -257,7 +257,7 @@ function replayFailureError(failure: ReplayFailure): CliError {
   }
   return new CliError(
     `Event ${failure.eventId} (sequence ${failure.sequenceNumber}) is ${failure.sizeBytes} bytes, over the PutEvents limit`,
-    'deliver it another way (docs/deploy.md#event-too-large), then replay from the next number',
+    'deliver it another way (docs/runbook.md#event-too-large), then replay from the next number',
   );
 }
 

@@ -134,9 +134,9 @@ describe('an existing bus', () => {
   });
 });
 
-describe('the statement docs/deploy.md gives for an existing bus', () => {
+describe('the statement docs/security.md gives for an existing bus', () => {
   it('is the one the construct puts on the bus it creates, placeholders aside', () => {
-    const deployDoc = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+    const deployDoc = readFileSync(path.join(REPO_ROOT, 'docs/security.md'), 'utf8');
     const block = /```json\n(\{\n\s+"Sid": "OnlyThePollerPublishesItsSource"[\s\S]*?)```/.exec(
       deployDoc,
     )?.[1];

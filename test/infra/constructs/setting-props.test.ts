@@ -1,5 +1,5 @@
 /**
- * The construct's props that are settings: their documented `@default`s and the README's table of
+ * The construct's props that are settings: their documented `@default`s and docs/construct.md's table of
  * props agree with the settings table, their types with the table's values, and the app's
  * settings → props mapping leaves none out.
  */
@@ -61,7 +61,7 @@ function naturalDuration(setting: Setting): { readonly amount: number; readonly 
   return { amount: ms / size, unit };
 }
 
-/** Whether `documented` (an `@default`, or a README cell) states the setting's default. */
+/** Whether `documented` (an `@default`, or a cell of docs/construct.md) states the setting's default. */
 function statesDefault(setting: Setting, documented: string): boolean {
   const text = documented.trim();
   const startsWith = (expected: string) =>
@@ -133,8 +133,8 @@ describe('the documented defaults of the props that are settings', () => {
     expect(statesDefault(SETTINGS.feedMode, "'stream'")).toBe(false);
   });
 
-  it("agree with the README's table of the props most people set", () => {
-    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  it("agree with docs/construct.md's table of the props most people set", () => {
+    const readme = readFileSync(path.join(REPO_ROOT, 'docs/construct.md'), 'utf8');
     const section = readme.slice(readme.indexOf('| Prop | Default |'));
     const rows = section.slice(0, section.indexOf('\n\n')).split('\n').slice(2);
     let checked = 0;

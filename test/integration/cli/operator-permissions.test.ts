@@ -55,7 +55,7 @@ import { type AccountScope, authorizationsOf, iamActionOf } from './operator-cal
 type GrantName = 'read' | 'tail' | 'recovery';
 
 interface CommandRow {
-  /** As docs/deploy.md names it. */
+  /** As docs/security.md names it. */
   readonly command: string;
   /** The grants a principal needs for it. */
   readonly grants: readonly GrantName[];
