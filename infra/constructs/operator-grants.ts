@@ -42,7 +42,7 @@ export const OPERATOR_WILDCARDS = Object.freeze({
   tailQueues: `tail creates its queue at run time, named ${TAIL_RESOURCE_PREFIX}<random>; only such queues.`,
   tailRules: `tail creates its rule at run time on the poller's bus, named ${TAIL_RESOURCE_PREFIX}<random>; only such rules.`,
   replays:
-    'archive-replay names its replay at run time (--name, or bep-<time>); StartReplay is also bound to the archive and the bus.',
+    'archive-replay names its replay at run time (--name, or bep-<time>-<4 hex>); StartReplay is also bound to the archive and the bus.',
   rules: "archive-replay --rule names any rule of the poller's bus to replay to; DescribeRule only.",
   listArchives: 'events:ListArchives has no resource type: "*" is the only resource IAM accepts for it.',
 });

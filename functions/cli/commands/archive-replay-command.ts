@@ -46,7 +46,7 @@ export function registerArchiveReplayCommand(program: Command): void {
     .option('--archive <name>', "the archive (default: the stack's, or the one archiving the bus)")
     .option('--event-bus <name>', 'the bus (default: from --stack)')
     .option('--rule <name>', 'replay only to this rule of the bus (repeatable)', collect)
-    .option('--name <replay-name>', 'name of the replay (default: bep-<time>)')
+    .option('--name <replay-name>', 'name of the replay (default: bep-<time>-<4 hex>)')
     .option('--poll-seconds <s>', 'how often to check the replay', positiveNumber, 5)
     .addHelpText(
       'after',
@@ -95,12 +95,13 @@ async function archiveReplay(context: CommandContext, flags: ArchiveReplayFlags)
       return described.Arn!;
     }),
   );
+  // The time to the second, and a random part: two replays started within a second keep apart.
   const replayName =
     flags.name ??
     `bep-${new Date()
       .toISOString()
       .replace(/[^0-9]/g, '')
-      .slice(0, 14)}`;
+      .slice(0, 14)}-${globalThis.crypto.randomUUID().slice(0, 4)}`;
   await client.send(
     new StartReplayCommand({
       ReplayName: replayName,

@@ -105,7 +105,7 @@ describe('bus commands of the CLI', () => {
       state: 'COMPLETED',
       archive: scenario.deployment.archiveName,
     });
-    expect(replay.stderr).toMatch(/Replay bep-\d+ started: archive /);
+    expect(replay.stderr).toMatch(/Replay bep-\d{14}-[0-9a-f]{4} started: archive /);
     expect(await delivered()).toEqual(range(1, 12));
   });
 
