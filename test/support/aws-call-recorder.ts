@@ -12,9 +12,9 @@
  * await runCli(['status'], { env: motoCliEnvironment(recorder.endpoint) });
  * recorder.calls.map((call) => `${call.service}:${call.operation}`); // ['cloudformation:DescribeStacks', …]
  */
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody, withoutHopHeaders } from './proxy-http.ts';
+import { type ForwardedAnswer, forwardRequest, readBody } from './proxy-http.ts';
 
 export interface RecordedAwsCall {
   /** The signing name: `dynamodb`, `events`, `monitoring` (CloudWatch), `sqs`, … */
@@ -173,37 +173,10 @@ export class AwsCallRecorder {
     if (!res.destroyed) res.writeHead(answer.status, answer.headers).end(answer.body);
   }
 
-  #forward(
-    req: IncomingMessage,
-    body: Buffer,
-    target: URL,
-  ): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const upstream = request(
-        {
-          host: target.hostname,
-          port: target.port,
-          method: req.method,
-          path: req.url,
-          // The client's Host kept: moto writes it into the URLs it answers with (SQS queue URLs,
-          // which the SDK then sends to), so every later call comes back through the recorder.
-          headers: { ...req.headers, 'content-length': String(body.length) },
-        },
-        (response) => {
-          readBody(response).then(
-            (answer) =>
-              resolve({
-                status: response.statusCode ?? 502,
-                headers: withoutHopHeaders(response.headers),
-                body: answer,
-              }),
-            reject,
-          );
-        },
-      );
-      upstream.on('error', reject);
-      upstream.end(body);
-    });
+  #forward(req: IncomingMessage, body: Buffer, target: URL): Promise<ForwardedAnswer> {
+    // The client's Host kept: moto writes it into the URLs it answers with (SQS queue URLs, which
+    // the SDK then sends to), so every later call comes back through the recorder.
+    return forwardRequest(req, body, target, { ...req.headers, 'content-length': String(body.length) });
   }
 }
 

@@ -18,9 +18,9 @@
  * proxy.rejectEntries(2, { every: 2 }); // the next two PutEvents: every second entry fails
  * env.AWS_ENDPOINT_URL_EVENTBRIDGE = proxy.endpoint;
  */
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody, withoutHopHeaders } from './proxy-http.ts';
+import { type ForwardedAnswer, forwardRequest, readBody } from './proxy-http.ts';
 
 interface EntryFault {
   remaining: number;
@@ -335,35 +335,9 @@ export class AwsFaultProxy {
     });
   }
 
-  #send(
-    req: IncomingMessage,
-    body: Buffer,
-  ): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const headers = { ...req.headers, host: this.#target.host, 'content-length': String(body.length) };
-      const upstream = request(
-        {
-          host: this.#target.hostname,
-          port: this.#target.port,
-          method: req.method,
-          path: req.url,
-          headers,
-        },
-        (response) => {
-          readBody(response).then(
-            (answer) =>
-              resolve({
-                status: response.statusCode ?? 502,
-                headers: withoutHopHeaders(response.headers),
-                body: answer,
-              }),
-            reject,
-          );
-        },
-      );
-      upstream.on('error', reject);
-      upstream.end(body);
-    });
+  #send(req: IncomingMessage, body: Buffer): Promise<ForwardedAnswer> {
+    const headers = { ...req.headers, host: this.#target.host, 'content-length': String(body.length) };
+    return forwardRequest(req, body, this.#target, headers);
   }
 }
 

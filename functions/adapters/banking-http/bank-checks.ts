@@ -38,14 +38,19 @@ export interface BankCheckOptions {
 /** Fewer days left than this on the client certificate is a warning: time to renew it. */
 const CERTIFICATE_RENEWAL_DAYS = 30;
 
-const ok = (check: string, detail: string): CheckResult => ({ check, verdict: 'ok', detail });
-const failed = (check: string, detail: string, fix: string): CheckResult => ({
+/** A check that passed, failed (with what to do) or was not run; also `doctor`'s own checks. */
+export const ok = (check: string, detail: string): CheckResult => ({ check, verdict: 'ok', detail });
+export const failed = (check: string, detail: string, fix: string): CheckResult => ({
   check,
   verdict: 'failed',
   detail,
   fix,
 });
-const skipped = (check: string, detail: string): CheckResult => ({ check, verdict: 'skipped', detail });
+export const skipped = (check: string, detail: string): CheckResult => ({
+  check,
+  verdict: 'skipped',
+  detail,
+});
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** The three check names of a program, as `doctor` prints them. */

@@ -11,7 +11,7 @@ import { DescribeEventBusCommand, PutEventsCommand } from '@aws-sdk/client-event
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
-import { bankCheckNames, checkBank } from '../../adapters/banking-http/bank-checks.ts';
+import { bankCheckNames, checkBank, failed, ok, skipped } from '../../adapters/banking-http/bank-checks.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
@@ -102,14 +102,6 @@ async function doctor(context: CommandContext, flags: DoctorFlags): Promise<void
   if (failed > 0) throw new CliError(`${failed} check(s) failed`, 'see the fixes above');
 }
 
-const ok = (check: string, detail: string): CheckResult => ({ check, verdict: 'ok', detail });
-const failed = (check: string, detail: string, fix: string): CheckResult => ({
-  check,
-  verdict: 'failed',
-  detail,
-  fix,
-});
-const skipped = (check: string, detail: string): CheckResult => ({ check, verdict: 'skipped', detail });
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Secret, token and feed of one program: in the deployed function, or with `--local` from here. */
