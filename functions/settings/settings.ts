@@ -166,6 +166,31 @@ export const SETTINGS = {
       context: { key: 'existingEventBusArn', none: '' },
     },
   ),
+  eventBusKind: setting(oneOf(['classic', 'custom'] as const), {
+    doc:
+      'Which kind of bus: `classic` (rules and targets; at-least-once, unordered) or `custom`, the ' +
+      'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
+      'retention and replay from it)',
+    default: 'classic',
+    env: { name: 'EVENT_BUS_KIND' },
+    context: { key: 'eventBusKind' },
+    prop: { name: 'eventBusKind' },
+  }),
+  eventGroupBy: setting(oneOf(['program', 'account', 'none'] as const), {
+    doc:
+      "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
+      "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
+    default: 'program',
+    env: { name: 'EVENT_GROUP_BY' },
+    context: { key: 'eventGroupBy' },
+    prop: { name: 'eventGroupBy' },
+  }),
+  busRetentionDays: setting(integer({ min: 1, max: 365, unit: 'days' }), {
+    doc: 'Custom bus only: how long the bus keeps every event, for subscribers that start from a point in time',
+    default: 14,
+    context: { key: 'busRetentionDays' },
+    prop: { name: 'busRetention', duration: true },
+  }),
   serviceName: setting(text(/^\S{1,255}$/, 'a service name'), {
     doc: 'The `service` of every log line, and a dimension of every metric',
     default: 'banking-events-poller',

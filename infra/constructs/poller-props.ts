@@ -326,6 +326,29 @@ export interface BankingEventsPollerProps {
    */
   readonly eventBusName?: string;
   /**
+   * Which kind of bus: `'classic'` (rules and targets; at-least-once, unordered) or `'custom'`, the
+   * EventBridge Custom Event Bus (`AWS::EventsV2::EventBus`): each route becomes a subscriber, FIFO
+   * per event group, duplicates dropped at publish, and replay from the bus's own retention.
+   *
+   * @default 'classic'
+   */
+  readonly eventBusKind?: 'classic' | 'custom';
+  /**
+   * Custom bus only: the event group a FIFO subscriber keeps in order. `'program'`: the program's
+   * whole feed; `'account'`: each account's status changes, and each transaction's own lifecycle
+   * (a transaction names two addresses, not one account); `'none'`: no order.
+   *
+   * @default 'program'
+   */
+  readonly eventGroupBy?: 'program' | 'account' | 'none';
+  /**
+   * Custom bus only: how long the bus keeps every event (1 to 365 days), for subscribers and
+   * replays that start from a point in time.
+   *
+   * @default Duration.days(14)
+   */
+  readonly busRetention?: Duration;
+  /**
    * How long the archive keeps events for replay; `Duration.days(0)` keeps them indefinitely.
    *
    * @default Duration.days(30)
