@@ -44,6 +44,7 @@ const VALIDATION_ERROR_NAMES: ReadonlySet<string> = new Set(['InvalidInputExcept
 
 /** `EventDeduplicationId`'s rule: at least one character that is not white space. */
 const NOT_ONLY_WHITESPACE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the service model's own white-space class, control characters included
   /[^\u0009-\u000D\u001C-\u0020\u1680\u2000-\u2006\u2008-\u200A\u2028\u2029\u205F\u3000]/;
 
 export interface CustomBusPublisherOptions {
