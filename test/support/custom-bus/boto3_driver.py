@@ -33,7 +33,7 @@ def make_client(secret):
         aws_access_key_id="testing",
         aws_secret_access_key=secret,
         # No retries: a throttled or refused request is what the test wants to see.
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
     )
 
 

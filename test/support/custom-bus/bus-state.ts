@@ -190,8 +190,9 @@ export class BusState {
       events: [],
     };
     this.#buses.set(arn, bus);
+    const { EventBusAccountId: _, ...summary } = this.#busSummary(bus);
     return {
-      ...this.#busSummary(bus),
+      ...summary,
       EncryptionConfiguration: bus.encryption,
       StorageConfiguration: this.#storage(bus),
     };
