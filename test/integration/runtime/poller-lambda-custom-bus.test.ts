@@ -3,7 +3,8 @@
  * stand-in (test/support/custom-bus: RPC v2 CBOR, SigV4 checked, delivery to moto's SQS): the
  * simulator's events reach a FIFO subscriber's SQS FIFO queue in sequence order, each once; a
  * re-run after a rewind within the 5-minute window is answered DEDUPLICATED and delivers nothing
- * twice.
+ * twice; the operator's replay publishes through the same bus, de-duplicated likewise until the
+ * window has passed.
  */
 import {
   CreateQueueCommand,
@@ -15,7 +16,7 @@ import { cbor } from '@smithy/core/cbor';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
-import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
+import { type CustomBus, DEDUPLICATION_WINDOW_MS, startCustomBus } from '../../support/custom-bus/index.ts';
 import { summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 
 const scenarios = usePollerScenarios(2_700);
@@ -166,5 +167,54 @@ describe('the deployed function on a Custom Event Bus', () => {
     expect(successCodes(again)).toEqual(events.slice(110).map(() => 'DEDUPLICATED'));
     expect(await drainDetails(queueUrl)).toEqual([]);
     expect(await s.checkpoint()).toBe(checkpoint);
+  });
+
+  it('replays a range through the same bus: de-duplicated within the window, delivered again once it passed', async () => {
+    const { busArn, queueUrl } = await busWithFifoQueue();
+    const s = await scenarios.start({
+      environment: {
+        EVENT_BUS_KIND: 'custom',
+        EVENT_BUS_NAME: busArn,
+        AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint,
+      },
+    });
+    const events = s.simulator.generate(6);
+    const replay = () =>
+      s.invoke({
+        operatorRequest: {
+          version: 1,
+          kind: 'replay',
+          program: s.program,
+          from: 2,
+          to: 4,
+          holdMs: 1000,
+          dryRun: false,
+        },
+      });
+    await s.invoke();
+    await bus.settled();
+    expect((await drainDetails(queueUrl)).map((detail) => detail.id)).toEqual(
+      events.map((event) => event.id),
+    );
+
+    const within = await replay();
+    await bus.settled();
+    const duplicates = await drainDetails(queueUrl);
+    await bus.advanceClock(DEDUPLICATION_WINDOW_MS);
+    const after = await replay();
+    await bus.settled();
+    const redelivered = await drainDetails(queueUrl);
+
+    expect(within.outcome).toMatchObject({
+      kind: 'response',
+      result: { kind: 'replay', published: 3, through: 4 },
+    });
+    expect(duplicates).toEqual([]);
+    expect(after.outcome).toMatchObject({
+      kind: 'response',
+      result: { kind: 'replay', published: 3, through: 4 },
+    });
+    expect(redelivered.map((detail) => detail.id)).toEqual(events.slice(1, 4).map((event) => event.id));
+    expect(await s.checkpoint()).toBe(events.at(-1)!.sequence_number);
   });
 });
