@@ -8,6 +8,11 @@
  * `test/integration/custom-bus/standin-conformance.test.ts` drives it through boto3's real
  * `eventbridgev2` client and checks every request and answer against botocore's service model.
  *
+ * Use: `startCustomBus({ motoEndpoint })`, point a client at `endpoint`, create queues on moto, then
+ * `await bus.settled()` before reading them; `advanceClock(ms)` for the de-duplication window,
+ * retries and retention; `faults` to throttle or reject PutEvents entries or fail deliveries;
+ * `admin` to set up buses and subscribers in-process.
+ *
  * Known gaps (each refused loudly where a caller could ask for it, never silently wrong):
  * - Operations: only Create/Describe/Delete/ListEventBuses, Create/Update/Describe/Delete/
  *   ListSubscribers and PutEvents. No PutRawEvents, UpdateEventBus, event sources, resource
@@ -18,6 +23,10 @@
  *   metadata names the group `EventGroupId` (no `aws:` prefix), so `` `aws:EventGroupId` `` resolves
  *   to nothing, and a delivery with it fails (`INPUT_TRANSFORMATION_FAILURE`), as documented.
  * - Filters: exact values, prefix, anything-but (values or prefix), exists, nesting; nothing else.
+ * - One account: every accepted key acts as `accountId`, so cross-account sharing, and the
+ *   per-account scope of groups and de-duplication beyond one account, are absent.
+ * - A DEDUPLICATED entry answers with the EventId and SequenceNumber of the entry it repeats (the
+ *   guide does not say which it returns).
  * - The delivery role is not assumed or checked; KMS keys are stored, not used; no IAM.
  * - SigV4: the signature is recomputed and compared (as moto does); the request time is not
  *   checked against the clock, session tokens are not checked.
