@@ -10,7 +10,7 @@
  * Prints the figures and writes bench/results/signer-<date>.json. Where no CPU cgroup can be made
  * the drains run unthrottled and CPU per 1 000 events is still what is compared.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,6 +50,16 @@ const bench = await startBench();
 const libraryRoot = mkdtempSync(path.join(tmpdir(), 'poller-library-signer-'));
 try {
   await buildHandlerAsset(libraryRoot, [signerSwap()]);
+  // A swap that matched nothing would compare ours with ours: each build must hold its signer.
+  const holdsLibrary = (dir: string) =>
+    readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.mjs'))
+      .some((file) => readFileSync(path.join(dir, file), 'utf8').includes('SignatureV4'));
+  if (holdsLibrary(bench.artifact.codeDir) || !holdsLibrary(path.join(libraryRoot, LAYOUT.handlerDir))) {
+    throw new Error(
+      'the library build does not hold @smithy/signature-v4 in place of ours; check signerSwap',
+    );
+  }
   const variants: ReadonlyArray<readonly [string, Bench]> = [
     ['ours', bench],
     [
