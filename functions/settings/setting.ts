@@ -1,7 +1,8 @@
 /**
  * What a setting's declaration holds: its kind of value, its default, a one-line doc, where it
- * acts, and the places it exists (the handler's environment variable, the app's context key, the construct's
- * prop, the CLI's flag). The table of declarations is `settings.ts`; everything else is derived.
+ * acts, and the places it exists (the handler's environment variable, the app's context key, the
+ * construct's prop, the CLI's flag). The table of declarations is `settings.ts`; everything else
+ * is derived.
  */
 import type { ValueKind } from './value-kinds.ts';
 

@@ -211,7 +211,7 @@ export const SETTINGS = {
       'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
       'retention and replay from it)',
     default: 'classic',
-    actsIn: [],
+    actsIn: [], // nothing reads it yet: the custom bus's code (issue 27) is still to come
     env: { name: 'EVENT_BUS_KIND' },
     context: { key: 'eventBusKind' },
     prop: { name: 'eventBusKind' },
@@ -221,7 +221,7 @@ export const SETTINGS = {
       "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
     default: 'program',
-    actsIn: [],
+    actsIn: [], // nothing reads it yet: the custom bus's code (issue 27) is still to come
     env: { name: 'EVENT_GROUP_BY' },
     context: { key: 'eventGroupBy' },
     prop: { name: 'eventGroupBy' },
@@ -229,7 +229,7 @@ export const SETTINGS = {
   busRetentionDays: setting(integer({ min: 1, max: 365, unit: 'days' }), {
     doc: 'Custom bus only: how long the bus keeps every event, for subscribers that start from a point in time',
     default: 14,
-    actsIn: [],
+    actsIn: [], // nothing reads it yet: the custom bus's code (issue 27) is still to come
     context: { key: 'busRetentionDays' },
     prop: { name: 'busRetention', duration: true },
   }),
