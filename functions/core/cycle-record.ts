@@ -4,7 +4,7 @@
  * next run can start; a failed write is logged and never changes the cycle's own result.
  */
 
-import type { CycleRecord } from './checkpoint-store.ts';
+import type { CycleRecord } from './checkpoint/store.ts';
 import { PollerError } from './errors.ts';
 
 /** Long enough to say what failed, short enough for one line of `status`. */

@@ -14,7 +14,8 @@
  * timer the cycle starts is cleared before it returns.
  */
 
-import type { CycleRecord, LeaseGrant } from './checkpoint-store.ts';
+import { takeLease } from './checkpoint/lease.ts';
+import type { CycleRecord, LeaseGrant } from './checkpoint/store.ts';
 import { CheckpointProgress } from './cycle/checkpoint-progress.ts';
 import type { CycleDeps } from './cycle/cycle-deps.ts';
 import { CycleHalt } from './cycle/cycle-halt.ts';
@@ -38,7 +39,6 @@ import { CycleBudget } from './cycle-budget.ts';
 import { completedRecord, failedRecord } from './cycle-record.ts';
 import { ConfigurationError } from './errors.ts';
 import { GapLedger } from './gap-ledger.ts';
-import { takeLease } from './lease-handover.ts';
 
 export type { CycleDeps as PollCycleDeps } from './cycle/cycle-deps.ts';
 export type { FeedMode, PollCycleOptions, StreamModeOptions } from './cycle/cycle-options.ts';

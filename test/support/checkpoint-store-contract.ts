@@ -18,7 +18,7 @@ import type {
   CycleRecord,
   LeaseGrant,
   StartRequest,
-} from '../../functions/core/checkpoint-store.ts';
+} from '../../functions/core/checkpoint/store.ts';
 
 /** A fresh, empty row of a store, whose clock (for `updatedAt`, `appliedAt`) reads `now()`. */
 export type CheckpointStoreFactory = (now: () => number) => CheckpointStore | Promise<CheckpointStore>;

@@ -39,7 +39,7 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isStartApplied } from '../../core/checkpoint-rules.ts';
+import { isStartApplied } from '../../core/checkpoint/rules.ts';
 import type {
   CheckpointState,
   CheckpointStore,
@@ -51,7 +51,7 @@ import type {
   OpenGap,
   ReleaseOptions,
   StartRequest,
-} from '../../core/checkpoint-store.ts';
+} from '../../core/checkpoint/store.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,

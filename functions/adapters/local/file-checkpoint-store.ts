@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { EMPTY_CHECKPOINT_STATE } from '../../core/checkpoint-rules.ts';
-import type { CheckpointState } from '../../core/checkpoint-store.ts';
+import { EMPTY_CHECKPOINT_STATE } from '../../core/checkpoint/rules.ts';
+import type { CheckpointState } from '../../core/checkpoint/store.ts';
 import { ConfigurationError } from '../../core/errors.ts';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
 

@@ -6,7 +6,7 @@ import {
   decideRelease,
   decideStart,
   EMPTY_CHECKPOINT_STATE,
-} from '../../core/checkpoint-rules.ts';
+} from '../../core/checkpoint/rules.ts';
 import type {
   CheckpointState,
   CheckpointStore,
@@ -17,7 +17,7 @@ import type {
   LeaseRequest,
   ReleaseOptions,
   StartRequest,
-} from '../../core/checkpoint-store.ts';
+} from '../../core/checkpoint/store.ts';
 import { DeadlineExceededError } from '../../core/errors.ts';
 
 export interface MemoryCheckpointStoreOptions {

@@ -4,8 +4,8 @@
  * once the start position is applied, from where reading begins.
  */
 import type { BankingEvent } from '../banking-event.ts';
-import { CheckpointCommitter } from '../checkpoint-committer.ts';
-import { CheckpointTracker } from '../checkpoint-tracker.ts';
+import { CheckpointCommitter } from '../checkpoint/progress.ts';
+import { CheckpointTracker } from '../checkpoint/tracker.ts';
 import type { GapLedger } from '../gap-ledger.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 

@@ -7,7 +7,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import type { CheckpointStore } from '../../../../functions/core/checkpoint-store.ts';
+import type { CheckpointStore } from '../../../../functions/core/checkpoint/store.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { type CheckpointStoreFactory, contractFailures } from '../../../support/checkpoint-store-contract.ts';
 import { buildMutant, type Mutant } from '../../../support/cycle-mutants.ts';

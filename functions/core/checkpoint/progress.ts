@@ -1,6 +1,6 @@
-import type { CheckpointStore } from './checkpoint-store.ts';
-import type { GapLedger } from './gap-ledger.ts';
-import type { Clock, CycleLogger, MetricsSink } from './ports.ts';
+import type { GapLedger } from '../gap-ledger.ts';
+import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
+import type { CheckpointStore } from './store.ts';
 
 export interface CheckpointCommitterDeps {
   readonly checkpoints: CheckpointStore;

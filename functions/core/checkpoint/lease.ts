@@ -1,5 +1,5 @@
-import type { CheckpointStore, LeaseGrant } from './checkpoint-store.ts';
-import type { Clock, CycleLogger, MetricsSink } from './ports.ts';
+import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
+import type { CheckpointStore, LeaseGrant } from './store.ts';
 
 export interface LeaseHandoverDeps {
   readonly checkpoints: CheckpointStore;

@@ -1,3 +1,4 @@
+import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from '../errors.ts';
 import type {
   CheckpointState,
   CommitRequest,
@@ -6,8 +7,7 @@ import type {
   LeaseGrant,
   LeaseRequest,
   StartRequest,
-} from './checkpoint-store.ts';
-import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
+} from './store.ts';
 
 /**
  * The lease and checkpoint rules as pure functions over a state, for stores that cannot express
