@@ -39,19 +39,21 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CHECKPOINT_RULES, type CheckpointRuleName, isStartApplied } from '../../core/checkpoint/rules.ts';
-import type {
-  CheckpointState,
-  CheckpointStore,
-  CommitRequest,
-  CycleRecord,
-  HighestSeenRequest,
-  LeaseGrant,
-  LeaseRequest,
-  OpenGap,
-  ReleaseOptions,
-  StartRequest,
-} from '../../core/checkpoint/store.ts';
+import {
+  CHECKPOINT_RULES,
+  type CheckpointRuleName,
+  type CheckpointState,
+  type CheckpointStore,
+  type CommitRequest,
+  type CycleRecord,
+  type HighestSeenRequest,
+  isStartApplied,
+  type LeaseGrant,
+  type LeaseRequest,
+  type OpenGap,
+  type ReleaseOptions,
+  type StartRequest,
+} from '../../core/checkpoint/index.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,

@@ -1,4 +1,8 @@
 import {
+  type CheckpointState,
+  type CheckpointStore,
+  type CommitRequest,
+  type CycleRecord,
   decideCommit,
   decideCycleRecord,
   decideHighestSeen,
@@ -6,18 +10,12 @@ import {
   decideRelease,
   decideStart,
   EMPTY_CHECKPOINT_STATE,
-} from '../../core/checkpoint/rules.ts';
-import type {
-  CheckpointState,
-  CheckpointStore,
-  CommitRequest,
-  CycleRecord,
-  HighestSeenRequest,
-  LeaseGrant,
-  LeaseRequest,
-  ReleaseOptions,
-  StartRequest,
-} from '../../core/checkpoint/store.ts';
+  type HighestSeenRequest,
+  type LeaseGrant,
+  type LeaseRequest,
+  type ReleaseOptions,
+  type StartRequest,
+} from '../../core/checkpoint/index.ts';
 import { DeadlineExceededError } from '../../core/errors.ts';
 
 export interface MemoryCheckpointStoreOptions {
