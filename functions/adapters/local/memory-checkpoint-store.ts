@@ -28,8 +28,9 @@ export interface MemoryCheckpointStoreOptions {
 }
 
 /**
- * A checkpoint store held in memory, with the same lease rules as the DynamoDB one. Subclasses
- * persist the state (`FileCheckpointStore`); tests use it as it is.
+ * A checkpoint store held in memory: each write applies the core's rules (`decide…` in
+ * `core/checkpoint/rules.ts`) to the state, the same rules the DynamoDB store writes as condition
+ * expressions. Subclasses persist the state (`FileCheckpointStore`); tests use it as it is.
  */
 export class MemoryCheckpointStore implements CheckpointStore {
   protected state: CheckpointState;
