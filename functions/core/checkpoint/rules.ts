@@ -29,7 +29,7 @@ export const CHECKPOINT_RULES = {
    * the lease over; from then on, every write of the old holder is refused (`LeaseLostError`).
    */
   holderOnly: (state: CheckpointState, owner: string): boolean => state.lease?.owner === owner,
-  /** The checkpoint never moves back: a commit's number is at or beyond it (the same one again is a no-op). */
+  /** The checkpoint never moves back: a commit's number is at or beyond it (the same one again: a retry). */
   forwardOnly: (state: CheckpointState, sequenceNumber: number): boolean =>
     state.checkpoint === null || state.checkpoint <= sequenceNumber,
   /** The start position lands only on a row without a checkpoint: it is applied once per row. */
