@@ -335,7 +335,7 @@ export const SETTINGS = {
   leaseWaitMs: setting(integer({ min: 0, max: 900_000, unit: 'milliseconds' }), {
     doc: 'How long a run waits for the run holding the lease to hand it over; the construct sets it from the schedule',
     default: CYCLE_DEFAULTS.leaseWaitMs,
-    actsIn: ['functions/core/lease-handover.ts#takeLease', 'infra/constructs/handover-timing.ts#leaseWait'],
+    actsIn: ['functions/core/checkpoint/lease.ts#takeLease', 'infra/constructs/handover-timing.ts#leaseWait'],
     env: { name: 'LEASE_WAIT_MS', deployed: 'computed' },
   }),
   publishConcurrency: setting(integer({ min: 1, max: 50 }), {
@@ -469,7 +469,7 @@ export const SETTINGS = {
   leaseCheckIntervalMs: setting(integer({ min: 10, max: 10_000, unit: 'milliseconds' }), {
     doc: 'How often the lease is looked at while waiting for it',
     default: CYCLE_DEFAULTS.leaseCheckIntervalMs,
-    actsIn: ['functions/core/lease-handover.ts#takeLease'],
+    actsIn: ['functions/core/checkpoint/lease.ts#takeLease'],
     env: { name: 'LEASE_CHECK_INTERVAL_MS' },
   }),
   publishMaxAttempts: setting(integer({ min: 1, max: 20 }), {
