@@ -47,6 +47,8 @@ const LONGEST_BUCKET = 'b'.repeat(63);
 
 export class ClaimCheckPublisher implements EventPublisher {
   readonly limits: PublishLimits;
+  /** The bus's, when it has groups: a claim-checked event keeps the group of the event it stands for. */
+  readonly eventGroup?: (event: BankingEvent) => string | undefined;
   readonly #deps: ClaimCheckPublisherDeps;
   readonly #maxEntryBytes: number;
   /** One store per event however often it is sent (resends, duplicates in flight). */
@@ -62,6 +64,9 @@ export class ClaimCheckPublisher implements EventPublisher {
     this.#deps = deps;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.limits = deps.inner.limits;
+    const { inner } = deps;
+    // Defined only when the bus has it: the pipeline keeps no group bookkeeping for a bus without groups.
+    if (inner.eventGroup !== undefined) this.eventGroup = (event) => inner.eventGroup?.(event);
   }
 
   entrySize(event: BankingEvent): number {

@@ -2,6 +2,7 @@ import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
+import { EARLIER_ENTRY_FAILED, GroupSequencer, type GroupTicket, type Turn } from './group-sequencer.ts';
 import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishGate, type RequestOutcome } from './publish-gate.ts';
 
@@ -34,7 +35,11 @@ export interface PublishReport {
   readonly accepted: number;
   /** Events still rejected when attempts or the budget ran out. */
   readonly failed: readonly FailedEvent[];
-  /** Events never sent because the pipeline was halted (another batch failed first). */
+  /**
+   * Events never sent because the pipeline was halted (another batch failed first). Events held
+   * back because an earlier event of their group failed are in `failed` instead
+   * (`EARLIER_ENTRY_FAILED`).
+   */
   readonly unsent: number;
   /** An event too large to publish; nothing at or after it was sent. */
   readonly oversize?: { readonly event: BankingEvent; readonly sizeBytes: number };
@@ -62,7 +67,12 @@ interface Attempt {
   readonly retryable: boolean;
   /** The invocation's end came while the request was out. */
   readonly aborted: boolean;
+  /** The group tickets of `failed`, in the same order; only when the batch has groups. */
+  readonly failedTickets?: readonly (GroupTicket | undefined)[];
 }
+
+/** A batch's group tickets, one per entry (see `GroupSequencer.register`); `undefined` when it has no group. */
+type Tickets = readonly (GroupTicket | undefined)[] | undefined;
 
 export const PUBLISH_DEFAULTS = {
   maxAttempts: 5,
@@ -81,12 +91,17 @@ const THROTTLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyReq
  *
  * After a batch fails for good the caller halts the pipeline: batches not started yet are not
  * sent (they would only become duplicates once the run is retried from the checkpoint).
+ *
+ * When the publisher names event groups (`EventPublisher.eventGroup`), each group is kept in
+ * order through a `GroupSequencer`: a batch waits until the earlier entries of its groups were
+ * accepted (see `group-sequencer.ts`). Without groups nothing of that runs.
  */
 export class PublishPipeline {
   readonly #deps: PublishPipelineDeps;
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOptions;
   readonly #gate: PublishGate;
+  readonly #sequencer: GroupSequencer | undefined;
   #halted = false;
 
   constructor(deps: PublishPipelineDeps, options: PublishPipelineOptions = {}) {
@@ -97,18 +112,36 @@ export class PublishPipeline {
       concurrency: options.concurrency ?? PUBLISH_DEFAULTS.concurrency,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
     });
+    const { publisher } = deps;
+    this.#sequencer =
+      publisher.eventGroup === undefined
+        ? undefined
+        : new GroupSequencer({
+            eventGroup: (event) => publisher.eventGroup?.(event),
+            metrics: deps.metrics,
+            logger: deps.logger,
+          });
   }
 
   /** Stops sending: batches waiting for the gate, and resends, give up. Idempotent. */
   halt(): void {
     this.#halted = true;
+    this.#sequencer?.halt();
   }
 
   /** Publishes one page's events; resolves once every batch of it has settled. */
   async publish(events: readonly BankingEvent[], request: PublishRequest): Promise<PublishReport> {
     const { publisher } = this.#deps;
     const plan = planBatches(events, publisher.limits, (event) => publisher.entrySize(event));
-    const results = await Promise.all(plan.batches.map((batch) => this.#sendWithRetries(batch, request)));
+    // Registered before anything is sent, so that pages keep the order they were given in.
+    const tickets = this.#sequencer?.register(plan.batches);
+    const results = await Promise.all(
+      plan.batches.map((batch, index) =>
+        tickets?.[index] === undefined
+          ? this.#sendWithRetries(batch, undefined, request)
+          : this.#sendInTurn(batch, tickets[index], request),
+      ),
+    );
     const report: PublishReport = {
       accepted: results.reduce((sum, result) => sum + result.accepted, 0),
       failed: results.flatMap((result) => result.failed),
@@ -117,8 +150,67 @@ export class PublishPipeline {
     return plan.oversize === undefined ? report : { ...report, oversize: plan.oversize };
   }
 
-  async #sendWithRetries(batch: readonly BankingEvent[], request: PublishRequest): Promise<BatchResult> {
+  /**
+   * A batch with event groups: waits for its turn, leaves out the entries whose group is blocked
+   * by an earlier entry given up, sends the rest, and gives up on whatever it did not get
+   * accepted, so that later entries of those groups are not sent either.
+   */
+  async #sendInTurn(
+    batch: readonly BankingEvent[],
+    tickets: readonly (GroupTicket | undefined)[],
+    request: PublishRequest,
+  ): Promise<BatchResult> {
+    try {
+      return await this.#sendWhenReady(batch, tickets, request);
+    } finally {
+      for (const ticket of tickets)
+        if (ticket !== undefined && !ticket.accepted) this.#sequencer!.giveUp(ticket);
+    }
+  }
+
+  async #sendWhenReady(
+    batch: readonly BankingEvent[],
+    tickets: readonly (GroupTicket | undefined)[],
+    request: PublishRequest,
+  ): Promise<BatchResult> {
+    let turn: Turn;
+    try {
+      turn = await this.#sequencer!.waitTurn(tickets, request.signal);
+    } catch (error) {
+      return { accepted: 0, failed: asFailed(batch, 'DeadlineExceeded', error), unsent: 0 };
+    }
+    if (turn.kind === 'halted' || this.#halted) return { accepted: 0, failed: [], unsent: batch.length };
+    if (turn.blocked.size === 0) return this.#sendWithRetries(batch, tickets, request);
+    const blocked: FailedEvent[] = [];
+    const sendable: BankingEvent[] = [];
+    const sendableTickets: (GroupTicket | undefined)[] = [];
+    batch.forEach((event, position) => {
+      const blocker = turn.blocked.get(position);
+      if (blocker === undefined) {
+        sendable.push(event);
+        sendableTickets.push(tickets[position]);
+      } else {
+        blocked.push({
+          event,
+          errorCode: EARLIER_ENTRY_FAILED,
+          errorMessage: `Not sent: event ${blocker.id} (sequence ${blocker.sequence_number}), earlier in the same event group, was not accepted`,
+        });
+      }
+    });
+    const sent =
+      sendable.length === 0
+        ? { accepted: 0, failed: [], unsent: 0 }
+        : await this.#sendWithRetries(sendable, sendableTickets, request);
+    return { ...sent, failed: [...sent.failed, ...blocked] };
+  }
+
+  async #sendWithRetries(
+    batch: readonly BankingEvent[],
+    tickets: Tickets,
+    request: PublishRequest,
+  ): Promise<BatchResult> {
     let pending = batch;
+    let pendingTickets = tickets;
     let accepted = 0;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#halted) return { accepted, failed: [], unsent: pending.length };
@@ -127,18 +219,26 @@ export class PublishPipeline {
       } catch (error) {
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
-      const sent = await this.#sendOnce(pending, request);
+      const sent = await this.#sendOnce(pending, pendingTickets, request);
       accepted += sent.accepted;
       if (sent.aborted || sent.failed.length === 0) return { accepted, failed: sent.failed, unsent: 0 };
       const resend = await this.#waitToResend(attempt, sent, request);
       if (resend !== 'resend') return { accepted, failed: resend, unsent: 0 };
       pending = sent.failed.map((f) => f.event);
+      // A resend never waits for its turn: what came before it in its groups was accepted before
+      // its first send, or is in the resend with it, ahead of it.
+      pendingTickets = sent.failedTickets;
     }
   }
 
   /** One PutEvents request for `pending`, holding a slot of the gate it releases. */
-  async #sendOnce(pending: readonly BankingEvent[], request: PublishRequest): Promise<Attempt> {
+  async #sendOnce(
+    pending: readonly BankingEvent[],
+    tickets: Tickets,
+    request: PublishRequest,
+  ): Promise<Attempt> {
     const failed: FailedEvent[] = [];
+    const failedTickets: (GroupTicket | undefined)[] | undefined = tickets === undefined ? undefined : [];
     let accepted = 0;
     let outcome: RequestOutcome = 'ok';
     try {
@@ -147,6 +247,8 @@ export class PublishPipeline {
         const result: EntryOutcome | undefined = outcomes[index];
         if (result?.ok) {
           accepted += 1;
+          const ticket = tickets?.[index];
+          if (ticket !== undefined) this.#sequencer!.accepted(ticket);
           request.onAccepted(event);
         } else {
           failed.push({
@@ -154,8 +256,12 @@ export class PublishPipeline {
             errorCode: result?.errorCode ?? 'MissingOutcome',
             errorMessage: result?.errorMessage ?? 'The publisher returned no outcome for this entry',
           });
+          failedTickets?.push(tickets?.[index]);
         }
       });
+      if (tickets !== undefined && accepted > 0 && failed.length > 0) {
+        this.#sequencer!.checkOrder(tickets, outcomes);
+      }
       if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
     } catch (error) {
       if (request.signal.aborted) {
@@ -165,6 +271,7 @@ export class PublishPipeline {
           failed: asFailed(pending, 'DeadlineExceeded', error),
           retryable: false,
           aborted: true,
+          failedTickets: tickets,
         };
       }
       this.#gate.release(isThrottle(error) ? 'throttled' : 'failed');
@@ -173,10 +280,16 @@ export class PublishPipeline {
         error instanceof ConfigurationError ||
         (error instanceof PollerError && error.context.retryable === false)
       );
-      return { accepted, failed: asFailed(pending, errorCode(error), error), retryable, aborted: false };
+      return {
+        accepted,
+        failed: asFailed(pending, errorCode(error), error),
+        retryable,
+        aborted: false,
+        failedTickets: tickets,
+      };
     }
     this.#gate.release(outcome);
-    return { accepted, failed, retryable: true, aborted: false };
+    return { accepted, failed, retryable: true, aborted: false, failedTickets };
   }
 
   /**
