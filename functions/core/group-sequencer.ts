@@ -29,21 +29,16 @@
  * out of order.
  */
 import type { BankingEvent } from './banking-event.ts';
-import type { CycleLogger, EntryOutcome, MetricsSink } from './ports.ts';
+import type { CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
 
 /** `FailedEvent.errorCode` of an entry not sent because an earlier entry of its group was not accepted. */
 export const EARLIER_ENTRY_FAILED = 'EARLIER_ENTRY_FAILED';
 
 /** One entry of an event group, from registration until it is accepted or given up. */
-export interface GroupTicket {
+interface Ticket {
   readonly event: BankingEvent;
   /** Registration order, across groups. */
   readonly order: number;
-  /** Set once the bus accepted the entry. */
-  readonly accepted: boolean;
-}
-
-interface Ticket extends GroupTicket {
   readonly group: GroupState;
   accepted: boolean;
 }
@@ -77,119 +72,155 @@ class GroupState {
   }
 }
 
-/** What a batch may do once its turn came. */
-export type Turn =
+/** An entry left out of its batch because an earlier entry of its group was given up; a `FailedEvent`. */
+export interface HeldBackEntry {
+  readonly event: BankingEvent;
+  readonly errorCode: typeof EARLIER_ENTRY_FAILED;
+  readonly errorMessage: string;
+}
+
+/** What a batch may do once its turn came: nothing (publishing halted), or send what is not held back. */
+export type TurnOutcome =
   | { readonly kind: 'halted' }
   | {
       readonly kind: 'go';
-      /**
-       * Positions in the batch that must not be sent, each with the entry of its group that was
-       * given up before it.
-       */
-      readonly blocked: ReadonlyMap<number, BankingEvent>;
+      readonly send: readonly BankingEvent[];
+      readonly heldBack: readonly HeldBackEntry[];
     };
 
 export interface GroupSequencerDeps {
-  /** The publisher's `eventGroup`. */
-  readonly eventGroup: (event: BankingEvent) => string | undefined;
+  /** Names the groups (`eventGroup`). */
+  readonly publisher: EventPublisher;
   readonly metrics: MetricsSink;
   readonly logger: CycleLogger;
 }
 
+/** What the batches of one sequencer share. */
+interface Shared {
+  readonly deps: GroupSequencerDeps;
+  readonly groups: Map<string, GroupState>;
+  registered: number;
+  halted: boolean;
+}
+
 export class GroupSequencer {
-  readonly #deps: GroupSequencerDeps;
-  readonly #groups = new Map<string, GroupState>();
-  #registered = 0;
-  #halted = false;
+  readonly #shared: Shared;
 
   constructor(deps: GroupSequencerDeps) {
-    this.#deps = deps;
+    this.#shared = { deps, groups: new Map(), registered: 0, halted: false };
   }
 
   /**
-   * Registers batches in the order they will be sent, before any of them is. Per batch, a ticket
-   * per entry (`undefined` for an entry in no group), or `undefined` when no entry of the batch
-   * has a group: such a batch never waits.
+   * Registers batches in the order they will be sent, before any of them is. Per batch its turn,
+   * or `undefined` when no entry of it has a group: such a batch never waits.
    */
-  register(
-    batches: readonly (readonly BankingEvent[])[],
-  ): Array<readonly (GroupTicket | undefined)[] | undefined> {
+  register(batches: readonly (readonly BankingEvent[])[]): Array<BatchTurn | undefined> {
+    const shared = this.#shared;
     return batches.map((batch) => {
-      let grouped = false;
-      const tickets = batch.map((event) => {
-        const name = this.#deps.eventGroup(event);
-        if (name === undefined) return undefined;
-        grouped = true;
-        let group = this.#groups.get(name);
+      const tickets = new Map<BankingEvent, Ticket>();
+      for (const event of batch) {
+        const name = shared.deps.publisher.eventGroup?.(event);
+        // One ticket per distinct event: the same event twice in one request needs no order.
+        if (name === undefined || tickets.has(event)) continue;
+        let group = shared.groups.get(name);
         if (group === undefined) {
           group = new GroupState();
-          this.#groups.set(name, group);
+          shared.groups.set(name, group);
         }
-        this.#registered += 1;
-        const ticket: Ticket = { event, order: this.#registered, group, accepted: false };
+        shared.registered += 1;
+        const ticket: Ticket = { event, order: shared.registered, group, accepted: false };
         group.queue.push(ticket);
-        return ticket;
-      });
-      return grouped ? tickets : undefined;
+        tickets.set(event, ticket);
+      }
+      return tickets.size === 0 ? undefined : new BatchTurn(shared, batch, tickets);
     });
+  }
+
+  /** Publishing stops: every batch waiting for its turn gives up. Idempotent. */
+  halt(): void {
+    if (this.#shared.halted) return;
+    this.#shared.halted = true;
+    for (const group of this.#shared.groups.values()) group.wake();
+  }
+}
+
+/** One registered batch with event groups: its wait for its turn, and what its requests did. */
+export class BatchTurn {
+  readonly #shared: Shared;
+  readonly #batch: readonly BankingEvent[];
+  readonly #tickets: ReadonlyMap<BankingEvent, Ticket>;
+
+  constructor(shared: Shared, batch: readonly BankingEvent[], tickets: ReadonlyMap<BankingEvent, Ticket>) {
+    this.#shared = shared;
+    this.#batch = batch;
+    this.#tickets = tickets;
   }
 
   /**
-   * Resolves once every group of the batch has reached it (each entry's group has nothing
-   * earlier outstanding outside the batch) or is blocked by an entry given up, or once publishing
-   * is halted. Rejects with the signal's reason if it aborts first.
+   * Resolves once every group of the batch has reached it (nothing earlier of the group is
+   * outstanding outside the batch) or is blocked by an entry given up, or once publishing is
+   * halted. Rejects with the signal's reason if it aborts first.
    */
-  async waitTurn(tickets: readonly (GroupTicket | undefined)[], signal: AbortSignal): Promise<Turn> {
+  async wait(signal: AbortSignal): Promise<TurnOutcome> {
     const firsts = new Map<GroupState, Ticket>();
-    for (const ticket of tickets as readonly (Ticket | undefined)[]) {
-      if (ticket !== undefined && !firsts.has(ticket.group)) firsts.set(ticket.group, ticket);
+    for (const ticket of this.#tickets.values())
+      if (!firsts.has(ticket.group)) firsts.set(ticket.group, ticket);
+    for (const first of firsts.values()) {
+      if (this.#shared.halted) break;
+      if (!this.#ready(first)) await this.#waitFor(first, signal);
     }
-    for (const [group, first] of firsts) {
-      if (this.#halted) break;
-      if (!this.#ready(group, first)) await this.#waitFor(group, first, signal);
+    if (this.#shared.halted) return { kind: 'halted' };
+    const send: BankingEvent[] = [];
+    const heldBack: HeldBackEntry[] = [];
+    for (const event of this.#batch) {
+      const ticket = this.#tickets.get(event);
+      const blocker = ticket === undefined ? undefined : blockerOf(ticket);
+      if (blocker === undefined) send.push(event);
+      else {
+        const { id, sequence_number } = blocker.event;
+        heldBack.push({
+          event,
+          errorCode: EARLIER_ENTRY_FAILED,
+          errorMessage: `Not sent: event ${id} (sequence ${sequence_number}), earlier in the same event group, was not accepted`,
+        });
+      }
     }
-    if (this.#halted) return { kind: 'halted' };
-    const blocked = new Map<number, BankingEvent>();
-    tickets.forEach((ticket, position) => {
-      const blocker = ticket === undefined ? undefined : this.#blockerOf(ticket as Ticket);
-      if (blocker !== undefined) blocked.set(position, blocker.event);
-    });
-    return { kind: 'go', blocked };
+    return { kind: 'go', send, heldBack };
   }
 
-  /** The bus accepted the entry. */
-  accepted(ticket: GroupTicket): void {
-    const own = ticket as Ticket;
-    own.accepted = true;
-    const { group } = own;
-    if (group.first !== own) return;
+  /** The bus accepted this event of the batch. */
+  accepted(event: BankingEvent): void {
+    const ticket = this.#tickets.get(event);
+    if (ticket === undefined) return;
+    ticket.accepted = true;
+    const { group } = ticket;
+    if (group.first !== ticket) return;
     group.advance();
     group.wake();
   }
 
   /**
-   * After one request: counts and logs each group in which an entry was rejected and a later
-   * one accepted (see the module comment). Call once the accepted entries were marked.
+   * After one request of the batch: counts and logs each group in which an entry was rejected and
+   * a later one accepted (see the module comment).
    */
-  checkOrder(tickets: readonly (GroupTicket | undefined)[], outcomes: readonly EntryOutcome[]): void {
+  checkOrder(sent: readonly BankingEvent[], outcomes: readonly EntryOutcome[]): void {
     /** Per group: the position of its first rejected entry, or -1 once the break was reported. */
-    let rejected: Map<GroupState, number> | undefined;
-    tickets.forEach((ticket, position) => {
-      if (ticket === undefined) return;
-      const own = ticket as Ticket;
-      if (!own.accepted) {
-        rejected ??= new Map();
-        if (!rejected.has(own.group)) rejected.set(own.group, position);
+    const rejected = new Map<GroupState, number>();
+    sent.forEach((event, position) => {
+      const group = this.#tickets.get(event)?.group;
+      if (group === undefined) return;
+      const earlierAt = rejected.get(group);
+      if (outcomes[position]?.ok !== true) {
+        if (earlierAt === undefined) rejected.set(group, position);
         return;
       }
-      const earlierAt = rejected?.get(own.group);
       if (earlierAt === undefined || earlierAt === -1) return;
       // Once per group and request: the first rejected entry and the first later one accepted.
-      rejected!.set(own.group, -1);
-      const earlier = tickets[earlierAt]!.event;
+      rejected.set(group, -1);
+      const earlier = sent[earlierAt]!;
       const outcome = outcomes[earlierAt];
-      this.#deps.metrics.add('OrderBroken', 'Count', 1);
-      this.#deps.logger.error(
+      this.#shared.deps.metrics.add('OrderBroken', 'Count', 1);
+      this.#shared.deps.logger.error(
         'The bus rejected an event and accepted a later one of its event group in the same request: a FIFO subscriber gets the later one first',
         {
           earlier: {
@@ -197,57 +228,49 @@ export class GroupSequencer {
             sequence_number: earlier.sequence_number,
             errorCode: outcome !== undefined && !outcome.ok ? outcome.errorCode : 'MissingOutcome',
           },
-          later: { id: own.event.id, sequence_number: own.event.sequence_number },
+          later: { id: event.id, sequence_number: event.sequence_number },
         },
       );
     });
   }
 
-  /** The entry will not be accepted in this run: nothing of its group after it may be sent. */
-  giveUp(ticket: GroupTicket): void {
-    const own = ticket as Ticket;
-    if (own.accepted) return;
-    const { group } = own;
-    if (group.blockedBy === undefined || own.order < group.blockedBy.order) {
-      group.blockedBy = own;
+  /** The batch is done: what it did not get accepted blocks the rest of its group. */
+  settle(): void {
+    for (const ticket of this.#tickets.values()) {
+      const { group } = ticket;
+      if (ticket.accepted || (group.blockedBy !== undefined && group.blockedBy.order < ticket.order))
+        continue;
+      group.blockedBy = ticket;
       group.wake();
     }
   }
 
-  /** Publishing stops: every batch waiting for its turn gives up. Idempotent. */
-  halt(): void {
-    if (this.#halted) return;
-    this.#halted = true;
-    for (const group of this.#groups.values()) group.wake();
+  #ready(first: Ticket): boolean {
+    return first.group.first === first || blockerOf(first) !== undefined;
   }
 
-  #ready(group: GroupState, first: Ticket): boolean {
-    return group.first === first || this.#blockerOf(first) !== undefined;
-  }
-
-  #blockerOf(ticket: Ticket): Ticket | undefined {
-    const { blockedBy } = ticket.group;
-    return blockedBy !== undefined && blockedBy.order < ticket.order ? blockedBy : undefined;
-  }
-
-  #waitFor(group: GroupState, first: Ticket, signal: AbortSignal): Promise<void> {
+  #waitFor(first: Ticket, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
+    const { waiters } = first.group;
     return new Promise<void>((resolve, reject) => {
-      const done = () => {
-        group.waiters.delete(check);
-        signal.removeEventListener('abort', onAbort);
-      };
       const check = () => {
-        if (!this.#halted && !this.#ready(group, first)) return;
-        done();
+        if (!this.#shared.halted && !this.#ready(first)) return;
+        waiters.delete(check);
+        signal.removeEventListener('abort', onAbort);
         resolve();
       };
       const onAbort = () => {
-        done();
+        waiters.delete(check);
         reject(signal.reason);
       };
-      group.waiters.add(check);
+      waiters.add(check);
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** The entry given up before this one in its group, if any: this one must not be sent. */
+function blockerOf(ticket: Ticket): Ticket | undefined {
+  const { blockedBy } = ticket.group;
+  return blockedBy !== undefined && blockedBy.order < ticket.order ? blockedBy : undefined;
 }

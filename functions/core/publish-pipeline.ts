@@ -2,7 +2,7 @@ import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
-import { EARLIER_ENTRY_FAILED, GroupSequencer, type GroupTicket, type Turn } from './group-sequencer.ts';
+import { type BatchTurn, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
 import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishGate, type RequestOutcome } from './publish-gate.ts';
 
@@ -33,13 +33,9 @@ export interface FailedEvent {
 
 export interface PublishReport {
   readonly accepted: number;
-  /** Events still rejected when attempts or the budget ran out. */
+  /** Events still rejected when attempts or the budget ran out, or held back by their group (`EARLIER_ENTRY_FAILED`). */
   readonly failed: readonly FailedEvent[];
-  /**
-   * Events never sent because the pipeline was halted (another batch failed first). Events held
-   * back because an earlier event of their group failed are in `failed` instead
-   * (`EARLIER_ENTRY_FAILED`).
-   */
+  /** Events never sent because the pipeline was halted (another batch failed first). */
   readonly unsent: number;
   /** An event too large to publish; nothing at or after it was sent. */
   readonly oversize?: { readonly event: BankingEvent; readonly sizeBytes: number };
@@ -67,12 +63,7 @@ interface Attempt {
   readonly retryable: boolean;
   /** The invocation's end came while the request was out. */
   readonly aborted: boolean;
-  /** The group tickets of `failed`, in the same order; only when the batch has groups. */
-  readonly failedTickets?: readonly (GroupTicket | undefined)[];
 }
-
-/** A batch's group tickets, one per entry (see `GroupSequencer.register`); `undefined` when it has no group. */
-type Tickets = readonly (GroupTicket | undefined)[] | undefined;
 
 export const PUBLISH_DEFAULTS = {
   maxAttempts: 5,
@@ -92,9 +83,8 @@ const THROTTLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyReq
  * After a batch fails for good the caller halts the pipeline: batches not started yet are not
  * sent (they would only become duplicates once the run is retried from the checkpoint).
  *
- * When the publisher names event groups (`EventPublisher.eventGroup`), each group is kept in
- * order through a `GroupSequencer`: a batch waits until the earlier entries of its groups were
- * accepted (see `group-sequencer.ts`). Without groups nothing of that runs.
+ * With event groups (`EventPublisher.eventGroup`) a `GroupSequencer` keeps each in order: a batch
+ * waits for the earlier entries of its groups to be accepted (`group-sequencer.ts`).
  */
 export class PublishPipeline {
   readonly #deps: PublishPipelineDeps;
@@ -112,15 +102,7 @@ export class PublishPipeline {
       concurrency: options.concurrency ?? PUBLISH_DEFAULTS.concurrency,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
     });
-    const { publisher } = deps;
-    this.#sequencer =
-      publisher.eventGroup === undefined
-        ? undefined
-        : new GroupSequencer({
-            eventGroup: (event) => publisher.eventGroup?.(event),
-            metrics: deps.metrics,
-            logger: deps.logger,
-          });
+    this.#sequencer = deps.publisher.eventGroup === undefined ? undefined : new GroupSequencer(deps);
   }
 
   /** Stops sending: batches waiting for the gate, and resends, give up. Idempotent. */
@@ -134,13 +116,14 @@ export class PublishPipeline {
     const { publisher } = this.#deps;
     const plan = planBatches(events, publisher.limits, (event) => publisher.entrySize(event));
     // Registered before anything is sent, so that pages keep the order they were given in.
-    const tickets = this.#sequencer?.register(plan.batches);
+    const turns = this.#sequencer?.register(plan.batches);
     const results = await Promise.all(
-      plan.batches.map((batch, index) =>
-        tickets?.[index] === undefined
+      plan.batches.map((batch, index) => {
+        const turn = turns?.[index];
+        return turn === undefined
           ? this.#sendWithRetries(batch, undefined, request)
-          : this.#sendInTurn(batch, tickets[index], request),
-      ),
+          : this.#sendInTurn(batch, turn, request);
+      }),
     );
     const report: PublishReport = {
       accepted: results.reduce((sum, result) => sum + result.accepted, 0),
@@ -151,66 +134,37 @@ export class PublishPipeline {
   }
 
   /**
-   * A batch with event groups: waits for its turn, leaves out the entries whose group is blocked
-   * by an earlier entry given up, sends the rest, and gives up on whatever it did not get
-   * accepted, so that later entries of those groups are not sent either.
+   * A batch with event groups: waits for its turn, sends what no earlier entry given up holds
+   * back, and then gives up what it did not get accepted, so that its groups go no further.
    */
   async #sendInTurn(
     batch: readonly BankingEvent[],
-    tickets: readonly (GroupTicket | undefined)[],
+    turn: BatchTurn,
     request: PublishRequest,
   ): Promise<BatchResult> {
     try {
-      return await this.#sendWhenReady(batch, tickets, request);
-    } finally {
-      for (const ticket of tickets)
-        if (ticket !== undefined && !ticket.accepted) this.#sequencer!.giveUp(ticket);
-    }
-  }
-
-  async #sendWhenReady(
-    batch: readonly BankingEvent[],
-    tickets: readonly (GroupTicket | undefined)[],
-    request: PublishRequest,
-  ): Promise<BatchResult> {
-    let turn: Turn;
-    try {
-      turn = await this.#sequencer!.waitTurn(tickets, request.signal);
-    } catch (error) {
-      return { accepted: 0, failed: asFailed(batch, 'DeadlineExceeded', error), unsent: 0 };
-    }
-    if (turn.kind === 'halted' || this.#halted) return { accepted: 0, failed: [], unsent: batch.length };
-    if (turn.blocked.size === 0) return this.#sendWithRetries(batch, tickets, request);
-    const blocked: FailedEvent[] = [];
-    const sendable: BankingEvent[] = [];
-    const sendableTickets: (GroupTicket | undefined)[] = [];
-    batch.forEach((event, position) => {
-      const blocker = turn.blocked.get(position);
-      if (blocker === undefined) {
-        sendable.push(event);
-        sendableTickets.push(tickets[position]);
-      } else {
-        blocked.push({
-          event,
-          errorCode: EARLIER_ENTRY_FAILED,
-          errorMessage: `Not sent: event ${blocker.id} (sequence ${blocker.sequence_number}), earlier in the same event group, was not accepted`,
-        });
+      let outcome: TurnOutcome;
+      try {
+        outcome = await turn.wait(request.signal);
+      } catch (error) {
+        return { accepted: 0, failed: asFailed(batch, 'DeadlineExceeded', error), unsent: 0 };
       }
-    });
-    const sent =
-      sendable.length === 0
-        ? { accepted: 0, failed: [], unsent: 0 }
-        : await this.#sendWithRetries(sendable, sendableTickets, request);
-    return { ...sent, failed: [...sent.failed, ...blocked] };
+      if (outcome.kind === 'halted' || this.#halted) return { accepted: 0, failed: [], unsent: batch.length };
+      const { send, heldBack } = outcome;
+      if (send.length === 0) return { accepted: 0, failed: [...heldBack], unsent: 0 };
+      const sent = await this.#sendWithRetries(send, turn, request);
+      return { ...sent, failed: [...sent.failed, ...heldBack] };
+    } finally {
+      turn.settle();
+    }
   }
 
   async #sendWithRetries(
     batch: readonly BankingEvent[],
-    tickets: Tickets,
+    turn: BatchTurn | undefined,
     request: PublishRequest,
   ): Promise<BatchResult> {
     let pending = batch;
-    let pendingTickets = tickets;
     let accepted = 0;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#halted) return { accepted, failed: [], unsent: pending.length };
@@ -219,26 +173,22 @@ export class PublishPipeline {
       } catch (error) {
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
-      const sent = await this.#sendOnce(pending, pendingTickets, request);
+      const sent = await this.#sendOnce(pending, turn, request);
       accepted += sent.accepted;
       if (sent.aborted || sent.failed.length === 0) return { accepted, failed: sent.failed, unsent: 0 };
       const resend = await this.#waitToResend(attempt, sent, request);
       if (resend !== 'resend') return { accepted, failed: resend, unsent: 0 };
       pending = sent.failed.map((f) => f.event);
-      // A resend never waits for its turn: what came before it in its groups was accepted before
-      // its first send, or is in the resend with it, ahead of it.
-      pendingTickets = sent.failedTickets;
     }
   }
 
   /** One PutEvents request for `pending`, holding a slot of the gate it releases. */
   async #sendOnce(
     pending: readonly BankingEvent[],
-    tickets: Tickets,
+    turn: BatchTurn | undefined,
     request: PublishRequest,
   ): Promise<Attempt> {
     const failed: FailedEvent[] = [];
-    const failedTickets: (GroupTicket | undefined)[] | undefined = tickets === undefined ? undefined : [];
     let accepted = 0;
     let outcome: RequestOutcome = 'ok';
     try {
@@ -247,8 +197,7 @@ export class PublishPipeline {
         const result: EntryOutcome | undefined = outcomes[index];
         if (result?.ok) {
           accepted += 1;
-          const ticket = tickets?.[index];
-          if (ticket !== undefined) this.#sequencer!.accepted(ticket);
+          turn?.accepted(event);
           request.onAccepted(event);
         } else {
           failed.push({
@@ -256,12 +205,9 @@ export class PublishPipeline {
             errorCode: result?.errorCode ?? 'MissingOutcome',
             errorMessage: result?.errorMessage ?? 'The publisher returned no outcome for this entry',
           });
-          failedTickets?.push(tickets?.[index]);
         }
       });
-      if (tickets !== undefined && accepted > 0 && failed.length > 0) {
-        this.#sequencer!.checkOrder(tickets, outcomes);
-      }
+      if (turn !== undefined && accepted > 0 && failed.length > 0) turn.checkOrder(pending, outcomes);
       if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
     } catch (error) {
       if (request.signal.aborted) {
@@ -271,7 +217,6 @@ export class PublishPipeline {
           failed: asFailed(pending, 'DeadlineExceeded', error),
           retryable: false,
           aborted: true,
-          failedTickets: tickets,
         };
       }
       this.#gate.release(isThrottle(error) ? 'throttled' : 'failed');
@@ -280,16 +225,10 @@ export class PublishPipeline {
         error instanceof ConfigurationError ||
         (error instanceof PollerError && error.context.retryable === false)
       );
-      return {
-        accepted,
-        failed: asFailed(pending, errorCode(error), error),
-        retryable,
-        aborted: false,
-        failedTickets: tickets,
-      };
+      return { accepted, failed: asFailed(pending, errorCode(error), error), retryable, aborted: false };
     }
     this.#gate.release(outcome);
-    return { accepted, failed, retryable: true, aborted: false, failedTickets };
+    return { accepted, failed, retryable: true, aborted: false };
   }
 
   /**
