@@ -7,6 +7,10 @@ import type { FakeClock } from './fake-clock.ts';
 export interface BusRequest {
   readonly sequences: readonly number[];
   readonly startedAt: number;
+  /** Position of the start among the bus's starts and ends: orders what the clock shows as simultaneous. */
+  readonly startStep: number;
+  /** Position of the answer (or abort) among the bus's starts and ends. */
+  endStep?: number;
   /** Requests in flight when this one started, itself included. */
   readonly inFlightAtStart: number;
   endedAt?: number;
@@ -45,6 +49,7 @@ export class FifoBus implements EventPublisher {
   readonly #clock: FakeClock;
   readonly #options: FifoBusOptions;
   readonly #rejections = new Map<number, number>();
+  #steps = 0;
 
   constructor(clock: FakeClock, options: FifoBusOptions = {}) {
     this.#clock = clock;
@@ -70,6 +75,7 @@ export class FifoBus implements EventPublisher {
     const request: BusRequest = {
       sequences: batch.map((event) => event.sequence_number),
       startedAt: this.#clock.now(),
+      startStep: ++this.#steps,
       inFlightAtStart: this.inFlight,
     };
     this.requests.push(request);
@@ -78,6 +84,7 @@ export class FifoBus implements EventPublisher {
     } finally {
       this.inFlight -= 1;
       request.endedAt = this.#clock.now();
+      request.endStep = ++this.#steps;
     }
     if (this.#options.throttle?.(index)) {
       request.result = 'throttled';
