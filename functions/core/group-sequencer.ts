@@ -46,6 +46,8 @@ interface Ticket {
 
 /** The entries of one group not accepted yet, in registration order, and who waits on them. */
 class GroupState {
+  constructor(readonly name: string) {}
+
   /** Registered tickets from `head` on; those before `head` are all accepted. */
   readonly queue: Ticket[] = [];
   head = 0;
@@ -126,7 +128,7 @@ export class GroupSequencer {
         if (name === undefined || tickets.has(event)) continue;
         let group = shared.groups.get(name);
         if (group === undefined) {
-          group = new GroupState();
+          group = new GroupState(name);
           shared.groups.set(name, group);
         }
         shared.registered += 1;
@@ -198,9 +200,12 @@ export class BatchTurn {
     const { group } = ticket;
     if (group.first !== ticket) return;
     group.advance();
-    // Only the batch whose turn it now is: a group of a whole feed may have dozens waiting.
     const next = group.first;
+    // Only the batch whose turn it now is: a group of a whole feed may have dozens waiting.
     if (next !== undefined) group.waiters.get(next)?.();
+    // Nothing outstanding (so nothing given up either): the group starts afresh if it comes back.
+    // `account` makes many groups, each short.
+    else this.#shared.groups.delete(group.name);
   }
 
   /**

@@ -31,6 +31,8 @@ interface Scenario {
   readonly groups: readonly number[];
   /** Page sizes, used in turn until the events run out. */
   readonly pageSizes: readonly number[];
+  /** Virtual ms between handing over one page and the next; 0: all at once. */
+  readonly pageGapMs: number;
   readonly maxEntriesPerBatch: number;
   readonly concurrency: number;
   readonly maxAttempts: number;
@@ -53,6 +55,7 @@ interface Scenario {
 const scenarios: fc.Arbitrary<Scenario> = fc.record({
   groups: fc.array(fc.integer({ min: -1, max: 3 }), { minLength: 1, maxLength: 60, size: 'max' }),
   pageSizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 4 }),
+  pageGapMs: fc.constantFrom(0, 0, 5, 30, 150),
   maxEntriesPerBatch: fc.integer({ min: 1, max: 6 }),
   concurrency: fc.integer({ min: 2, max: 5 }),
   maxAttempts: fc.integer({ min: 1, max: 5 }),
@@ -144,18 +147,23 @@ async function run(scenario: Scenario) {
       ? new AbortController().signal
       : clock.deadline(clock.now() + scenario.deadlineMs).signal;
   const onAccepted: BankingEvent[] = [];
-  // Every page handed over at once, in order, as the read loop does while earlier ones publish.
-  const reports: PublishReport[] = await Promise.all(
-    pages(events, scenario.pageSizes).map(async (page) => {
-      const report = await pipeline.publish(page, {
-        deadline: clock.now() + 60_000,
-        signal,
-        onAccepted: (event) => onAccepted.push(event),
-      });
-      if (scenario.haltOnFailure && report.failed.length > 0) pipeline.halt();
-      return report;
-    }),
-  );
+  const publishPage = async (page: readonly BankingEvent[]) => {
+    const report = await pipeline.publish(page, {
+      deadline: clock.now() + 60_000,
+      signal,
+      onAccepted: (event) => onAccepted.push(event),
+    });
+    if (scenario.haltOnFailure && report.failed.length > 0) pipeline.halt();
+    return report;
+  };
+  // Pages handed over in order without waiting for the earlier ones, as the read loop does:
+  // at once, or each a while after the previous one (a poll's time).
+  const publishing: Array<Promise<PublishReport>> = [];
+  for (const page of pages(events, scenario.pageSizes)) {
+    if (scenario.pageGapMs > 0 && publishing.length > 0) await clock.sleep(scenario.pageGapMs);
+    publishing.push(publishPage(page));
+  }
+  const reports = await Promise.all(publishing);
   return { events, bus, metrics, logger, reports, onAccepted };
 }
 
