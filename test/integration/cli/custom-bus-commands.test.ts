@@ -3,14 +3,24 @@
  * the bus's API (EventBridgeV2, RPC v2 CBOR) answered by a scripted loopback server that records
  * every request, so the test checks exactly what the CLI asks the bus to do (and that each request
  * is signed as the SDK signs); everything else (the stack's outputs, the checkpoint table) in moto.
+ * The last test replays through the stand-in bus (test/support/custom-bus/), which delivers the
+ * retained events to a queue in moto, read back with the subscriber kit.
  */
 import { randomUUID } from 'node:crypto';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { tag } from '@smithy/core/cbor';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  type CredentialsAndRegionSource,
+  EventBridgeV2Rpc,
+} from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import { parseEvent } from '../../../functions/subscriber/index.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { cborAnswer, decodedBody, sdkAuthorization } from '../../support/cbor-responders.ts';
 import { motoCliEnvironment, runCli } from '../../support/cli-process.ts';
+import { startCustomBus } from '../../support/custom-bus/index.ts';
 import {
   closeAll,
   type RecordedRequest,
@@ -217,5 +227,110 @@ describe('the CLI on a Custom Event Bus', () => {
       retentionWindowStartTime: '2026-11-12T10:00:00.000Z',
     });
     expect(decodedBody(bus.requests[0]!)).toEqual({ EventBusArn: BUS_ARN });
+  });
+
+  it('archive-replay through the stand-in bus: the window comes to the same queue again, as a REPLAY', async () => {
+    // The stand-in's clock half an hour behind: the whole window lies in the operator's past.
+    const bus = await startCustomBus({
+      motoEndpoint: inject('motoEndpoint'),
+      startTime: Date.now() - 30 * 60_000,
+    });
+    try {
+      const rpc = new EventBridgeV2Rpc({
+        client: new EventBridgeClient({
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+        }) as unknown as CredentialsAndRegionSource,
+        env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
+      });
+      const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', {
+        Name: aws.uniqueName('banking-events'),
+        StorageConfiguration: { RetentionPeriodInDays: 14 },
+      });
+      // As the EventBusActive waiter does: CREATING first, then ACTIVE.
+      while (
+        (await rpc.call<{ State?: string }>('DescribeEventBus', { EventBusArn: created.EventBusArn }))
+          .State !== 'ACTIVE'
+      );
+      const queueName = aws.uniqueName('transactions');
+      const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: queueName }))).QueueUrl!;
+      const queueArn = (
+        await aws.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes!.QueueArn!;
+      await rpc.call('CreateSubscriber', {
+        Name: 'transactions',
+        EventBusArn: created.EventBusArn,
+        InvokeConfiguration: { RoleArn: `arn:aws:iam::${ACCOUNT}:role/bus-delivery`, TargetArn: queueArn },
+        FilterConfiguration: {
+          Filters: [{ Pattern: JSON.stringify({ 'detail-type': ['transaction'] }), Scope: 'DATA' }],
+        },
+        Transformer: { Type: 'WITH_METADATA' },
+        StartingPosition: 'LATEST',
+      });
+      const start = bus.now();
+      const detail = (sequence: number) =>
+        JSON.stringify({
+          id: `evt-${sequence}`,
+          program_id: 'program-1',
+          sequence_number: sequence,
+          created_dt: '2026-11-26T10:00:00Z',
+          type: 'transaction',
+          data: { transaction_id: 'tx-1', status: sequence === 1 ? 'PENDING' : 'COMPLETE' },
+        });
+      await rpc.call('PutEvents', {
+        EventBusArn: created.EventBusArn,
+        Entries: [1, 2].map((sequence) => ({
+          Source: 'banking.events',
+          DetailType: 'transaction',
+          Detail: detail(sequence),
+          SystemMetadata: { EventGroupId: 'program-1', DeduplicationId: `evt-${sequence}` },
+        })),
+      });
+      await bus.settled();
+      // A standard queue keeps no order: read back by id.
+      const byId = (bodies: string[]) =>
+        bodies
+          .map((body) => parseEvent(body))
+          .sort((a, b) => String(a.detail.id).localeCompare(String(b.detail.id)));
+      const live = byId(await aws.drainQueueBodies(queueUrl));
+      await bus.advanceClock(60_000);
+
+      const result = await cli(
+        [
+          'archive-replay',
+          '--event-bus',
+          created.EventBusArn,
+          '--since',
+          new Date(start).toISOString(),
+          '--until',
+          new Date(start + 30_000).toISOString(),
+          '--subscriber',
+          'transactions',
+        ],
+        bus.endpoint,
+      );
+      await bus.advanceClock(0);
+      const replayed = byId(await aws.drainQueueBodies(queueUrl));
+
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(
+        /started by 1 subscriber\(s\):\n {2}bep-replay-\d{14}-[0-9a-f]{4}-1 \(a copy of transactions/,
+      );
+      expect(live.map((event) => [event.detail.id, event.busDeliveryType])).toEqual([
+        ['evt-1', 'LIVE'],
+        ['evt-2', 'LIVE'],
+      ]);
+      expect(replayed.map((event) => [event.detail.id, event.busEventGroup, event.busDeliveryType])).toEqual([
+        ['evt-1', 'program-1', 'REPLAY'],
+        ['evt-2', 'program-1', 'REPLAY'],
+      ]);
+      expect(replayed.map((event) => event.busSequenceNumber)).toEqual(
+        live.map((event) => event.busSequenceNumber),
+      );
+    } finally {
+      await bus.close();
+    }
   });
 });
