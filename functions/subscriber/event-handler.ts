@@ -6,8 +6,8 @@
  * handler once per event (`HandledOnce`).
  */
 import type { Context } from 'aws-lambda';
-import { describeError } from './errors.ts';
 import { type ParseOptions, parseEvent } from './event-parser.ts';
+import { describeError } from './failure-log.ts';
 import { type EventHandler, HandledOnce, type HandledOnceOptions } from './handled-once.ts';
 import type { ReceivedEvent } from './subscriber-events.ts';
 

@@ -18,8 +18,8 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describeError } from './errors.ts';
 import { type ParseOptions, parseEvent } from './event-parser.ts';
+import { describeError } from './failure-log.ts';
 import {
   type EventHandler,
   HandledOnce,
