@@ -20,6 +20,7 @@
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
+import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
 import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';
 import {
   PROGRAM_NAME_EXPECTED,
@@ -176,7 +177,7 @@ export const SETTINGS = {
     context: { key: 'eventBusKind' },
     prop: { name: 'eventBusKind' },
   }),
-  eventGroupBy: setting(oneOf(['program', 'account', 'none'] as const), {
+  eventGroupBy: setting(oneOf(EVENT_GROUP_BYS), {
     doc:
       "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
