@@ -415,7 +415,13 @@ export class AwsFaultProxy {
   ): Promise<void> {
     this.#stats.requests += 1;
     const entries = Array.isArray(input.Entries) ? input.Entries : [];
-    this.#sent.push(...entries.map((entry) => ({ Source: entry.Source, DetailType: entry.DetailType, Detail: entry.Detail })));
+    this.#sent.push(
+      ...entries.map((entry) => ({
+        Source: entry.Source,
+        DetailType: entry.DetailType,
+        Detail: entry.Detail,
+      })),
+    );
     const request: { entries: CustomBusEntry[]; refused: boolean; answerDelivered: boolean } = {
       entries: entries.map((entry) => ({
         detailType: entry.DetailType ?? '',

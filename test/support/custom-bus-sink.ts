@@ -78,7 +78,8 @@ export async function startCustomBusSink(options: {
     for (let describes = 0; ; describes += 1) {
       const { State } = await rpc.call<{ State: string }>('DescribeEventBus', { EventBusArn: busArn });
       if (State === 'ACTIVE') break;
-      if (describes >= 10) throw new Error(`Custom bus ${busArn} still ${State} after ${describes} describes`);
+      if (describes >= 10)
+        throw new Error(`Custom bus ${busArn} still ${State} after ${describes} describes`);
     }
     const queue = await createFifoQueue(options.sqs, `${options.name}.fifo`);
     const subscriber = await rpc.call<{ SubscriberArn: string }>('CreateSubscriber', {

@@ -71,7 +71,8 @@ export function checkGroupOrder(input: GroupOrderInput): GroupOrderReport {
   const reportable: string[] = [];
   for (const request of input.requests) {
     const byGroup = new Map<string | undefined, WireEntry[]>();
-    for (const entry of request.entries) byGroup.set(entry.group, [...(byGroup.get(entry.group) ?? []), entry]);
+    for (const entry of request.entries)
+      byGroup.set(entry.group, [...(byGroup.get(entry.group) ?? []), entry]);
     for (const [group, entries] of byGroup) {
       if (group === undefined) continue;
       let first: string | undefined;
