@@ -31,6 +31,8 @@ export interface FifoBusOptions {
   readonly throttle?: (request: number) => boolean;
   /** The entry is rejected in this request (`InternalFailure`); besides `rejectSequence`. */
   readonly reject?: (event: BankingEvent, request: number) => boolean;
+  /** Entries larger than this are refused for their size, as EventBridge refuses them. */
+  readonly refuseOverBytes?: number;
 }
 
 /**
@@ -91,6 +93,9 @@ export class FifoBus implements EventPublisher {
       throw new PublishError('Rate exceeded', { awsError: 'ThrottlingException' });
     }
     const outcomes = batch.map((event): EntryOutcome => {
+      if (this.entrySize(event) > (this.#options.refuseOverBytes ?? Number.POSITIVE_INFINITY)) {
+        return { ok: false, errorCode: 'ValidationException', errorMessage: 'Event size exceeds the limit' };
+      }
       const left = this.#rejections.get(event.sequence_number) ?? 0;
       if (left > 0) this.#rejections.set(event.sequence_number, left - 1);
       if (left > 0 || this.#options.reject?.(event, index)) {

@@ -3,7 +3,9 @@
  * FC_SEED explores others): random events in a few groups (some in none), published page after
  * page without waiting, as the cycle does, through several requests at once, to a bus that takes
  * a random time per request, throttles whole requests and rejects entries at random (some for
- * good), with a deadline sometimes and the cycle's halt on failure sometimes.
+ * good), with a deadline sometimes and the cycle's halt on failure sometimes; and sometimes through
+ * the claim check, with events too large for the bus (stored up front, or refused by the bus for
+ * their size and stored then) and stores that fail.
  *
  * What must hold, checked on the bus's own record:
  * - an entry is sent only once every earlier entry of its group was accepted, or goes ahead of it
@@ -16,6 +18,9 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
+import { ClaimCheckPublisher } from '../../../functions/core/claim-check-publisher.ts';
+import { PublishError } from '../../../functions/core/errors.ts';
+import type { ClaimCheckStore } from '../../../functions/core/ports.ts';
 import { PublishPipeline, type PublishReport } from '../../../functions/core/publish-pipeline.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { type BusRequest, FifoBus, groupOf } from '../../support/fifo-bus.ts';
@@ -26,6 +31,8 @@ interface Scenario {
   readonly groups: readonly number[];
   /** Page sizes, used in turn until the events run out. */
   readonly pageSizes: readonly number[];
+  /** Virtual ms between handing over one page and the next; 0: all at once. */
+  readonly pageGapMs: number;
   readonly maxEntriesPerBatch: number;
   readonly concurrency: number;
   readonly maxAttempts: number;
@@ -40,12 +47,15 @@ interface Scenario {
   readonly deadlineMs: number | undefined;
   /** Halt the pipeline once a page reports a failure, as the cycle does. */
   readonly haltOnFailure: boolean;
+  /** Through a `ClaimCheckPublisher`: percent of events too large, percent of stores failing. */
+  readonly claimCheck: { readonly largePercent: number; readonly storeFailPercent: number } | undefined;
   readonly seed: number;
 }
 
 const scenarios: fc.Arbitrary<Scenario> = fc.record({
   groups: fc.array(fc.integer({ min: -1, max: 3 }), { minLength: 1, maxLength: 60, size: 'max' }),
   pageSizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 4 }),
+  pageGapMs: fc.constantFrom(0, 0, 5, 30, 150),
   maxEntriesPerBatch: fc.integer({ min: 1, max: 6 }),
   concurrency: fc.integer({ min: 2, max: 5 }),
   maxAttempts: fc.integer({ min: 1, max: 5 }),
@@ -55,8 +65,25 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   maxDelayMs: fc.integer({ min: 1, max: 80 }),
   deadlineMs: fc.option(fc.integer({ min: 50, max: 3_000 }), { nil: undefined }),
   haltOnFailure: fc.boolean(),
+  claimCheck: fc.option(
+    fc.record({
+      largePercent: fc.integer({ min: 0, max: 40 }),
+      storeFailPercent: fc.integer({ min: 0, max: 40 }),
+    }),
+    { nil: undefined },
+  ),
   seed: fc.integer(),
 });
+
+/** Object storage for the claim check whose puts fail at random (a failure the pipeline retries). */
+function flakyStore(random: () => number, failPercent: number): ClaimCheckStore {
+  return {
+    put: async (key) => {
+      if (random() * 100 < failPercent) throw new PublishError('S3 slow down', { retryable: true });
+      return { bucket: 'claims', key };
+    },
+  };
+}
 
 /** A small seeded generator (mulberry32), so that a run replays from the scenario alone. */
 function seeded(seed: number): () => number {
@@ -83,11 +110,15 @@ function pages(events: readonly BankingEvent[], sizes: readonly number[]): Banki
 async function run(scenario: Scenario) {
   const random = seeded(scenario.seed);
   const clock = new FakeClock();
-  const events = scenario.groups.map((group, index) =>
-    makeEvent(index + 1, group === -1 ? {} : { data: { group: `g${group}` } }),
-  );
+  const large = scenario.claimCheck?.largePercent ?? 0;
+  const events = scenario.groups.map((group, index) => {
+    // A third of the large ones pass our threshold and are refused by the bus for their size.
+    const note = random() * 100 < large ? 'x'.repeat(random() < 1 / 3 ? 800 : 2_000) : '';
+    return makeEvent(index + 1, { data: { note, ...(group === -1 ? {} : { group: `g${group}` }) } });
+  });
   const always = new Set(scenario.alwaysRejected);
   const bus = new FifoBus(clock, {
+    refuseOverBytes: 1_000,
     group: groupOf,
     limits: { maxEntriesPerBatch: scenario.maxEntriesPerBatch, maxBatchBytes: 256 * 1024 },
     delayMs: () => 1 + Math.floor(random() * scenario.maxDelayMs),
@@ -96,8 +127,15 @@ async function run(scenario: Scenario) {
   });
   const metrics = new RecordingMetrics();
   const logger = new RecordingLogger();
+  const publisher =
+    scenario.claimCheck === undefined
+      ? bus
+      : new ClaimCheckPublisher(
+          { inner: bus, store: flakyStore(random, scenario.claimCheck.storeFailPercent), metrics, logger },
+          { maxEntryBytes: 1_500 },
+        );
   const pipeline = new PublishPipeline(
-    { publisher: bus, clock, metrics, logger, random },
+    { publisher, clock, metrics, logger, random },
     {
       concurrency: scenario.concurrency,
       maxAttempts: scenario.maxAttempts,
@@ -109,18 +147,23 @@ async function run(scenario: Scenario) {
       ? new AbortController().signal
       : clock.deadline(clock.now() + scenario.deadlineMs).signal;
   const onAccepted: BankingEvent[] = [];
-  // Every page handed over at once, in order, as the read loop does while earlier ones publish.
-  const reports: PublishReport[] = await Promise.all(
-    pages(events, scenario.pageSizes).map(async (page) => {
-      const report = await pipeline.publish(page, {
-        deadline: clock.now() + 60_000,
-        signal,
-        onAccepted: (event) => onAccepted.push(event),
-      });
-      if (scenario.haltOnFailure && report.failed.length > 0) pipeline.halt();
-      return report;
-    }),
-  );
+  const publishPage = async (page: readonly BankingEvent[]) => {
+    const report = await pipeline.publish(page, {
+      deadline: clock.now() + 60_000,
+      signal,
+      onAccepted: (event) => onAccepted.push(event),
+    });
+    if (scenario.haltOnFailure && report.failed.length > 0) pipeline.halt();
+    return report;
+  };
+  // Pages handed over in order without waiting for the earlier ones, as the read loop does:
+  // at once, or each a while after the previous one (a poll's time).
+  const publishing: Array<Promise<PublishReport>> = [];
+  for (const page of pages(events, scenario.pageSizes)) {
+    if (scenario.pageGapMs > 0 && publishing.length > 0) await clock.sleep(scenario.pageGapMs);
+    publishing.push(publishPage(page));
+  }
+  const reports = await Promise.all(publishing);
   return { events, bus, metrics, logger, reports, onAccepted };
 }
 
