@@ -8,6 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -26,6 +27,7 @@ import {
   type RecordedExchange,
   startCustomBus,
 } from '../../support/custom-bus/index.ts';
+import { extractRequestModel, loadRequestModel } from '../../support/custom-bus/request-validation.ts';
 
 const GOLDEN_DIR = fileURLToPath(new URL('../../fixtures/eventbridgev2/', import.meta.url));
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
@@ -482,6 +484,33 @@ describe('custom-bus stand-in, driven by boto3 eventbridgev2', () => {
       'MalformedDetail',
       'PUBLISHED',
     ]);
+  });
+
+  it("checks requests against the installed botocore's model of their input", () => {
+    const service = JSON.parse(
+      gunzipSync(
+        readFileSync(`${pythonPath}/botocore/data/eventbridgev2/2025-05-15/service-2.json.gz`),
+      ).toString('utf8'),
+    );
+    const vendored = loadRequestModel();
+
+    expect(extractRequestModel(service, Object.keys(vendored.operations))).toEqual(vendored);
+  });
+
+  it('refuses, whole, a request that does not fit the model (as botocore would have stopped it)', async () => {
+    const busArn = await activeBus();
+
+    const refused = await boto3.call(
+      'put_events',
+      {
+        EventBusArn: busArn,
+        Entries: [{ Source: 'banking.events', DetailType: 'x'.repeat(129), Detail: '{}' }],
+      },
+      'unvalidated',
+    );
+
+    expect(refused.error).toMatchObject({ code: 'InvalidInputException', status: 400 });
+    expect(refused.error?.message).toContain('Entries[0].DetailType');
   });
 
   it('refuses a request whose signature does not match, and does not act on it', async () => {

@@ -3,9 +3,15 @@
  * moto has none. A loopback server speaking Smithy RPC v2 CBOR with SigV4 checked on every request
  * (`rpc-v2-cbor-server.ts`, `sigv4-check.ts`), buses, subscribers and retained events
  * (`bus-state.ts`), publish-time de-duplication (`dedup-window.ts`), delivery to SQS queues on the
- * moto server the tests already run (`sqs-delivery.ts`), all on a test-controlled clock.
+ * moto server the tests already run (`sqs-delivery.ts`), all on a test-controlled clock. Every
+ * request is first checked against botocore's model of its input (`request-validation.ts`).
  * `test/integration/custom-bus/standin-conformance.test.ts` drives it through boto3's real
  * `eventbridgev2` client and checks every request and answer against botocore's service model.
+ *
+ * Use: `startCustomBus({ motoEndpoint })`, point a client at `endpoint`, create queues on moto, then
+ * `await bus.settled()` before reading them; `advanceClock(ms)` for the de-duplication window,
+ * retries and retention; `faults` to throttle or reject PutEvents entries or fail deliveries;
+ * `admin` to set up buses and subscribers in-process.
  *
  * Known gaps (each refused loudly where a caller could ask for it, never silently wrong):
  * - Operations: only Create/Describe/Delete/ListEventBuses, Create/Update/Describe/Delete/
@@ -17,6 +23,10 @@
  *   metadata names the group `EventGroupId` (no `aws:` prefix), so `` `aws:EventGroupId` `` resolves
  *   to nothing, and a delivery with it fails (`INPUT_TRANSFORMATION_FAILURE`), as documented.
  * - Filters: exact values, prefix, anything-but (values or prefix), exists, nesting; nothing else.
+ * - One account: every accepted key acts as `accountId`, so cross-account sharing, and the
+ *   per-account scope of groups and de-duplication beyond one account, are absent.
+ * - A DEDUPLICATED entry answers with the EventId and SequenceNumber of the entry it repeats (the
+ *   guide does not say which it returns).
  * - The delivery role is not assumed or checked; KMS keys are stored, not used; no IAM.
  * - SigV4: the signature is recomputed and compared (as moto does); the request time is not
  *   checked against the clock, session tokens are not checked.
@@ -30,13 +40,15 @@
  * - A FIFO subscriber sends one message per call down each group; events without a group form one
  *   group of their own.
  */
-import { BusState } from './bus-state.ts';
+import { BusState, type StoredEvent } from './bus-state.ts';
 import { StandInFaults } from './faults.ts';
-import { type RecordedExchange, startRpcV2CborServer } from './rpc-v2-cbor-server.ts';
+import { loadRequestModel, requestProblems } from './request-validation.ts';
+import { type RecordedExchange, serviceError, startRpcV2CborServer } from './rpc-v2-cbor-server.ts';
 import { SeededIds } from './seeded-ids.ts';
 import type { StandInCredentials } from './sigv4-check.ts';
 import { SqsDelivery } from './sqs-delivery.ts';
 
+export type { StoredEvent } from './bus-state.ts';
 export { DEDUPLICATION_WINDOW_MS } from './dedup-window.ts';
 export type { DeliveryFailure, DeliveryView, EntryRejection, EntryView, StandInFaults } from './faults.ts';
 export type { RecordedExchange } from './rpc-v2-cbor-server.ts';
@@ -74,7 +86,25 @@ export interface CustomBus {
   settled(): Promise<void>;
   /** Events a subscriber has yet to deliver (or dead-letter). */
   backlog(subscriberArn: string): number;
+  /**
+   * Set-up without a client: the operations called in-process (model-checked, not signed), for tests
+   * whose subject is not the API itself. Timestamps in inputs are CBOR tags (`tag({ tag: 1, value: s })`).
+   */
+  readonly admin: CustomBusAdmin;
   close(): Promise<void>;
+}
+
+export interface CustomBusAdmin {
+  /** A bus, ACTIVE at once; resolves to its ARN. */
+  createEventBus(name: string, options?: { retentionDays?: number }): string;
+  /** `CreateSubscriber` with this input; resolves to the subscriber's ARN. */
+  createSubscriber(input: Record<string, unknown>): string;
+  /** `UpdateSubscriber` with this input. */
+  updateSubscriber(input: Record<string, unknown>): void;
+  /** `PutEvents` with this input; its output (`FailedEntryCount`, `Entries`). */
+  putEvents(input: Record<string, unknown>): { FailedEntryCount: number; Entries: Record<string, unknown>[] };
+  /** The bus's retained events, in sequence order. */
+  retainedEvents(busArn: string): readonly StoredEvent[];
 }
 
 /**
@@ -92,6 +122,7 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
   let now = options.startTime ?? Date.now();
   const clock = () => now;
   const faults = new StandInFaults();
+  const requestModel = loadRequestModel();
   const delivery = new SqsDelivery({ sqsEndpoint: options.motoEndpoint, region, now: clock, faults });
   const state = new BusState({
     accountId,
@@ -105,11 +136,26 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
       : { describesUntilActive: options.describesUntilActive }),
   });
   delivery.attach(state);
+  const operations = state.operations();
+  const checkRequest = (operation: string, input: Record<string, unknown>): void => {
+    const problems = requestProblems(requestModel, operation, input);
+    if (problems.length > 0) {
+      throw serviceError(
+        'InvalidInputException',
+        `${problems.length} validation error(s) detected: ${problems.slice(0, 5).join('; ')}`,
+      );
+    }
+  };
+  const invoke = (operation: string, input: Record<string, unknown>): Record<string, unknown> => {
+    checkRequest(operation, input);
+    return (operations[operation] as (input: Record<string, unknown>) => Record<string, unknown>)(input);
+  };
   const server = await startRpcV2CborServer({
     service: 'events',
     region,
     credentials: options.credentials ?? [{ accessKeyId: 'testing', secretAccessKey: 'testing' }],
-    operations: state.operations(),
+    operations,
+    beforeOperation: checkRequest,
   });
   return {
     endpoint: server.endpoint,
@@ -125,6 +171,29 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
     },
     settled: () => delivery.settled(),
     backlog: (subscriberArn) => delivery.backlog(subscriberArn),
+    admin: {
+      createEventBus(name, busOptions = {}) {
+        const { EventBusArn } = invoke('CreateEventBus', {
+          Name: name,
+          ...(busOptions.retentionDays === undefined
+            ? {}
+            : { StorageConfiguration: { RetentionPeriodInDays: busOptions.retentionDays } }),
+        });
+        const bus = state.buses.get(EventBusArn as string)!;
+        bus.state = 'ACTIVE';
+        return bus.arn;
+      },
+      createSubscriber: (input) => invoke('CreateSubscriber', input).SubscriberArn as string,
+      updateSubscriber(input) {
+        invoke('UpdateSubscriber', input);
+      },
+      putEvents: (input) => invoke('PutEvents', input) as ReturnType<CustomBusAdmin['putEvents']>,
+      retainedEvents(busArn) {
+        const bus = state.buses.get(busArn);
+        if (bus === undefined) throw new Error(`No bus ${busArn} on the stand-in`);
+        return [...bus.events];
+      },
+    },
     async close() {
       await server.close();
       await delivery.close();
