@@ -96,7 +96,9 @@ export const SETTINGS = {
     env: { name: 'CHECKPOINT_TABLE', required: true, deployed: 'resource' },
   }),
   eventBus: setting(nonEmpty('the name or ARN of the EventBridge bus to publish to'), {
-    doc: 'Name or ARN of the bus to publish to',
+    doc:
+      'Name or ARN of the bus to publish to; with `EVENT_BUS_KIND=custom`, the ARN of the Custom Event Bus ' +
+      '(`arn:aws:events:<region>:<account>:event-busv2/<name>/<id>`: that API takes no name)',
     env: { name: 'EVENT_BUS_NAME', required: true, deployed: 'resource' },
   }),
   eventSource: setting(

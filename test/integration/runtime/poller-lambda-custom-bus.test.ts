@@ -1,162 +1,220 @@
 /**
- * The shipped bundle, run as Lambda runs it, publishing to the Custom Event Bus (`EVENT_BUS_KIND`
- * custom) through the stand-in (test/support/custom-bus), with a FIFO subscriber onto an SQS FIFO
- * queue on moto (`custom-bus-sink.ts`): the feed arrives in sequence order within each event
- * group, each event once; a rewind within the bus's 5-minute de-duplication window re-sends what
- * the bus has already and it answers `DEDUPLICATED` instead of delivering again; past the window,
- * the same rewind delivers again (what an operator who wants a re-delivery does: waits it out).
+ * The shipped function with `EVENT_BUS_KIND=custom`, run as Lambda runs it, against the custom-bus
+ * stand-in (test/support/custom-bus: RPC v2 CBOR, SigV4 checked, delivery to moto's SQS): the
+ * simulator's events reach a FIFO subscriber's SQS FIFO queue in sequence order, each once; a
+ * re-run after a rewind within the 5-minute window is answered DEDUPLICATED and delivers nothing
+ * twice; the operator's replay publishes through the same bus, de-duplicated likewise until the
+ * window has passed.
  */
-import { describe, expect, it } from 'vitest';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { cbor } from '@smithy/core/cbor';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import type { CustomBusRequest } from '../../support/aws-fault-proxy.ts';
-import { DEDUPLICATION_WINDOW_MS } from '../../support/custom-bus/index.ts';
-import { type FaultEnvironment, FaultRun, useFaultEnvironment } from '../../support/fault-run.ts';
+import { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import { type CustomBus, DEDUPLICATION_WINDOW_MS, startCustomBus } from '../../support/custom-bus/index.ts';
+import { summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 
-const environment = useFaultEnvironment();
+const scenarios = usePollerScenarios(2_700);
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
 
-/** Distinct per test, so simulators never share program ids. */
-const SEED = 9_700;
+let bus: CustomBus;
+let rpc: EventBridgeV2Rpc;
 
-interface Delivered {
-  readonly id: string;
-  readonly sequence: number;
-  readonly type: string;
-  readonly group: string | undefined;
-}
-
-async function drained(run: FaultRun): Promise<Delivered[]> {
-  return (await run.customBus!.drain()).map(({ body, group }) => {
-    const message = JSON.parse(body) as {
-      'detail-type': string;
-      detail: { id: string; sequence_number: number };
-    };
-    return {
-      id: message.detail.id,
-      sequence: message.detail.sequence_number,
-      type: message['detail-type'],
-      group,
-    };
+beforeAll(async () => {
+  bus = await startCustomBus({ motoEndpoint: inject('motoEndpoint'), seed: 27 });
+  rpc = new EventBridgeV2Rpc({
+    client: {
+      config: {
+        credentials: async () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+        region: async () => bus.region,
+        useFipsEndpoint: async () => false,
+      },
+    },
+    env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
   });
-}
+});
 
-/** Each entry of the given PutEvents requests: its event id, de-duplication id, group and the bus's answer. */
-function entries(requests: readonly CustomBusRequest[]) {
-  return requests.flatMap((request) =>
-    request.entries.map((entry) => ({
-      id: (JSON.parse(entry.detail) as { id: string }).id,
-      deduplicationId: entry.deduplicationId,
-      group: entry.eventGroupId,
-      outcome: entry.outcome,
-    })),
+afterAll(async () => {
+  await bus?.close();
+});
+
+/** A bus, ACTIVE, with a FIFO subscriber delivering RAW to a new SQS FIFO queue, grouped as published. */
+async function busWithFifoQueue(): Promise<{ busArn: string; queueUrl: string }> {
+  const { aws } = scenarios;
+  const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', { Name: aws.uniqueName('bank') });
+  for (let describes = 0; ; describes += 1) {
+    const described = await rpc.call<{ State: string }>('DescribeEventBus', {
+      EventBusArn: created.EventBusArn,
+    });
+    if (described.State === 'ACTIVE') break;
+    if (describes === 10) throw new Error(`bus still ${described.State}`);
+  }
+  const queue = await aws.sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${aws.uniqueName('ordered')}.fifo`,
+      Attributes: { FifoQueue: 'true' },
+    }),
   );
-}
-
-/** Moves the checkpoint back as the CLI's `rewind` does (no lease held meanwhile). */
-async function rewind(env: FaultEnvironment, run: FaultRun, to: number): Promise<void> {
-  const store = new DynamoDbCheckpointStore({
-    client: env.aws.dynamodb,
-    tableName: env.checkpointTable,
-    program: run.program,
+  const attributes = await aws.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl!, AttributeNames: ['QueueArn'] }),
+  );
+  await rpc.call('CreateSubscriber', {
+    Name: aws.uniqueName('fifo'),
+    EventBusArn: created.EventBusArn,
+    Type: 'FIFO',
+    InvokeConfiguration: {
+      RoleArn: ROLE_ARN,
+      TargetArn: attributes.Attributes!.QueueArn!,
+      SqsParameters: {
+        MessageGroupId: '{% $events.SystemMetadata.EventGroupId %}',
+        MessageDeduplicationId: '{% $events.SystemMetadata.`aws:EventId` %}',
+      },
+    },
   });
-  const { checkpoint } = await run.item();
-  expect(await store.moveCheckpoint({ to, expected: checkpoint })).toMatchObject({ moved: true });
+  return { busArn: created.EventBusArn, queueUrl: queue.QueueUrl! };
 }
 
-async function withCustomBusRun(
-  options: { seed: number; events: number; environment?: Record<string, string> },
-  body: (run: FaultRun) => Promise<void>,
-): Promise<void> {
-  const run = await FaultRun.start(environment, { ...options, bus: 'custom' });
-  try {
-    await body(run);
-    expect(run.leaks()).toEqual([]);
-  } finally {
-    await run.close();
+/** The delivered envelopes' details, in the order the FIFO queue hands them out. */
+async function drainDetails(queueUrl: string): Promise<{ id: string; sequence_number: number }[]> {
+  const { sqs } = scenarios.aws;
+  const details: { id: string; sequence_number: number }[] = [];
+  for (;;) {
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 60,
+      }),
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) return details;
+    for (const message of messages) {
+      details.push((JSON.parse(message.Body!) as { detail: { id: string; sequence_number: number } }).detail);
+    }
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle!,
+        })),
+      }),
+    );
   }
 }
 
-describe('the deployed function on the Custom Event Bus (stand-in)', () => {
-  it('delivers the feed to a FIFO subscriber in sequence order, each event once, de-duplicated by its id', async () => {
-    await withCustomBusRun({ seed: SEED, events: 40 }, async (run) => {
-      const bank = run.simulator.events();
-
-      const invocation = await run.invoke();
-
-      expect(FaultRun.summary(invocation)).toMatchObject({ status: 'completed', published: 40 });
-      const delivered = await drained(run);
-      expect(delivered.map((event) => event.id)).toEqual(bank.map((event) => event.id));
-      // EVENT_GROUP_BY defaults to program: the whole feed is one group, the program's name.
-      expect(new Set(delivered.map((event) => event.group))).toEqual(new Set([run.program]));
-      const sent = entries(run.aws.customBusRequests);
-      expect(sent.map((entry) => entry.deduplicationId)).toEqual(bank.map((event) => event.id));
-      expect(new Set(sent.map((entry) => entry.outcome))).toEqual(new Set(['PUBLISHED']));
-      expect((await run.item()).checkpoint).toBe(bank.at(-1)!.sequence_number);
-    });
-  });
-
-  it('keeps each account (and each transaction) in order with EVENT_GROUP_BY=account', async () => {
-    await withCustomBusRun(
-      { seed: SEED + 1, events: 60, environment: { EVENT_GROUP_BY: 'account' } },
-      async (run) => {
-        const bank = run.simulator.events();
-
-        await run.untilCaughtUp();
-
-        const delivered = await drained(run);
-        expect(delivered.map((event) => event.id).sort()).toEqual(bank.map((event) => event.id).sort());
-        const byId = new Map(bank.map((event) => [event.id, event]));
-        for (const event of delivered) {
-          const data = byId.get(event.id)!.data as { account_id?: string; transaction_id?: string };
-          const expected =
-            event.type === 'account_status'
-              ? `account:${data.account_id}`
-              : event.type === 'transaction'
-                ? `transaction:${data.transaction_id}`
-                : run.program;
-          expect(event.group, `event ${event.sequence} (${event.type})`).toBe(expected);
-        }
-        const groups = new Map<string | undefined, Delivered[]>();
-        for (const event of delivered) groups.set(event.group, [...(groups.get(event.group) ?? []), event]);
-        expect(groups.size).toBeGreaterThan(1);
-        for (const [group, events] of groups) {
-          const sequences = events.map((event) => event.sequence);
-          expect(sequences, `group ${group}`).toEqual([...sequences].sort((a, b) => a - b));
-        }
-      },
+/** The success codes the stand-in answered PutEvents with, from `from` on. */
+function successCodes(from: number): string[] {
+  return bus.exchanges
+    .slice(from)
+    .filter((exchange) => exchange.operation === 'PutEvents' && exchange.status === 200)
+    .flatMap((exchange) =>
+      (cbor.deserialize(exchange.responseBody) as { Entries: { SuccessCode?: string }[] }).Entries.map(
+        (entry) => entry.SuccessCode ?? 'none',
+      ),
     );
+}
+
+describe('the deployed function on a Custom Event Bus', () => {
+  it('delivers the feed to a FIFO queue in sequence order, once, and a re-run after a rewind is de-duplicated', async () => {
+    const { busArn, queueUrl } = await busWithFifoQueue();
+    const s = await scenarios.start({
+      timeoutMs: 8_000,
+      environment: {
+        EVENT_BUS_KIND: 'custom',
+        EVENT_BUS_NAME: busArn,
+        EVENT_GROUP_BY: 'program',
+        AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint,
+      },
+    });
+    const events = s.simulator.generate(150);
+    const before = bus.exchanges.length;
+
+    const first = await s.invoke();
+    await bus.settled();
+    const delivered = await drainDetails(queueUrl);
+
+    expect(summaryOf(first)).toMatchObject({ status: 'completed', published: 150 });
+    expect(delivered.map((detail) => detail.id)).toEqual(events.map((event) => event.id));
+    expect(successCodes(before)).toEqual(events.map(() => 'PUBLISHED'));
+    // 150 events in two requests: up to 100 entries each.
+    const requests = bus.exchanges.slice(before).filter((exchange) => exchange.operation === 'PutEvents');
+    expect(requests.map((exchange) => (exchange.input!.Entries as unknown[]).length)).toEqual([100, 50]);
+
+    // Rewind 40 events, as `rewind` does, within the bus's 5-minute window (its clock stands still).
+    const checkpoint = events.at(-1)!.sequence_number;
+    const rewindTo = events[109]!.sequence_number;
+    const store = new DynamoDbCheckpointStore({
+      client: scenarios.aws.dynamodb,
+      tableName: scenarios.checkpointTable,
+      program: s.program,
+    });
+    await expect(store.moveCheckpoint({ to: rewindTo, expected: checkpoint })).resolves.toMatchObject({
+      moved: true,
+    });
+    const again = bus.exchanges.length;
+
+    const rerun = await s.invoke();
+    await bus.settled();
+
+    expect(summaryOf(rerun)).toMatchObject({ status: 'completed', published: 40, checkpoint });
+    expect(successCodes(again)).toEqual(events.slice(110).map(() => 'DEDUPLICATED'));
+    expect(await drainDetails(queueUrl)).toEqual([]);
+    expect(await s.checkpoint()).toBe(checkpoint);
   });
 
-  it('answers a rewind within the window with DEDUPLICATED and delivers nothing twice; past it, delivers again', async () => {
-    await withCustomBusRun({ seed: SEED + 2, events: 30 }, async (run) => {
-      const bank = run.simulator.events();
-      const bus = run.customBus!.bus;
-      const startedAt = bus.now();
-      await run.untilCaughtUp();
-      expect(await drained(run)).toHaveLength(30);
-      const firstRequests = run.aws.customBusRequests.length;
-
-      // Within the window (the stand-in's clock has not moved): back to event 10, and 5 new events.
-      await rewind(environment, run, bank[9]!.sequence_number);
-      const fresh = run.simulator.generate(5);
-      await run.untilCaughtUp();
-
-      expect(bus.now() - startedAt).toBeLessThan(DEDUPLICATION_WINDOW_MS);
-      const again = entries(run.aws.customBusRequests.slice(firstRequests));
-      expect(again.filter((entry) => entry.outcome === 'DEDUPLICATED').map((entry) => entry.id)).toEqual(
-        bank.slice(10).map((event) => event.id),
-      );
-      expect(again.filter((entry) => entry.outcome === 'PUBLISHED').map((entry) => entry.id)).toEqual(
-        fresh.map((event) => event.id),
-      );
-      expect((await drained(run)).map((event) => event.id)).toEqual(fresh.map((event) => event.id));
-
-      // Past the window the bus no longer knows the ids: the same rewind is delivered again.
-      await bus.advanceClock(DEDUPLICATION_WINDOW_MS);
-      await rewind(environment, run, bank[24]!.sequence_number);
-      await run.untilCaughtUp();
-
-      const redelivered = [...bank.slice(25), ...fresh].map((event) => event.id);
-      expect((await drained(run)).map((event) => event.id)).toEqual(redelivered);
+  it('replays a range through the same bus: de-duplicated within the window, delivered again once it passed', async () => {
+    const { busArn, queueUrl } = await busWithFifoQueue();
+    const s = await scenarios.start({
+      environment: {
+        EVENT_BUS_KIND: 'custom',
+        EVENT_BUS_NAME: busArn,
+        AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint,
+      },
     });
+    const events = s.simulator.generate(6);
+    const replay = () =>
+      s.invoke({
+        operatorRequest: {
+          version: 1,
+          kind: 'replay',
+          program: s.program,
+          from: 2,
+          to: 4,
+          holdMs: 1000,
+          dryRun: false,
+        },
+      });
+    await s.invoke();
+    await bus.settled();
+    expect((await drainDetails(queueUrl)).map((detail) => detail.id)).toEqual(
+      events.map((event) => event.id),
+    );
+
+    const within = await replay();
+    await bus.settled();
+    const duplicates = await drainDetails(queueUrl);
+    await bus.advanceClock(DEDUPLICATION_WINDOW_MS);
+    const after = await replay();
+    await bus.settled();
+    const redelivered = await drainDetails(queueUrl);
+
+    expect(within.outcome).toMatchObject({
+      kind: 'response',
+      result: { kind: 'replay', published: 3, through: 4 },
+    });
+    expect(duplicates).toEqual([]);
+    expect(after.outcome).toMatchObject({
+      kind: 'response',
+      result: { kind: 'replay', published: 3, through: 4 },
+    });
+    expect(redelivered.map((detail) => detail.id)).toEqual(events.slice(1, 4).map((event) => event.id));
+    expect(await s.checkpoint()).toBe(events.at(-1)!.sequence_number);
   });
 });
