@@ -2,7 +2,7 @@
  * The narrow interfaces the poll → publish → checkpoint cycle works over. The core knows nothing
  * of AWS or HTTP: adapters in `functions/adapters/` implement these for the Lambda (undici,
  * EventBridge, DynamoDB) and for local mode (simulator, stdout, a file), and unit tests use
- * in-memory ones. The checkpoint store has a module of its own (`checkpoint-store.ts`).
+ * in-memory ones. The checkpoint store has a module of its own (`checkpoint/store.ts`).
  */
 import type { BankingEvent, FeedPage } from './banking-event.ts';
 

@@ -4,7 +4,8 @@
  * simulator's events reach a FIFO subscriber's SQS FIFO queue in sequence order, each once; a
  * re-run after a rewind within the 5-minute window is answered DEDUPLICATED and delivers nothing
  * twice; the operator's replay publishes through the same bus, de-duplicated likewise until the
- * window has passed.
+ * window has passed; grouped by account, each account's and each transaction's events arrive in
+ * their own message group, in order.
  */
 import {
   CreateQueueCommand,
@@ -217,4 +218,71 @@ describe('the deployed function on a Custom Event Bus', () => {
     expect(redelivered.map((detail) => detail.id)).toEqual(events.slice(1, 4).map((event) => event.id));
     expect(await s.checkpoint()).toBe(events.at(-1)!.sequence_number);
   });
+
+  it("grouped by account, delivers each account's and each transaction's events in order, in their own group", async () => {
+    const { busArn, queueUrl } = await busWithFifoQueue();
+    const s = await scenarios.start({
+      timeoutMs: 8_000,
+      environment: {
+        EVENT_BUS_KIND: 'custom',
+        EVENT_BUS_NAME: busArn,
+        EVENT_GROUP_BY: 'account',
+        AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint,
+      },
+    });
+    const events = s.simulator.generate(200);
+    const expected = new Map<string, number[]>();
+    for (const event of events) {
+      const data = event.data as { account_id?: string; transaction_id?: string };
+      const type = event.type.toLowerCase();
+      const group =
+        type === 'account_status' && data.account_id !== undefined
+          ? `account:${data.account_id}`
+          : type === 'transaction' && data.transaction_id !== undefined
+            ? `transaction:${data.transaction_id}`
+            : s.program;
+      expected.set(group, [...(expected.get(group) ?? []), event.sequence_number]);
+    }
+
+    const run = await s.invoke();
+    await bus.settled();
+    const delivered = await drainByGroup(queueUrl);
+
+    expect(summaryOf(run)).toMatchObject({ status: 'completed', published: 200 });
+    expect(expected.size).toBeGreaterThan(10);
+    expect(delivered).toEqual(expected);
+  });
 });
+
+/** Sequence numbers delivered, by SQS message group, in the order the FIFO queue hands them out. */
+async function drainByGroup(queueUrl: string): Promise<Map<string, number[]>> {
+  const { sqs } = scenarios.aws;
+  const groups = new Map<string, number[]>();
+  for (;;) {
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 60,
+        MessageSystemAttributeNames: ['MessageGroupId'],
+      }),
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) return groups;
+    for (const message of messages) {
+      const group = message.Attributes!.MessageGroupId!;
+      const detail = (JSON.parse(message.Body!) as { detail: { sequence_number: number } }).detail;
+      groups.set(group, [...(groups.get(group) ?? []), detail.sequence_number]);
+    }
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle!,
+        })),
+      }),
+    );
+  }
+}

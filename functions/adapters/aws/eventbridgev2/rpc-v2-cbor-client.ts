@@ -34,7 +34,7 @@ import {
 } from '../aws-http-exchange.ts';
 import { ERROR_NAME, EventBridgeServiceError } from '../put-events-transport.ts';
 import { safeAwsMessage } from '../service-error-redaction.ts';
-import { type SigningCredentials, SigningKeyCache, signPost } from '../sigv4.ts';
+import { type SigningCredentials, SigningKeyCache, signJsonPost } from '../sigv4.ts';
 
 /** The service's Smithy shape id, the first part of every operation's path. */
 const SERVICE_PATH = '/service/AWSEventsV2/operation/';
@@ -120,7 +120,8 @@ export class EventBridgeV2Rpc {
       this.#client.config.credentials(),
     ]);
     const path = `${target.url.pathname.replace(/\/$/, '')}${SERVICE_PATH}${operation}`;
-    const headers = signPost(
+    // Awaited though ours is synchronous, as in `put-events-transport.ts`: `bench:signer` swaps in the library signer.
+    const headers = await signJsonPost(
       {
         host: target.url.host,
         path,
