@@ -2,10 +2,9 @@
  * The shipped bundle, run as Lambda runs it, publishing to the Custom Event Bus (`EVENT_BUS_KIND`
  * custom) through the stand-in, set up as a fault run's (`FaultRun` with `bus: 'custom'`: a FIFO
  * subscriber onto an SQS FIFO queue on moto, every PutEvents answer recorded by the proxy). Beside
- * `poller-lambda-custom-bus.test.ts` (the feed in order, a rewind within the window, the replay):
- * grouping by account keeps each account's and each transaction's events in order at the queue;
- * a rewind within the 5-minute window is answered `DEDUPLICATED` entry by entry, and the same
- * rewind past it is delivered again (what an operator who wants a re-delivery does: waits it out).
+ * `poller-lambda-custom-bus.test.ts`: an operator's rewind within the 5-minute window is answered
+ * `DEDUPLICATED` entry by entry and delivers nothing twice; the same rewind once the window has
+ * passed is delivered again (what an operator who wants a re-delivery does: waits it out).
  */
 import { describe, expect, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
@@ -15,29 +14,15 @@ import { type FaultEnvironment, FaultRun, useFaultEnvironment } from '../../supp
 
 const environment = useFaultEnvironment();
 
-/** Distinct per test, so simulators never share program ids. */
+/** Apart from the other files' seeds, so simulators never share program ids. */
 const SEED = 9_700;
 
-interface Delivered {
-  readonly id: string;
-  readonly sequence: number;
-  readonly type: string;
-  readonly group: string | undefined;
-}
-
-async function drained(run: FaultRun): Promise<Delivered[]> {
-  return (await run.customBus!.drain()).map(({ body, group }) => {
-    const message = JSON.parse(body) as {
-      'detail-type': string;
-      detail: { id: string; sequence_number: number };
-    };
-    return {
-      id: message.detail.id,
-      sequence: message.detail.sequence_number,
-      type: message['detail-type'],
-      group,
-    };
-  });
+/** What reached the FIFO queue since the last drain, in order: each event's id and group. */
+async function drained(run: FaultRun): Promise<{ id: string; group: string | undefined }[]> {
+  return (await run.customBus!.drain()).map(({ body, group }) => ({
+    id: (JSON.parse(body) as { detail: { id: string } }).detail.id,
+    group,
+  }));
 }
 
 /** Each entry of the given PutEvents requests: its event id, de-duplication id, group and the bus's answer. */
@@ -76,41 +61,9 @@ async function withCustomBusRun(
   }
 }
 
-describe('the deployed function on the Custom Event Bus: event groups and the de-duplication window', () => {
-  it('keeps each account (and each transaction) in order with EVENT_GROUP_BY=account', async () => {
-    await withCustomBusRun(
-      { seed: SEED + 1, events: 60, environment: { EVENT_GROUP_BY: 'account' } },
-      async (run) => {
-        const bank = run.simulator.events();
-
-        await run.untilCaughtUp();
-
-        const delivered = await drained(run);
-        expect(delivered.map((event) => event.id).sort()).toEqual(bank.map((event) => event.id).sort());
-        const byId = new Map(bank.map((event) => [event.id, event]));
-        for (const event of delivered) {
-          const data = byId.get(event.id)!.data as { account_id?: string; transaction_id?: string };
-          const expected =
-            event.type === 'account_status'
-              ? `account:${data.account_id}`
-              : event.type === 'transaction'
-                ? `transaction:${data.transaction_id}`
-                : run.program;
-          expect(event.group, `event ${event.sequence} (${event.type})`).toBe(expected);
-        }
-        const groups = new Map<string | undefined, Delivered[]>();
-        for (const event of delivered) groups.set(event.group, [...(groups.get(event.group) ?? []), event]);
-        expect(groups.size).toBeGreaterThan(1);
-        for (const [group, events] of groups) {
-          const sequences = events.map((event) => event.sequence);
-          expect(sequences, `group ${group}`).toEqual([...sequences].sort((a, b) => a - b));
-        }
-      },
-    );
-  });
-
+describe('the deployed function on the Custom Event Bus: a rewind and the de-duplication window', () => {
   it('answers a rewind within the window with DEDUPLICATED and delivers nothing twice; past it, delivers again', async () => {
-    await withCustomBusRun({ seed: SEED + 2, events: 30 }, async (run) => {
+    await withCustomBusRun({ seed: SEED, events: 30 }, async (run) => {
       const bank = run.simulator.events();
       const bus = run.customBus!.bus;
       const startedAt = bus.now();
