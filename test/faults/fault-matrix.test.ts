@@ -1,8 +1,9 @@
 /**
  * The full fault matrix (`npm run test:faults`): every scenario of `fault-scenarios.ts`, each run
  * `runs` times with its own seed (printed in every assertion message), through the shipped
- * artifact. With FAULT_MATRIX_REPORT set, the figures of every run (events, lost, duplicates) are
- * written there as JSON; docs/reliability.md is written from them.
+ * artifact. With FAULT_MATRIX_REPORT set, the figures of every run (events, lost, duplicates; on
+ * the custom bus also the re-sends it de-duplicated) are written there as JSON;
+ * docs/reliability.md is written from them.
  */
 import { writeFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
@@ -23,11 +24,16 @@ afterAll(() => {
       id: scenario.id,
       group: scenario.group,
       fault: scenario.fault,
+      bus: scenario.bus ?? 'classic',
       planned: scenario.runs,
       runs: runs.length,
       events: runs.reduce((sum, run) => sum + run.events, 0),
       lost: runs.reduce((sum, run) => sum + run.lost, 0),
       maxDuplicates: runs.reduce((max, run) => Math.max(max, run.duplicates), 0),
+      // Custom bus: the most re-sent entries one run's bus answered DEDUPLICATED (and delivered once).
+      ...(scenario.bus === 'custom'
+        ? { maxDeduplicated: runs.reduce((max, run) => Math.max(max, run.deduplicated ?? 0), 0) }
+        : {}),
       // The seeds of the runs that passed; a planned run missing here failed (its seed is in its test name).
       seeds: runs.map((run) => run.seed).sort((a, b) => a - b),
     };

@@ -6,6 +6,13 @@
  * untouched. Point a function at it with `AWS_ENDPOINT_URL_EVENTBRIDGE` and
  * `AWS_ENDPOINT_URL_DYNAMODB`.
  *
+ * Given the custom-bus stand-in (`eventBridgeV2`), it also fronts the Custom Event Bus
+ * (`AWS_ENDPOINT_URL_EVENTBRIDGEV2`): its RPC v2 CBOR PutEvents is decoded for the timeline and the
+ * same faults apply. The request is SigV4-signed over its body and host and the stand-in checks
+ * the signature, so it is forwarded byte for byte with its own `host` header: a rejected entry is
+ * rejected by the stand-in itself (its `faults.rejectEntries`, armed for exactly the chosen
+ * entries of that request), a refused request is answered here in the protocol's error shape.
+ *
  * Rejected entries are not forwarded, so moto (and the queues behind its rules) receives exactly
  * the entries the client was told were accepted. The proxy also keeps a **timeline** of what
  * matters to the no-loss invariant, in the order it happened: entries the bus accepted (when the
@@ -20,6 +27,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { cbor } from '@smithy/core/cbor';
+import type { StandInFaults } from './custom-bus/index.ts';
 import { type ForwardedAnswer, forwardRequest, readBody } from './proxy-http.ts';
 
 interface EntryFault {
@@ -52,15 +61,42 @@ export interface PutEventsStats {
   readonly rejectedEntries: number;
   /** Requests refused as a whole by the proxy. */
   readonly refusedRequests: number;
+  /** Custom bus: entries the bus answered `DEDUPLICATED` (it had them already, and delivers them once). */
+  readonly deduplicatedEntries: number;
+}
+
+/** One entry of a custom-bus PutEvents, decoded, with what the bus answered for it. */
+export interface CustomBusEntry {
+  readonly detailType: string;
+  readonly detail: string;
+  readonly eventGroupId: string | undefined;
+  readonly deduplicationId: string | undefined;
+  /** `PUBLISHED`, `DEDUPLICATED`, the entry's `ErrorCode`, or `undefined` when no answer came. */
+  readonly outcome: string | undefined;
+}
+
+/** One custom-bus PutEvents request, in arrival order. */
+export interface CustomBusRequest {
+  readonly entries: readonly CustomBusEntry[];
+  /** The whole request was refused (by the proxy or the bus), or never answered. */
+  readonly refused: boolean;
+  /** The answer was written whole before the client gave up on it (killed, timed out, aborted). */
+  readonly answerDelivered: boolean;
+}
+
+/** The custom-bus stand-in this proxy fronts. */
+export interface EventBridgeV2Upstream {
+  readonly endpoint: string;
+  readonly faults: StandInFaults;
 }
 
 /** A request as the proxy sees it, before it is forwarded. */
 export interface AwsCall {
-  /** `events`, `dynamodb` or `other`. */
+  /** `events` (either bus), `dynamodb` or `other`. */
   readonly service: 'events' | 'dynamodb' | 'other';
   /** `PutEvents`, `UpdateItem`, `GetItem`, … (empty for `other`). */
   readonly operation: string;
-  /** The JSON body (AWS JSON protocols), or `undefined`. */
+  /** The JSON body (AWS JSON protocols), the decoded CBOR one (the custom bus), or `undefined`. */
   readonly body: unknown;
   /** For an `UpdateItem` that writes the checkpoint: the number it writes. */
   readonly checkpoint: number | undefined;
@@ -81,14 +117,20 @@ export type TimelineEntry =
 
 const DYNAMODB_PREFIX = 'DynamoDB_20120810.';
 const EVENTS_PREFIX = 'AWSEvents.';
+/** How the proxy names a custom-bus operation internally (the protocol has no `x-amz-target`). */
+const EVENTS_V2_PREFIX = 'AWSEventsV2.';
+/** The custom bus's RPC v2 CBOR path: `POST /service/AWSEventsV2/operation/<Operation>`. */
+const EVENTS_V2_PATH = /^\/service\/AWSEventsV2\/operation\/([A-Za-z]+)$/;
 
 export class AwsFaultProxy {
   readonly endpoint: string;
   readonly #server: Server;
   readonly #target: URL;
+  readonly #v2: { readonly target: URL; readonly faults: StandInFaults } | undefined;
+  readonly #customRequests: CustomBusRequest[] = [];
   readonly #entryFaults: EntryFault[] = [];
   readonly #requestFaults: RequestFault[] = [];
-  #stats = { requests: 0, rejectedEntries: 0, refusedRequests: 0 };
+  #stats = { requests: 0, rejectedEntries: 0, refusedRequests: 0, deduplicatedEntries: 0 };
   readonly #sent: SentEntry[] = [];
   readonly #timeline: TimelineEntry[] = [];
   #clock = 0;
@@ -98,20 +140,30 @@ export class AwsFaultProxy {
   #idleWaiters: Array<() => void> = [];
   readonly #open = new Set<ServerResponse>();
 
-  private constructor(server: Server, target: URL) {
+  private constructor(server: Server, target: URL, v2: EventBridgeV2Upstream | undefined) {
     this.#server = server;
     this.#target = target;
+    this.#v2 = v2 === undefined ? undefined : { target: new URL(v2.endpoint), faults: v2.faults };
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  static async start(target: string): Promise<AwsFaultProxy> {
+  /** `target`: moto. `options.eventBridgeV2`: the custom-bus stand-in, for custom-bus calls. */
+  static async start(
+    target: string,
+    options: { eventBridgeV2?: EventBridgeV2Upstream } = {},
+  ): Promise<AwsFaultProxy> {
     let proxy: AwsFaultProxy | undefined;
     const server = createServer((req, res) => {
       proxy?.track(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new AwsFaultProxy(server, new URL(target));
+    proxy = new AwsFaultProxy(server, new URL(target), options.eventBridgeV2);
     return proxy;
+  }
+
+  /** Every custom-bus PutEvents request, in arrival order, with the bus's answer per entry. */
+  get customBusRequests(): readonly CustomBusRequest[] {
+    return this.#customRequests;
   }
 
   get putEvents(): PutEventsStats {
@@ -134,7 +186,7 @@ export class AwsFaultProxy {
   }
 
   /**
-   * The next `requests` PutEvents calls have every `every`-th entry (the 1st, then `every` later,
+   * The next `requests` PutEvents calls (on either bus) have every `every`-th entry (the 1st, then `every` later,
    * …) answered with `errorCode` instead of being forwarded.
    */
   rejectEntries(
@@ -149,7 +201,10 @@ export class AwsFaultProxy {
     });
   }
 
-  /** The next `requests` PutEvents calls are refused as a whole with `status` and `errorType`. */
+  /**
+   * The next `requests` PutEvents calls (on either bus) are refused as a whole with `status` and
+   * `errorType` (the custom bus answers its `ThrottlingException` with 429).
+   */
   refuseRequests(
     requests: number,
     options: { status?: number; errorType?: string; message?: string } = {},
@@ -244,8 +299,12 @@ export class AwsFaultProxy {
     // Listened for from the start: a client killed while an interceptor runs closes before a drop.
     const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const body = await readBody(req);
-    const target = String(req.headers['x-amz-target'] ?? '');
-    const call = describeCall(target, body);
+    const v2Operation = this.#v2 === undefined ? undefined : EVENTS_V2_PATH.exec(req.url ?? '')?.[1];
+    const target =
+      v2Operation === undefined
+        ? String(req.headers['x-amz-target'] ?? '')
+        : `${EVENTS_V2_PREFIX}${v2Operation}`;
+    const call = v2Operation === undefined ? describeCall(target, body) : describeCborCall(v2Operation, body);
     if (call.checkpoint !== undefined) {
       this.#timeline.push({ at: this.#tick(), kind: 'commit-requested', checkpoint: call.checkpoint });
     }
@@ -260,6 +319,15 @@ export class AwsFaultProxy {
     }
     if (target === `${EVENTS_PREFIX}PutEvents`) {
       await this.#putEvents(req, body, res, target);
+      return;
+    }
+    if (target === `${EVENTS_V2_PREFIX}PutEvents`) {
+      await this.#putEventsV2(req, body, res, call.body as CborPutEvents);
+      return;
+    }
+    if (v2Operation !== undefined) {
+      const answer = await this.#sendV2(req, body);
+      res.writeHead(answer.status, answer.headers).end(answer.body);
       return;
     }
     const refusal = takeFault(this.#requestFaults, (fault) => fault.target === target);
@@ -335,6 +403,116 @@ export class AwsFaultProxy {
     });
   }
 
+  /**
+   * The custom bus's PutEvents: the same faults as `#putEvents`, the request forwarded unchanged
+   * (see the module comment), the answer read for the timeline and passed back as it came.
+   */
+  async #putEventsV2(
+    req: IncomingMessage,
+    body: Buffer,
+    res: ServerResponse,
+    input: CborPutEvents,
+  ): Promise<void> {
+    this.#stats.requests += 1;
+    const entries = Array.isArray(input.Entries) ? input.Entries : [];
+    this.#sent.push(
+      ...entries.map((entry) => ({
+        Source: entry.Source,
+        DetailType: entry.DetailType,
+        Detail: entry.Detail,
+      })),
+    );
+    const request: { entries: CustomBusEntry[]; refused: boolean; answerDelivered: boolean } = {
+      entries: entries.map((entry) => ({
+        detailType: entry.DetailType ?? '',
+        detail: entry.Detail ?? '',
+        eventGroupId: entry.SystemMetadata?.EventGroupId,
+        deduplicationId: entry.SystemMetadata?.DeduplicationId,
+        outcome: undefined,
+      })),
+      refused: true,
+      answerDelivered: false,
+    };
+    this.#customRequests.push(request);
+    res.once('finish', () => {
+      request.answerDelivered = true;
+    });
+    const refusal =
+      entriesBytes(entries) > this.#requestBytesLimit
+        ? {
+            remaining: 1,
+            status: 400,
+            errorType: 'InvalidInputException',
+            message: 'Total size of the entries in the request is over the limit.',
+            target: `${EVENTS_PREFIX}PutEvents`,
+          }
+        : takeFault(this.#requestFaults, (fault) => fault.target === `${EVENTS_PREFIX}PutEvents`);
+    if (refusal !== undefined) {
+      this.#stats.refusedRequests += 1;
+      res
+        .writeHead(refusal.status, {
+          'content-type': 'application/cbor',
+          'smithy-protocol': 'rpc-v2-cbor',
+          'x-amzn-requestid': 'fault-proxy',
+        })
+        .end(cbor.serialize({ __type: refusal.errorType, Message: refusal.message }));
+      return;
+    }
+    // The chosen entries of this request, by position and de-duplication id, rejected by the bus.
+    const fault = takeFault(this.#entryFaults, () => true);
+    const chosen = new Set(
+      fault === undefined
+        ? []
+        : entries.flatMap((entry, index) =>
+            index % fault.every === 0 ? [`${index}\u0000${entry.SystemMetadata?.DeduplicationId}`] : [],
+          ),
+    );
+    const disarm =
+      fault === undefined
+        ? () => {}
+        : this.#v2!.faults.rejectEntries(
+            (view) =>
+              chosen.has(`${view.index}\u0000${view.deduplicationId}`)
+                ? { errorCode: fault.errorCode, errorMessage: fault.errorMessage }
+                : undefined,
+            { times: chosen.size },
+          );
+    let answer: ForwardedAnswer;
+    try {
+      answer = await this.#sendV2(req, body);
+    } finally {
+      disarm();
+    }
+    this.#stats.rejectedEntries += chosen.size;
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+    if (answer.status !== 200) return;
+    const results = (cbor.deserialize(answer.body) as { Entries?: CborResultEntry[] }).Entries ?? [];
+    request.refused = false;
+    // Accepted by the bus once the answer is on its way back; a client killed meanwhile never knew.
+    entries.forEach((entry, index) => {
+      const result = results[index] ?? {};
+      request.entries[index] = {
+        ...request.entries[index]!,
+        outcome: result.ErrorCode ?? result.SuccessCode,
+      };
+      if (result.SuccessCode === 'DEDUPLICATED') this.#stats.deduplicatedEntries += 1;
+      if (result.EventId !== undefined && result.EventId !== '') {
+        this.#timeline.push({
+          at: this.#tick(),
+          kind: 'accepted',
+          detailType: entry.DetailType ?? '',
+          detail: entry.Detail ?? '',
+        });
+      }
+    });
+  }
+
+  /** Forwards to the stand-in as sent: its signature covers the `host` header and the body. */
+  #sendV2(req: IncomingMessage, body: Buffer): Promise<ForwardedAnswer> {
+    const headers = { ...req.headers, 'content-length': String(body.length) };
+    return forwardRequest(req, body, this.#v2!.target, headers);
+  }
+
   #send(req: IncomingMessage, body: Buffer): Promise<ForwardedAnswer> {
     const headers = { ...req.headers, host: this.#target.host, 'content-length': String(body.length) };
     return forwardRequest(req, body, this.#target, headers);
@@ -352,6 +530,33 @@ function entriesBytes(entries: readonly (SentEntry & { Time?: unknown })[]): num
       Buffer.byteLength(entry.Detail ?? ''),
     0,
   );
+}
+
+/** A custom-bus PutEvents input, as decoded from CBOR (timestamps stay tag objects). */
+interface CborPutEvents {
+  readonly Entries?: ReadonlyArray<{
+    readonly Source?: string;
+    readonly DetailType?: string;
+    readonly Detail?: string;
+    readonly Time?: unknown;
+    readonly SystemMetadata?: { readonly EventGroupId?: string; readonly DeduplicationId?: string };
+  }>;
+}
+
+interface CborResultEntry {
+  readonly EventId?: string;
+  readonly SuccessCode?: string;
+  readonly ErrorCode?: string;
+}
+
+function describeCborCall(operation: string, body: Buffer): AwsCall {
+  let parsed: unknown;
+  try {
+    parsed = body.length === 0 ? undefined : cbor.deserialize(body);
+  } catch {
+    parsed = undefined;
+  }
+  return { service: 'events', operation, body: parsed, checkpoint: undefined };
 }
 
 function describeCall(target: string, body: Buffer): AwsCall {

@@ -6,6 +6,13 @@
  * schedule would, and then checks the no-loss invariant and scans everything the function wrote
  * and every URL the bank saw for credentials.
  *
+ * With `bus: 'custom'` the function publishes to the Custom Event Bus instead (`EVENT_BUS_KIND`
+ * custom): the stand-in (`custom-bus/`, one per run, so its faults and clock are the run's own)
+ * behind the same `AwsFaultProxy`, and a FIFO subscriber onto a FIFO queue as the sink
+ * (`custom-bus-sink.ts`). Its clock stands still during the run, so every re-send falls within the
+ * de-duplication window. The report then also holds the order check of each group at the queue
+ * (`group-order.ts`) and the entries the bus answered `DEDUPLICATED`.
+ *
  * @example
  * const run = await FaultRun.start(environment, { seed: 7, events: 40 });
  * run.banking.resetMidBody(2);
@@ -25,10 +32,20 @@ import {
 import { AwsFaultProxy } from './aws-fault-proxy.ts';
 import { type MotoEnvironment, useMotoEnvironment } from './aws-test-env.ts';
 import { BankingFaultProxy, corrupted } from './banking-fault-proxy.ts';
-import { type BankEvent, checkDeliveryInvariant, type InvariantReport } from './delivery-invariant.ts';
+import { type CustomBusSink, startCustomBusSink } from './custom-bus-sink.ts';
+import {
+  type BankEvent,
+  checkDeliveryInvariant,
+  deliveryKey,
+  type InvariantReport,
+} from './delivery-invariant.ts';
+import { checkGroupOrder, type GroupOrderReport, type OrderBrokenRecord } from './group-order.ts';
 import type { Invocation, LambdaContainer } from './lambda-runtime/lambda-container.ts';
 import type { PollerArtifact } from './poller-artifact.ts';
-import { pollerLambda } from './poller-lambda.ts';
+import { emfDocuments, pollerLambda } from './poller-lambda.ts';
+
+/** Which EventBridge bus a run publishes to (`EVENT_BUS_KIND`). */
+export type BusKind = 'classic' | 'custom';
 
 /** What every run of a test file shares: moto, one checkpoint table, the artifact. */
 export interface FaultEnvironment {
@@ -77,6 +94,8 @@ export interface FaultRunOptions {
   readonly simulator?: SimulatorOptions;
   /** The secret's client_secret; a wrong one tests refused credentials. @default the simulator's */
   readonly clientSecret?: string;
+  /** The bus the function publishes to. @default 'classic' */
+  readonly bus?: BusKind;
 }
 
 /** The outcome of one invocation, as the invariant report lists them. */
@@ -89,6 +108,9 @@ export class FaultRun {
   readonly lambda: LambdaContainer;
   readonly program: string;
   readonly bucket: string;
+  readonly bus: BusKind;
+  /** The custom bus's stand-in and sink (`bus: 'custom'`). */
+  readonly customBus: CustomBusSink | undefined;
   readonly invocations: Invocation[] = [];
   readonly #environment: FaultEnvironment;
   readonly #queueUrl: string;
@@ -105,6 +127,7 @@ export class FaultRun {
     program: string;
     bucket: string;
     queueUrl: string;
+    customBus: CustomBusSink | undefined;
   }) {
     this.#environment = fields.environment;
     this.simulator = fields.simulator;
@@ -114,6 +137,8 @@ export class FaultRun {
     this.program = fields.program;
     this.bucket = fields.bucket;
     this.#queueUrl = fields.queueUrl;
+    this.customBus = fields.customBus;
+    this.bus = fields.customBus === undefined ? 'classic' : 'custom';
     this.#spawn = fields.spawn;
   }
 
@@ -134,7 +159,20 @@ export class FaultRun {
     });
     simulator.generate(options.events);
     const banking = await BankingFaultProxy.start(simulator.url);
-    const proxy = await AwsFaultProxy.start(environment.motoEndpoint);
+    const customBus =
+      options.bus === 'custom'
+        ? await startCustomBusSink({
+            motoEndpoint: environment.motoEndpoint,
+            sqs: aws.sqs,
+            name: aws.uniqueName('ordered'),
+            seed: options.seed,
+          })
+        : undefined;
+    const proxy = await AwsFaultProxy.start(environment.motoEndpoint, {
+      ...(customBus === undefined
+        ? {}
+        : { eventBridgeV2: { endpoint: customBus.bus.endpoint, faults: customBus.bus.faults } }),
+    });
     const program = simulator.programs[0]!;
     const secretId = await aws.createSecret(
       JSON.stringify({
@@ -143,7 +181,10 @@ export class FaultRun {
         client_secret: options.clientSecret ?? program.clientSecret,
       }),
     );
-    const bus = await aws.createRecordedBus();
+    const bus =
+      customBus === undefined
+        ? await aws.createRecordedBus()
+        : { busName: customBus.busArn, queueUrl: customBus.queueUrl };
     const bucket = aws.uniqueName('claims');
     await environment.s3.send(new CreateBucketCommand({ Bucket: bucket }));
     const name = aws.uniqueName('program');
@@ -163,6 +204,9 @@ export class FaultRun {
           // The run waits for a crashed holder's lease itself; an invocation never waits for one.
           LEASE_WAIT_MS: '0',
           POLL_LIMIT: '25',
+          ...(customBus === undefined
+            ? {}
+            : { EVENT_BUS_KIND: 'custom', AWS_ENDPOINT_URL_EVENTBRIDGEV2: proxy.endpoint }),
           ...options.environment,
         },
       });
@@ -177,6 +221,7 @@ export class FaultRun {
       program: name,
       bucket,
       queueUrl: bus.queueUrl,
+      customBus,
     });
   }
 
@@ -272,21 +317,36 @@ export class FaultRun {
    */
   async verify(options: { passedOver?: readonly BankEvent[] } = {}): Promise<RunReport> {
     await this.aws.idle();
-    const bodies = await this.#environment.aws.drainQueueBodies(this.#queueUrl);
-    const delivered = bodies.map((body) => {
+    const arrivals =
+      this.customBus === undefined
+        ? (await this.#environment.aws.drainQueueBodies(this.#queueUrl)).map((body) => ({
+            body,
+            group: undefined,
+          }))
+        : await this.customBus.drain();
+    const delivered = arrivals.map(({ body }) => {
       const message = JSON.parse(body) as { 'detail-type': string; detail: Record<string, unknown> };
       return { detailType: message['detail-type'], detail: message.detail };
     });
     const { checkpoint } = await this.item();
+    const feed = this.bankEvents();
     const report = checkDeliveryInvariant({
-      feed: this.bankEvents(),
+      feed,
       passedOver: options.passedOver,
       delivered,
       timeline: this.aws.timeline,
       finalCheckpoint: checkpoint,
     });
+    const custom =
+      this.customBus === undefined
+        ? {}
+        : {
+            order: this.#groupOrder(feed, delivered, arrivals),
+            deduplicated: this.aws.putEvents.deduplicatedEntries,
+          };
     return {
       ...report,
+      ...custom,
       delivered,
       finalCheckpoint: checkpoint,
       caughtUp: (checkpoint ?? 0) >= this.lastSequenceNumber,
@@ -295,13 +355,68 @@ export class FaultRun {
     };
   }
 
+  /** The order check of a custom-bus run: each group at the FIFO queue against the wire and OrderBroken. */
+  #groupOrder(
+    feed: readonly BankEvent[],
+    delivered: readonly { detailType: string; detail: Record<string, unknown> }[],
+    arrivals: readonly { group: string | undefined }[],
+  ): GroupOrderReport {
+    const bankSequence = new Map(
+      feed.map((event) => [
+        event.quarantineFingerprint === undefined
+          ? `e:${event.id}@${event.sequenceNumber}`
+          : `q:${event.quarantineFingerprint}`,
+        event.sequenceNumber,
+      ]),
+    );
+    // A quarantined event is ordered at its `position`: the number the poller gave it (an event
+    // without a usable number of its own is placed just after the cursor, `invalid-event.ts`).
+    const sequenceOf = (detailType: string, detail: Record<string, unknown>) =>
+      (detailType === 'invalid_event' && typeof detail.position === 'number' ? detail.position : undefined) ??
+      bankSequence.get(deliveryKey(detailType, detail)) ??
+      Number(detail.sequence_number);
+    const output = this.#allContainers()
+      .map((container) => container.output)
+      .join('\n');
+    return checkGroupOrder({
+      arrivals: delivered.map(({ detailType, detail }, index) => ({
+        group: arrivals[index]?.group,
+        sequence: sequenceOf(detailType, detail),
+      })),
+      requests: this.aws.customBusRequests
+        .filter((request) => !request.refused)
+        .map((request) => ({
+          answerDelivered: request.answerDelivered,
+          entries: request.entries.map((entry) => ({
+            group: entry.eventGroupId,
+            sequence: sequenceOf(entry.detailType, parseDetail(entry.detail)),
+            accepted: entry.outcome === 'PUBLISHED' || entry.outcome === 'DEDUPLICATED',
+          })),
+        })),
+      orderBrokenLogs: orderBrokenLines(output),
+      orderBrokenMetric: emfDocuments(output).reduce(
+        (total, document) => total + (typeof document.OrderBroken === 'number' ? document.OrderBroken : 0),
+        0,
+      ),
+      everyAnswerRead: this.invocations.every(
+        (invocation) => invocation.outcome.kind === 'response' || invocation.outcome.kind === 'error',
+      ),
+    });
+  }
+
+  #allContainers(): LambdaContainer[] {
+    return [this.lambda, ...this.#containers];
+  }
+
   /** Client secrets, tokens and bearer values found in the function's output or in a URL the bank saw. */
   leaks(): string[] {
     const secrets = [
       ...this.simulator.programs.map((program) => program.clientSecret),
       ...this.simulator.issuedTokens(),
     ];
-    const output = [this.lambda, ...this.#containers].map((container) => container.output).join('\n');
+    const output = this.#allContainers()
+      .map((container) => container.output)
+      .join('\n');
     const urls = this.simulator.requests.map(
       (request) => `${request.path}?${new URLSearchParams(request.query).toString()}`,
     );
@@ -317,6 +432,7 @@ export class FaultRun {
     await this.lambda.close();
     await this.banking.close();
     await this.aws.close();
+    await this.customBus?.close();
     await this.simulator.close();
   }
 }
@@ -327,6 +443,36 @@ export interface RunReport extends InvariantReport {
   readonly caughtUp: boolean;
   readonly leaks: readonly string[];
   readonly outcomes: readonly OutcomeKind[];
+  /** Custom bus: each group's order at the FIFO queue. */
+  readonly order?: GroupOrderReport;
+  /** Custom bus: entries the bus answered `DEDUPLICATED` (re-sends it already had, delivered once). */
+  readonly deduplicated?: number;
+}
+
+/** The events each `OrderBroken` log line of the function names, by sequence number. */
+function orderBrokenLines(output: string): OrderBrokenRecord[] {
+  const records: OrderBrokenRecord[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.includes('"later"')) continue;
+    let parsed: { earlier?: { sequence_number?: unknown }; later?: { sequence_number?: unknown } };
+    try {
+      parsed = JSON.parse(line) as typeof parsed;
+    } catch {
+      continue;
+    }
+    const earlier = parsed.earlier?.sequence_number;
+    const later = parsed.later?.sequence_number;
+    if (typeof earlier === 'number' && typeof later === 'number') records.push({ earlier, later });
+  }
+  return records;
+}
+
+function parseDetail(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 }
 
 function outcomeSummary(invocation: Invocation): string {

@@ -4,6 +4,12 @@
  * invariant. `npm run test:faults` runs each `runs` times with different seeds; `npm test` runs the
  * ones marked `fast` once. Random choices (how many faults, where a process is killed) are drawn
  * from a PRNG seeded with the run's seed, printed with any failure.
+ *
+ * The publisher's faults (partial failures, throttling, the claim check, quarantine, crash, kill
+ * and lease takeover) run on the Custom Event Bus too (`custom.<id>`, `CUSTOM_BUS_VARIANTS`),
+ * through its stand-in: nothing lost as on the classic bus, and beyond it no duplicate at the FIFO
+ * queue (every re-send of a run falls within the bus's de-duplication window) and each group in
+ * sequence order except where `OrderBroken` says otherwise.
  */
 
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -13,7 +19,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
 import { createRandom, type Random } from '../../functions/simulator/seeded-random.ts';
 import { CORRUPTIONS } from './banking-fault-proxy.ts';
-import { type FaultEnvironment, FaultRun, type RunReport } from './fault-run.ts';
+import { type BusKind, type FaultEnvironment, FaultRun, type RunReport } from './fault-run.ts';
 import { emfDocuments } from './poller-lambda.ts';
 
 export type FaultGroup =
@@ -32,6 +38,8 @@ export interface ScenarioResult {
   readonly events: number;
   readonly lost: number;
   readonly duplicates: number;
+  /** Custom bus: entries the bus answered `DEDUPLICATED`: the re-sends it dropped. */
+  readonly deduplicated?: number;
 }
 
 export interface FaultScenario {
@@ -44,17 +52,36 @@ export interface FaultScenario {
   readonly runs: number;
   /** Also run once in `npm test`. */
   readonly fast?: boolean;
+  /** The bus the function publishes to. @default 'classic' */
+  readonly bus?: BusKind;
   run(environment: FaultEnvironment, seed: number): Promise<ScenarioResult>;
 }
 
-/** The common ending: caught up, nothing lost, the invariant whole, no credential anywhere. */
+/** A scenario whose body runs on either bus; `CUSTOM_BUS_VARIANTS` runs it on the custom one too. */
+interface EitherBusScenario extends Omit<FaultScenario, 'run' | 'bus'> {
+  run(environment: FaultEnvironment, seed: number, bus?: BusKind): Promise<ScenarioResult>;
+}
+
+/**
+ * The common ending: caught up, nothing lost, the invariant whole, no credential anywhere; on the
+ * custom bus also no duplicate at the queue and each group in order but where OrderBroken says.
+ */
 function expectNoLoss(report: RunReport, seed: number): ScenarioResult {
   const context = `seed ${seed}; outcomes ${report.outcomes.join(', ')}`;
   expect(report.lost, context).toEqual([]);
   expect(report.violations, context).toEqual([]);
   expect(report.caughtUp, context).toBe(true);
   expect(report.leaks, context).toEqual([]);
-  return { events: report.events, lost: report.lost.length, duplicates: report.duplicates };
+  if (report.order !== undefined) {
+    expect(report.duplicates, `${context}: duplicates at the FIFO queue`).toBe(0);
+    expect(report.order.violations, `${context}: order at the FIFO queue`).toEqual([]);
+  }
+  return {
+    events: report.events,
+    lost: report.lost.length,
+    duplicates: report.duplicates,
+    ...(report.deduplicated === undefined ? {} : { deduplicated: report.deduplicated }),
+  };
 }
 
 /** Starts a run, hands it to `body`, verifies and closes it whatever happens. */
@@ -84,7 +111,7 @@ function metricSum(run: FaultRun, name: string): number {
   );
 }
 
-export const FAULT_SCENARIOS: readonly FaultScenario[] = [
+const SCENARIOS: readonly EitherBusScenario[] = [
   {
     id: 'upstream.5xx-storm',
     group: 'Upstream',
@@ -283,8 +310,8 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       'PutEvents answers FailedEntryCount > 0 (InternalFailure on every 2nd to 4th entry, 3 to 6 requests)',
     runs: 3,
     fast: true,
-    run: (environment, seed) =>
-      withRun(environment, seed, { events: 60 }, async (run, random) => {
+    run: (environment, seed, bus) =>
+      withRun(environment, seed, { events: 60, bus }, async (run, random) => {
         run.aws.rejectEntries(random.int(3, 6), { every: random.int(2, 4), errorCode: 'InternalFailure' });
         await run.untilCaughtUp();
         expect(metricSum(run, 'FailedEntries')).toBeGreaterThan(0);
@@ -295,9 +322,13 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
     group: 'EventBridge',
     fault: 'whole PutEvents requests refused with ThrottlingException (4 to 8 in a row)',
     runs: 2,
-    run: (environment, seed) =>
-      withRun(environment, seed, { events: 40 }, async (run, random) => {
-        run.aws.refuseRequests(random.int(4, 8), { status: 400, errorType: 'ThrottlingException' });
+    run: (environment, seed, bus) =>
+      withRun(environment, seed, { events: 40, bus }, async (run, random) => {
+        // The classic bus answers its throttling with 400, the custom bus with 429 (its model).
+        run.aws.refuseRequests(random.int(4, 8), {
+          status: bus === 'custom' ? 429 : 400,
+          errorType: 'ThrottlingException',
+        });
         await run.untilCaughtUp();
       }),
   },
@@ -319,8 +350,8 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
     fault: "another invocation takes the lease over mid-run: the loser's next commit fails its condition",
     runs: 3,
     fast: true,
-    run: (environment, seed) =>
-      withRun(environment, seed, { events: 120 }, async (run, random) => {
+    run: (environment, seed, bus) =>
+      withRun(environment, seed, { events: 120, bus }, async (run, random) => {
         const takeoverAt = random.int(1, 2);
         let commits = 0;
         run.aws.intercept(async (call): Promise<'forward' | 'drop'> => {
@@ -399,12 +430,19 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       'the process killed (SIGKILL) at a seeded point: during a poll, between PutEvents calls, or between a PutEvents and the commit',
     runs: 9,
     fast: true,
-    run: (environment, seed) =>
-      withRun(environment, seed, { events: 0 }, async (run, random) => {
-        run.simulator.generate(random.int(40, 90));
+    run: (environment, seed, bus) =>
+      withRun(environment, seed, { events: 0, bus }, async (run, random) => {
+        const events = random.int(40, 90);
+        run.simulator.generate(events);
         const point = (['during-poll', 'between-putevents', 'before-commit'] as const)[seed % 3]!;
+        // The custom bus takes a page of 25 in one request (the classic bus 10): fewer requests.
+        const requests = bus === 'custom' ? Math.ceil(events / 25) : 5;
         const at =
-          point === 'during-poll' ? random.int(1, 2) : point === 'between-putevents' ? random.int(2, 5) : 1;
+          point === 'during-poll'
+            ? random.int(1, 2)
+            : point === 'between-putevents'
+              ? random.int(2, requests)
+              : 1;
         let seen = 0;
         let killed = false;
         const kill = async () => {
@@ -438,9 +476,10 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       'the invocation ends at its timeout with PutEvents in flight (process frozen, killed by the runtime at the budget)',
     runs: 3,
     fast: true,
-    run: (environment, seed) =>
-      withRun(environment, seed, { events: 60 }, async (run, random) => {
-        const at = random.int(1, 4);
+    run: (environment, seed, bus) =>
+      withRun(environment, seed, { events: 60, bus }, async (run, random) => {
+        // 60 events: 6 PutEvents on the classic bus, 3 on the custom bus (a page of 25 in each).
+        const at = random.int(1, bus === 'custom' ? 3 : 4);
         let seen = 0;
         run.aws.intercept((call) => {
           if (call.operation === 'PutEvents' && ++seen === at && run.lambda.pid !== undefined) {
@@ -464,12 +503,12 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       'events missing id, sequence_number or type, or with a field of the wrong type, or not an object (3 to 7 per run)',
     runs: 3,
     fast: true,
-    run: (environment, seed) => {
+    run: (environment, seed, bus) => {
       let broken = 0;
       return withRun(
         environment,
         seed,
-        { events: 70 },
+        { events: 70, bus },
         async (run, random) => {
           broken = random.int(3, 7);
           const picked = new Set<number>();
@@ -502,12 +541,12 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       'events over MAX_EVENT_ENTRY_BYTES, and events under it that the bus refuses for their size (a bus with a lower cap)',
     runs: 2,
     fast: true,
-    run: (environment, seed) => {
+    run: (environment, seed, bus) => {
       const large: string[] = [];
       return withRun(
         environment,
         seed,
-        { events: 0, environment: { MAX_EVENT_ENTRY_BYTES: '60000' } },
+        { events: 0, bus, environment: { MAX_EVENT_ENTRY_BYTES: '60000' } },
         async (run, random) => {
           run.aws.limitRequestBytes(30_000);
           for (let i = 0; i < 40; i += 1) {
@@ -544,4 +583,37 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       );
     },
   },
+];
+
+/**
+ * The scenarios also run on the Custom Event Bus, with their runs there: the publisher's faults.
+ * Kept few (each run is a function process or more): the whole addition runs in about a minute.
+ */
+const CUSTOM_BUS_VARIANTS: ReadonlyArray<{ id: string; runs: number; fast?: boolean }> = [
+  { id: 'eventbridge.partial-failure', runs: 2, fast: true },
+  { id: 'eventbridge.throttling', runs: 1 },
+  { id: 'dynamodb.lease-taken-over', runs: 2, fast: true },
+  { id: 'crash.sigkill', runs: 3 },
+  { id: 'timeout.killed-at-budget', runs: 2, fast: true },
+  { id: 'bad-events.quarantine', runs: 1 },
+  { id: 'oversize.claim-check', runs: 1 },
+];
+
+function onCustomBus(variant: (typeof CUSTOM_BUS_VARIANTS)[number]): FaultScenario {
+  const scenario = SCENARIOS.find((candidate) => candidate.id === variant.id);
+  if (scenario === undefined) throw new Error(`No fault scenario ${variant.id}`);
+  return {
+    id: `custom.${scenario.id}`,
+    group: scenario.group,
+    fault: `${scenario.fault}, on the custom bus`,
+    runs: variant.runs,
+    ...(variant.fast === true ? { fast: true } : {}),
+    bus: 'custom',
+    run: (environment, seed) => scenario.run(environment, seed, 'custom'),
+  };
+}
+
+export const FAULT_SCENARIOS: readonly FaultScenario[] = [
+  ...SCENARIOS,
+  ...CUSTOM_BUS_VARIANTS.map(onCustomBus),
 ];
