@@ -4,10 +4,14 @@
  * (`put-events-request.ts`) and sent signed (`rpc-v2-cbor-client.ts`).
  *
  * Each entry carries `SystemMetadata`:
- * - `DeduplicationId`: the bank's event `id` (a quarantined event's `fingerprint`, the SHA-256 of
- *   its text: its own `id` may be missing or shared). Within the bus's 5-minute window, in the
- *   account and the group, a second publish of it is answered `DEDUPLICATED` and not delivered
- *   again: a re-send after a crash, a timeout or a lease takeover reaches no subscriber twice.
+ * - `DeduplicationId`: the bank's event `id` with its `sequence_number` (`id@number`; a quarantined
+ *   event's `fingerprint`, the SHA-256 of its text: its own `id` may be missing or shared). Within
+ *   the bus's 5-minute window, in the account and the group, a second publish of it is answered
+ *   `DEDUPLICATED` and not delivered again: a re-send after a crash, a timeout or a lease takeover
+ *   reaches no subscriber twice. The number is part of the key because the bank has reused an id
+ *   at a new number (`DuplicateEventIds`): keyed on the id alone, the bus would drop that second
+ *   event while the checkpoint moved past it, a loss; the classic bus delivers both, and so do we
+ *   (the subscriber kit keeps the first by id).
  * - `EventGroupId`: the event's group (`event-groups.ts`; none with `none`). A FIFO subscriber
  *   delivers each group in publish order; `eventGroup` names it for the publish pipeline, which
  *   sends an entry only after every earlier entry of its group was accepted.
@@ -208,11 +212,11 @@ function outcomeOf(result: PutEventsResultEntry | undefined): EntryOutcome {
 }
 
 /**
- * The entry's `DeduplicationId`: the bank's `id`, a quarantined event's fingerprint; hashed when
- * the bus would refuse it as it is (over 128 characters, or only white space).
+ * The entry's `DeduplicationId`: `id@sequence_number`, or a quarantined event's fingerprint; hashed
+ * when the bus would refuse it as it is (over 128 characters, or only white space).
  */
 export function deduplicationIdOf(event: BankingEvent): string {
-  const key = event.invalid?.fingerprint ?? event.id;
+  const key = event.invalid?.fingerprint ?? `${event.id}@${event.sequence_number}`;
   if (NOT_ONLY_WHITESPACE.test(key)) return boundedBusId(key);
   return `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 }

@@ -92,14 +92,20 @@ describe('CustomBusPublisher', () => {
           DetailType: 'account_status',
           Detail: events[0]!.detail,
           Time: expect.objectContaining({ tag: 1, value: Date.parse('2026-11-24T10:00:00.250Z') / 1000 }),
-          SystemMetadata: { EventGroupId: 'retail', DeduplicationId: events[0]!.id },
+          SystemMetadata: {
+            EventGroupId: 'retail',
+            DeduplicationId: `${events[0]!.id}@${events[0]!.sequence_number}`,
+          },
         },
         {
           Source: 'banking.events',
           DetailType: 'transaction',
           Detail: events[1]!.detail,
           Time: expect.objectContaining({ tag: 1, value: Date.parse('2026-11-24T10:00:01.000Z') / 1000 }),
-          SystemMetadata: { EventGroupId: 'retail', DeduplicationId: events[1]!.id },
+          SystemMetadata: {
+            EventGroupId: 'retail',
+            DeduplicationId: `${events[1]!.id}@${events[1]!.sequence_number}`,
+          },
         },
       ],
     });
@@ -119,10 +125,16 @@ describe('CustomBusPublisher', () => {
         (entry) => entry.SystemMetadata,
       );
     expect(metadata(0)).toEqual([
-      { EventGroupId: `account:${ACCOUNT}`, DeduplicationId: events[0]!.id },
-      { EventGroupId: 'transaction:tx-8', DeduplicationId: events[1]!.id },
+      {
+        EventGroupId: `account:${ACCOUNT}`,
+        DeduplicationId: `${events[0]!.id}@${events[0]!.sequence_number}`,
+      },
+      { EventGroupId: 'transaction:tx-8', DeduplicationId: `${events[1]!.id}@${events[1]!.sequence_number}` },
     ]);
-    expect(metadata(1)).toEqual([{ DeduplicationId: events[0]!.id }, { DeduplicationId: events[1]!.id }]);
+    expect(metadata(1)).toEqual([
+      { DeduplicationId: `${events[0]!.id}@${events[0]!.sequence_number}` },
+      { DeduplicationId: `${events[1]!.id}@${events[1]!.sequence_number}` },
+    ]);
   });
 
   it('names the same group as it sends, for the publish pipeline, per program', async () => {
@@ -137,7 +149,7 @@ describe('CustomBusPublisher', () => {
     expect(publisherFor(server.baseUrl, 'none').eventGroup(events[0]!)).toBeUndefined();
   });
 
-  it('de-duplicates a quarantined event on its fingerprint; an id the bus would refuse is hashed', () => {
+  it('de-duplicates on id and sequence number, a quarantined event on its fingerprint; a key the bus would refuse is hashed', () => {
     const text = '{"id":"evt-1","type":"account_status"}';
     const quarantined = invalidEvent(
       { value: JSON.parse(text), text, span: { start: 0, end: text.length } },
@@ -147,8 +159,9 @@ describe('CustomBusPublisher', () => {
 
     expect(deduplicationIdOf(quarantined)).toBe(quarantined.invalid!.fingerprint);
     expect(deduplicationIdOf(makeEvent(1, { id: 'x'.repeat(300) }))).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(deduplicationIdOf(makeEvent(1, { id: ' \u3000 ' }))).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(deduplicationIdOf(makeEvent(1, { id: 'evt-1' }))).toBe('evt-1');
+    expect(deduplicationIdOf(makeEvent(1, { id: 'evt-1' }))).toBe('evt-1@1');
+    // The same event sent again keeps its key; an id the bank reused at a new number does not.
+    expect(deduplicationIdOf(makeEvent(7, { id: 'evt-1' }))).toBe('evt-1@7');
   });
 
   it('accepts PUBLISHED and DEDUPLICATED entries and fails the rest, reading the answer botocore encodes', async () => {
