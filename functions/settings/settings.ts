@@ -117,14 +117,18 @@ export const SETTINGS = {
     context: { key: 'scheduleRate', kind: rateExpression(scheduleMinutes) },
     prop: { name: 'scheduleInterval', duration: true },
   }),
-  routes: setting(structured('an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?}'), {
-    doc:
-      'Event type → queue. Per route, optional `maxEventAgeSeconds` (60–86400, default 86400) and ' +
-      '`retryAttempts` (0–185, default 185) for EventBridge delivery',
-    default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
-    context: { key: 'routes' },
-    prop: { name: 'routes' },
-  }),
+  routes: setting(
+    structured('an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?, "ordered"?}'),
+    {
+      doc:
+        'Event type → queue. Per route, optional `maxEventAgeSeconds` (60–86400, default 86400) and ' +
+        '`retryAttempts` (0–185, default 185) for EventBridge delivery, and `ordered` (custom bus only: a FIFO ' +
+        'subscriber onto a FIFO queue, in order within each event group)',
+      default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
+      context: { key: 'routes' },
+      prop: { name: 'routes' },
+    },
+  ),
   lagThresholdSeconds: setting(integer({ min: 60, unit: 'seconds' }), {
     doc: "`LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm",
     default: 300,
@@ -172,7 +176,9 @@ export const SETTINGS = {
       'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
       'retention and replay from it)',
     default: 'classic',
-    env: { name: 'EVENT_BUS_KIND' },
+    // Written for the custom bus only: a classic function's environment stays as it was before
+    // the setting existed (the handler's default is classic).
+    env: { name: 'EVENT_BUS_KIND', deployed: 'computed' },
     context: { key: 'eventBusKind' },
     prop: { name: 'eventBusKind' },
   }),
@@ -181,6 +187,7 @@ export const SETTINGS = {
       "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
     default: 'program',
+    customBusOnly: true,
     env: { name: 'EVENT_GROUP_BY' },
     context: { key: 'eventGroupBy' },
     prop: { name: 'eventGroupBy' },
@@ -188,6 +195,7 @@ export const SETTINGS = {
   busRetentionDays: setting(integer({ min: 1, max: 365, unit: 'days' }), {
     doc: 'Custom bus only: how long the bus keeps every event, for subscribers that start from a point in time',
     default: 14,
+    customBusOnly: true,
     context: { key: 'busRetentionDays' },
     prop: { name: 'busRetention', duration: true },
   }),

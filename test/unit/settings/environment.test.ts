@@ -9,6 +9,7 @@ const DEPLOYED = {
   PROGRAM_SECRETS: undefined,
   CHECKPOINT_TABLE: 'checkpoints',
   EVENT_BUS_NAME: 'bus',
+  EVENT_BUS_KIND: undefined,
   LEASE_WAIT_MS: '20000',
   CLAIM_CHECK_BUCKET: 'claims',
 };
