@@ -204,8 +204,10 @@ export class CustomBusRouting extends Construct {
       },
       onFailureConfiguration: { arn: deadLetterQueue.queueArn },
     });
-    // The role's policy first: a subscriber created before it could not deliver.
-    subscriber.node.addDependency(deliveryRole);
+    // The role's policy first: a subscriber created before it could not deliver (the role itself
+    // is already referenced).
+    const policy = deliveryRole.node.tryFindChild('DefaultPolicy');
+    if (policy !== undefined) subscriber.node.addDependency(policy);
     return {
       name,
       isCatchAll: kind === 'catch-all',

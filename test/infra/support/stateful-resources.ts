@@ -54,6 +54,16 @@ export const STATEFUL_TYPES: Readonly<Record<string, StatefulType>> = Object.fre
     loses: 'the subscriptions confirmed on the alarm topic (every recipient must confirm again)',
     replacementProperties: ['TopicName', 'FifoTopic'],
   },
+  'AWS::EventsV2::EventBus': {
+    loses: 'every event the custom bus retains (where replays come from), and its subscribers',
+    replacementProperties: ['Name'],
+  },
+  'AWS::EventsV2::Subscriber': {
+    loses:
+      'its place on the bus: a new subscriber starts from the newest event, and what the old one had not ' +
+      'delivered yet is never delivered',
+    replacementProperties: ['Name', 'EventBusArn', 'Type', 'StartingPosition', 'PointInTimeConfiguration'],
+  },
   'AWS::Lambda::Function': {
     loses: 'nothing stored, but references to the function outside the stack (pinned all the same)',
     replacementProperties: ['FunctionName', 'PackageType', 'TenancyConfig'],
