@@ -32,6 +32,8 @@ interface SpecEntity {
 interface SpecResource extends SpecEntity {
   readonly cloudFormationType: string;
   readonly attributes?: Readonly<Record<string, unknown>>;
+  /** Nested properties whose change replaces the resource, each as a path. */
+  readonly additionalReplacementProperties?: readonly (readonly string[])[];
 }
 
 interface SpecDb {
@@ -47,28 +49,96 @@ export interface RegistrySchemas {
   readonly types: ReadonlyMap<string, SpecEntity>;
 }
 
+/**
+ * What `@aws-cdk/aws-service-spec` 0.1.216 (the newest on npm) drops from the registry schemas:
+ * `AWS::EventsV2::Subscriber`'s required `InvokeConfiguration` is not among its properties, though
+ * the same entry names `InvokeConfiguration/TargetArn` among its replacement properties. Written
+ * here from the CloudFormation template reference (`AWS::EventsV2::Subscriber InvokeConfiguration`,
+ * `SqsParameters`); the target types this project does not use are checked as JSON objects only.
+ * A test fails once the spec has the property, so this goes when it is no longer needed.
+ */
+export const SPEC_GAPS: Readonly<Record<string, Readonly<Record<string, SpecProperty>>>> = {
+  'AWS::EventsV2::Subscriber': {
+    InvokeConfiguration: {
+      required: true,
+      type: { type: 'ref', reference: { $ref: 'gap:InvokeConfiguration' } },
+    },
+  },
+};
+const GAP_TYPES: readonly SpecEntity[] = [
+  {
+    $id: 'gap:InvokeConfiguration',
+    name: 'InvokeConfiguration',
+    properties: {
+      TargetArn: { required: true, type: { type: 'string' } },
+      RoleArn: { required: true, type: { type: 'string' } },
+      SqsParameters: { type: { type: 'ref', reference: { $ref: 'gap:SqsParameters' } } },
+      LambdaParameters: { type: { type: 'json' } },
+      SnsParameters: { type: { type: 'json' } },
+      KinesisParameters: { type: { type: 'json' } },
+      StepFunctionsParameters: { type: { type: 'json' } },
+      HttpParameters: { type: { type: 'json' } },
+      UniversalTargetParameters: { type: { type: 'json' } },
+      EventBusV2Parameters: { type: { type: 'json' } },
+    },
+  },
+  {
+    $id: 'gap:SqsParameters',
+    name: 'SqsParameters',
+    properties: {
+      MessageGroupId: { type: { type: 'string' } },
+      MessageDeduplicationId: { type: { type: 'string' } },
+      DelaySeconds: { type: { type: 'string' } },
+      MessageAttributes: { type: { type: 'json' } },
+      MessageSystemAttributes: { type: { type: 'json' } },
+    },
+  },
+];
+
 let loaded: RegistrySchemas | undefined;
+let specOnly: ReadonlyMap<string, SpecResource> | undefined;
+
+/** The spec's own resource entries, without `SPEC_GAPS` (to tell when a gap is closed). */
+export function specResource(type: string): SpecResource | undefined {
+  registrySchemas();
+  return specOnly!.get(type);
+}
 
 /** The registry schemas of every resource type (loaded once: 15 MB of JSON). */
 export function registrySchemas(): RegistrySchemas {
   if (loaded === undefined) {
     const file = createRequire(import.meta.url).resolve('@aws-cdk/aws-service-spec/db.json.gz');
     const db = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as SpecDb;
+    specOnly = new Map(db.schema.resource.entities.map((entity) => [entity.cloudFormationType, entity]));
+    const resources = new Map(specOnly);
+    for (const [type, properties] of Object.entries(SPEC_GAPS)) {
+      const entity = resources.get(type);
+      if (entity !== undefined) {
+        resources.set(type, { ...entity, properties: { ...properties, ...entity.properties } });
+      }
+    }
     loaded = {
-      resources: new Map(db.schema.resource.entities.map((entity) => [entity.cloudFormationType, entity])),
-      types: new Map(db.schema.typeDefinition.entities.map((entity) => [entity.$id, entity])),
+      resources,
+      types: new Map(
+        [...db.schema.typeDefinition.entities, ...GAP_TYPES].map((entity) => [entity.$id, entity]),
+      ),
     };
   }
   return loaded;
 }
 
-/** The properties whose change makes CloudFormation replace a resource of `type` (createOnly). */
+/**
+ * The properties whose change makes CloudFormation replace a resource of `type` (createOnly), a
+ * nested one as a dotted path (`InvokeConfiguration.TargetArn`).
+ */
 export function replacementPropertiesOf(type: string): string[] {
   const resource = registrySchemas().resources.get(type);
   if (resource === undefined) throw new Error(`No registry schema for ${type}`);
-  return Object.entries(resource.properties)
+  const topLevel = Object.entries(resource.properties)
     .filter(([, property]) => property.causesReplacement === 'yes')
     .map(([name]) => name);
+  const nested = (resource.additionalReplacementProperties ?? []).map((path) => path.join('.'));
+  return [...new Set([...topLevel, ...nested])];
 }
 
 function isIntrinsic(value: unknown): boolean {
