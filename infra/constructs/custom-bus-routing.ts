@@ -167,9 +167,14 @@ export class CustomBusRouting extends Construct {
         },
       }),
     });
-    // The delivery and, when it gives up, the dead letter: SendMessage on the two queues only.
-    queue.grantSendMessages(deliveryRole);
-    deadLetterQueue.grantSendMessages(deliveryRole);
+    // The delivery and, when it gives up, the dead letter: SendMessage on the two queues, and
+    // nothing else (the SQS target needs no more: eb-custom-bus-target-sqs).
+    deliveryRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['sqs:SendMessage'],
+        resources: [queue.queueArn, deadLetterQueue.queueArn],
+      }),
+    );
     if (encryptionKey !== undefined) grantKeyThrough(encryptionKey, deliveryRole, 'sqs');
     for (const pack of ['HIPAA.Security', 'NIST.800.53.R5', 'PCI.DSS.321']) {
       Validations.of(deliveryRole).acknowledge({
