@@ -35,7 +35,7 @@ import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-netw
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
-import { PollerSourceGuard } from './poller-source-guard.ts';
+import { CustomBusSourceGuard, PollerSourceGuard } from './poller-source-guard.ts';
 import {
   acknowledgeBackupPlan,
   createCheckpointTable,
@@ -121,7 +121,7 @@ export class BankingEventsPoller extends Construct {
   readonly #routing: EventRouting | undefined;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
   /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
-  readonly #sourceGuard: PollerSourceGuard | undefined;
+  readonly #sourceGuard: PollerSourceGuard | CustomBusSourceGuard | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -229,7 +229,11 @@ export class BankingEventsPoller extends Construct {
     addEgressOutput(this, this.egressPublicIps);
     // Only on a bus we create: an existing bus's policy is its owner's (docs/security.md gives the statement).
     this.#sourceGuard =
-      createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
+      this.customBus !== undefined
+        ? new CustomBusSourceGuard(this.customBus, eventSource, poller.role)
+        : createdBus === undefined
+          ? undefined
+          : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
     const schedules = createPollerSchedules(
       this,
@@ -350,8 +354,8 @@ export class BankingEventsPoller extends Construct {
    * poller.allowPublishAsPoller(iam.Role.fromRoleName(this, 'Oncall', 'oncall-recovery'));
    */
   allowPublishAsPoller(grantee: iam.IGrantable): iam.Grant {
-    if (this.customBus !== undefined) return this.customBus.grantPutEvents(grantee);
     this.#sourceGuard?.allow(grantee);
+    if (this.customBus !== undefined) return this.customBus.grantPutEvents(grantee);
     // To the principal's own policy only: a grant through the bus policy would need a statement
     // id per principal, and a principal with no policy here (an ArnPrincipal) has its own.
     return iam.Grant.addToPrincipal({

@@ -36,6 +36,7 @@ describe('the registry-schema check', () => {
 
     expect(types.sort()).toEqual([
       'AWS::EventsV2::EventBus',
+      'AWS::EventsV2::ResourcePolicy',
       ...Array<string>(4).fill('AWS::EventsV2::Subscriber'),
     ]);
     expect(registrySchemaProblems(template, 'AWS::EventsV2::')).toEqual([]);

@@ -4,9 +4,10 @@
  * the function publishing to the bus by its ARN with PutEvents on it alone, the customer-managed key
  * on the bus and the key policy it needs, the order-broken alarm, and what the construct refuses.
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BankingEventsPoller, type BankingEventsPollerProps } from '../../../infra/constructs/index.ts';
@@ -200,6 +201,48 @@ describe('the custom bus', () => {
     expect(statements).toEqual([
       { Action: 'events:PutEvents', Effect: 'Allow', Resource: { 'Fn::GetAtt': [busId, 'EventBusArn'] } },
     ]);
+  });
+
+  it("keeps the poller's source to the poller with the bus's resource policy, exemptions included", () => {
+    const own = newStack();
+    const guarded = new BankingEventsPoller(own, 'Poller', CUSTOM);
+    const oncall = new iam.Role(own, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() });
+    guarded.allowPublishAsPoller(oncall);
+    const updated = Template.fromStack(own);
+    const functionRoleId = own.getLogicalId(guarded.pollerFunction.role!.node.defaultChild as CfnElement);
+
+    updated.hasResourceProperties('AWS::EventsV2::ResourcePolicy', {
+      EventBusArn: { 'Fn::GetAtt': [busId, 'EventBusArn'] },
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Sid: 'OnlyThePollerPublishesItsSource',
+            Effect: 'Deny',
+            Principal: '*',
+            Action: 'events:PutEvents',
+            Resource: { 'Fn::GetAtt': [busId, 'EventBusArn'] },
+            Condition: {
+              'ForAnyValue:StringEquals': { 'events:source': 'banking.events' },
+              ArnNotEquals: {
+                'aws:PrincipalArn': [
+                  { 'Fn::GetAtt': [functionRoleId, 'Arn'] },
+                  { 'Fn::GetAtt': [logicalIdOf(own, oncall), 'Arn'] },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    });
+    updated.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: logicalIdOf(own, oncall) }],
+      PolicyDocument: {
+        Statement: [
+          { Action: 'events:PutEvents', Effect: 'Allow', Resource: { 'Fn::GetAtt': [busId, 'EventBusArn'] } },
+        ],
+      },
+    });
   });
 
   it('alarms on a broken order per program, linking the runbook like every alarm', () => {
