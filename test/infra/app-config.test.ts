@@ -111,6 +111,19 @@ describe('parseAppConfig', () => {
     expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
     expect(
       parseAppConfig({
+        eventBusKind: 'custom',
+        eventGroupBy: 'account',
+        busRetentionDays: '30',
+        routes: '{"account_status":{"ordered":true},"transaction":{"ordered":false}}',
+      }),
+    ).toMatchObject({
+      eventBusKind: 'custom',
+      eventGroupBy: 'account',
+      busRetentionDays: 30,
+      routes: { account_status: { ordered: true }, transaction: { ordered: false } },
+    });
+    expect(
+      parseAppConfig({
         feedMode: 'stream',
         streamRecovery: 'lookup',
         streamLingerMs: '0',
@@ -199,6 +212,9 @@ describe('parseAppConfig', () => {
       /"routes\.transaction\.maxEventAgeSeconds" must be an integer from 60/,
     ],
     ['routes', { transaction: { dlq: false } }, /"routes\.transaction\.dlq" is not a route setting/],
+    ['routes', { transaction: { ordered: 'yes' } }, /"routes\.transaction\.ordered" must be true or false/],
+    ['eventBusKind', 'v2', /"eventBusKind" must be "classic" or "custom"/],
+    ['busRetentionDays', '400', /"busRetentionDays" must be an integer from 1 to 365/],
     [
       'existingEventBusArn',
       'banking-events',

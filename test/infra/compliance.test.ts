@@ -14,8 +14,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events-targets';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, PCIDSS321Checks } from 'cdk-nag';
@@ -98,6 +100,37 @@ function synthBankProfile(): Omit<Synthesized, 'name'> {
     analyticsReporting: false,
   });
   new BankProfileStack(app, 'BankingEventsPoller');
+  registerAllPacks(app);
+  return {
+    root: app,
+    assembly: app.synth(),
+    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The bank profile with a second poller beside it on the custom bus, under the same key, in the same
+ * VPC, with the same reserved concurrency and access logs: the custom bus's resources (bus,
+ * subscribers, delivery roles, FIFO queues, the key's statements) under the four packs.
+ */
+function synthBankProfileWithCustomBus(): Omit<Synthesized, 'name'> {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'poller-bank-custom-'));
+  const app = new App({
+    outdir,
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
+    analyticsReporting: false,
+  });
+  const bank = new BankProfileStack(app, 'BankingEventsPoller');
+  new BankingEventsPoller(bank, 'CustomBusPoller', {
+    programs: [{ name: 'cards' }, { name: 'loans' }],
+    eventBusKind: 'custom',
+    routes: { account_status: { ordered: true }, transaction: {} },
+    encryptionKey: bank.node.findChild('Key') as kms.IKey,
+    vpc: bank.node.findChild('Vpc') as ec2.IVpc,
+    reservedConcurrency: 4,
+    claimCheckAccessLogsBucket: bank.node.findChild('LogBucket') as s3.IBucket,
+    alarmEmail: 'oncall@example.com',
+  });
   registerAllPacks(app);
   return {
     root: app,
@@ -213,6 +246,7 @@ beforeAll(() => {
   });
   attempt('embedded', synthEmbedded);
   attempt('bank profile', synthBankProfile);
+  attempt('bank profile with a custom bus', synthBankProfileWithCustomBus);
 });
 afterAll(() => {
   for (const configuration of configurations) configuration.dispose();
@@ -230,7 +264,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     // The regulated packs' acknowledgements are pinned below, for the bank profile.
     const byConfiguration = Object.fromEntries(
       configurations
-        .filter(({ name }) => name !== 'bank profile')
+        .filter(({ name }) => !name.startsWith('bank profile'))
         .map(({ name, root }) => [
           name,
           acknowledgements(root)
@@ -318,6 +352,19 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
     const source = readFileSync(path.join(REPO_ROOT, 'infra/bank-profile-stack.ts'), 'utf8');
     for (const prop of new Set(Object.values(ANSWERED_BY)))
       expect(source).toMatch(new RegExp(`\\b${prop}\\b[:,]`));
+  });
+
+  it('find nothing unacknowledged beside the bank profile on the custom bus, each acknowledgement with its reason', () => {
+    const custom = configurations.find(({ name }) => name === 'bank profile with a custom bus');
+
+    expect(synthErrors['bank profile with a custom bus']).toBeUndefined();
+    expect(unacknowledgedFindings(custom!.assembly)).toEqual([]);
+    const added = acknowledgements(custom!.root).filter(({ path: at }) => at.includes('/CustomBusPoller/'));
+    expect(added.length).toBeGreaterThan(0);
+    for (const { rule, reason } of added) {
+      expect(reason.length, rule).toBeGreaterThan(40);
+      expect(reason, rule).not.toMatch(/suppress/i);
+    }
   });
 
   it('run over the bank profile exactly as docs/deploy.md shows it', () => {
