@@ -430,6 +430,15 @@ export class BankingEventsPoller extends Construct {
   }
 
   #operatorResources(): OperatorResources {
+    if (this.customBus !== undefined) {
+      // The operator CLI's custom-bus commands (replay from retention, status) grant what they call
+      // once they exist; the classic grants name the classic bus and its archive.
+      throw new ConfigurationError(
+        "BankingEventsPoller: the operator grants cover the classic bus only; with eventBusKind 'custom' grant " +
+          'the eventsv2 actions your operators need on customBus.eventBusArn yourself',
+        { prop: 'eventBusKind' },
+      );
+    }
     return {
       checkpointTable: this.checkpointTable,
       eventBus: this.eventBus,

@@ -265,6 +265,9 @@ describe('the custom bus', () => {
     expect(() => poller.eventBus).toThrow(/eventBus exists on the classic bus only.*use customBus/);
     expect(() => poller.archive).toThrow(/archive exists on the classic bus only/);
     expect(() => poller.routing).toThrow(/use subscriberRouting/);
+    expect(() => poller.grantOperatorRead(new iam.AccountRootPrincipal())).toThrow(
+      /the operator grants cover the classic bus only/,
+    );
     expect(poller.routes.map((route) => route.name)).toEqual([
       'account_status',
       'transaction',
