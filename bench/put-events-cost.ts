@@ -10,6 +10,8 @@
  *   sdk-tuned     the same with every documented tweak: cacheMiddleware, one attempt per call
  *   signed        the request body signed by hand (SigV4 over node:crypto) and sent with undici,
  *                 credentials, region and endpoint from the SDK client's configuration
+ *   library       the same transport with `@smithy/signature-v4` in place of our signer
+ *                 (support/library-sigv4.ts, swapped in by bundling the transport)
  *   floor         undici alone with the same body, no signature: what no client can go below
  *
  * The answering server runs in a child process, so this process's CPU is the client's alone.
@@ -17,10 +19,12 @@
  * the median of the rounds is reported. Writes bench/results/put-events-<date>.json.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { build } from 'esbuild';
 import { request } from 'undici';
 import { boundedClientConfig } from '../functions/adapters/aws/bounded-client-config.ts';
 import {
@@ -30,6 +34,8 @@ import {
 } from '../functions/adapters/aws/put-events-transport.ts';
 import { EventGenerator } from '../functions/simulator/event-generator.ts';
 import { createRandom } from '../functions/simulator/seeded-random.ts';
+import { pollerEsbuildOptions } from '../scripts/build/artifacts.ts';
+import { signerSwap } from './support/library-sigv4.ts';
 import { SdkPutEvents } from './support/sdk-put-events.ts';
 
 const CALLS = Number(process.argv[2] ?? 2_000);
@@ -103,6 +109,14 @@ class UnsignedUndici implements PutEventsTransport {
   }
 }
 
+/** `SignedPutEvents` built with the library's signer in place of ours, as `bench:signer` builds the handler. */
+async function librarySignedPutEvents(): Promise<typeof SignedPutEvents> {
+  const outfile = path.join(mkdtempSync(path.join(tmpdir(), 'library-signer-')), 'transport.mjs');
+  const entry = fileURLToPath(new URL('../functions/adapters/aws/put-events-transport.ts', import.meta.url));
+  await build({ ...pollerEsbuildOptions(entry, outfile), plugins: [signerSwap()], logLevel: 'silent' });
+  return ((await import(outfile)) as { SignedPutEvents: typeof SignedPutEvents }).SignedPutEvents;
+}
+
 /** CPU microseconds per call over `calls` calls, `CONCURRENCY` at a time. */
 async function cpuPerCall(
   transport: PutEventsTransport,
@@ -140,6 +154,7 @@ async function main(): Promise<void> {
     AWS_SESSION_TOKEN: 'a-session-token-as-lambda-gives-one',
     AWS_ENDPOINT_URL_EVENTBRIDGE: server.endpoint,
   });
+  const LibrarySigned = await librarySignedPutEvents();
   const tuned = new EventBridgeClient({ ...boundedClientConfig, maxAttempts: 1, cacheMiddleware: true });
   const variants: ReadonlyArray<readonly [string, PutEventsTransport]> = [
     ['sdk-default', new SdkPutEvents(new EventBridgeClient({}))],
@@ -150,6 +165,7 @@ async function main(): Promise<void> {
     ],
     ['sdk-tuned', new SdkPutEvents(tuned)],
     ['signed', new SignedPutEvents({ client: new EventBridgeClient(boundedClientConfig) })],
+    ['library', new LibrarySigned({ client: new EventBridgeClient(boundedClientConfig) })],
     ['floor', new UnsignedUndici(server.endpoint)],
   ];
   const entries = batch();

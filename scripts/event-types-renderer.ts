@@ -5,7 +5,8 @@
  * again and expects exactly the committed file, so the types cannot drift from the schema.
  *
  * It understands the subset the schema module uses; anything else is an error here rather than a
- * type that silently says less than the schema.
+ * type that silently says less than the schema. Ours rather than json-schema-to-typescript, which
+ * types an untyped field as an object and drops `readonly` (docs/decisions/hand-written-type-renderer.md).
  */
 import type { JsonSchema, JsonSchemaType } from '../functions/event-schema/event-json-schema.ts';
 

@@ -12,11 +12,14 @@ import { EXIT_CODES, type ExitCode } from './exit-codes.ts';
  * (a stable `code`), with the exit code it ends the command with.
  */
 export class CliError extends PollerError {
+  /** The code of a failure with no code of its own. */
+  static readonly code: string = 'OPERATION_FAILED';
+
   readonly exitCode: ExitCode;
   readonly fix: string;
 
   constructor(problem: string, fix: string, options: { code?: string; exitCode?: ExitCode } = {}) {
-    super(options.code ?? 'OPERATION_FAILED', problem, { context: { fix } });
+    super(options.code ?? CliError.code, problem, { context: { fix } });
     this.fix = fix;
     this.exitCode = options.exitCode ?? EXIT_CODES.failed;
   }
@@ -24,24 +27,33 @@ export class CliError extends PollerError {
 
 /** The command line is wrong; nothing was done. */
 export class UsageError extends CliError {
+  static override readonly code = 'USAGE_INVALID';
+
   constructor(problem: string, fix: string) {
-    super(problem, fix, { code: 'USAGE_INVALID', exitCode: EXIT_CODES.usage });
+    super(problem, fix, { code: UsageError.code, exitCode: EXIT_CODES.usage });
   }
 }
 
 /** A safety check refused the change; nothing was changed. */
 export class RefusedError extends CliError {
+  static override readonly code = 'REFUSED';
+
   constructor(problem: string, fix: string) {
-    super(problem, fix, { code: 'REFUSED', exitCode: EXIT_CODES.refused });
+    super(problem, fix, { code: RefusedError.code, exitCode: EXIT_CODES.refused });
   }
 }
 
 /** The user stopped the command (a Ctrl-C during a prompt, or a second one). */
 export class InterruptedError extends CliError {
+  static override readonly code = 'INTERRUPTED';
+
   constructor(what = 'Interrupted') {
-    super(what, 'nothing more was done', { code: 'INTERRUPTED', exitCode: EXIT_CODES.interrupted });
+    super(what, 'nothing more was done', { code: InterruptedError.code, exitCode: EXIT_CODES.interrupted });
   }
 }
+
+/** The CLI's own errors, each with its stable `code`. */
+export const CLI_ERRORS = [CliError, UsageError, RefusedError, InterruptedError] as const;
 
 export interface Failure {
   readonly message: string;

@@ -8,7 +8,7 @@ import type {
   OpenGap,
   RecordedError,
   StartRecord,
-} from '../core/checkpoint-store.ts';
+} from '../core/checkpoint/index.ts';
 import { formatInstant, formatLag } from './output-format.ts';
 
 export interface ProgramStatus {

@@ -19,8 +19,10 @@ export class PollerError extends Error {
 
 /** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
 export class ConfigurationError extends PollerError {
+  static readonly code = 'CONFIGURATION_INVALID';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('CONFIGURATION_INVALID', message, { context, cause });
+    super(ConfigurationError.code, message, { context, cause });
   }
 }
 
@@ -30,20 +32,26 @@ export class ConfigurationError extends PollerError {
  * `field` names the secret field; the message never quotes a certificate, a key or a passphrase.
  */
 export class ClientCertificateError extends PollerError {
+  static readonly code = 'CLIENT_CERTIFICATE_INVALID';
+
   constructor(message: string, context: ErrorContext & { readonly field: string }) {
-    super('CLIENT_CERTIFICATE_INVALID', message, { context });
+    super(ClientCertificateError.code, message, { context });
   }
 }
 
 /** The credentials were refused: by the token endpoint, or a second 401 right after a fresh token. */
 export class AuthenticationError extends PollerError {
+  static readonly code = 'AUTHENTICATION_FAILED';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('AUTHENTICATION_FAILED', message, { context, cause });
+    super(AuthenticationError.code, message, { context, cause });
   }
 }
 
 /** The banking service answered with a status we could not recover from within the budget. */
 export class UpstreamHttpError extends PollerError {
+  static readonly code = 'UPSTREAM_HTTP_ERROR';
+
   readonly status: number | undefined;
   /** 429, 503, other 5xx and network errors are worth another try; 4xx are not. */
   readonly retryable: boolean;
@@ -60,7 +68,7 @@ export class UpstreamHttpError extends PollerError {
       cause?: unknown;
     },
   ) {
-    super('UPSTREAM_HTTP_ERROR', message, {
+    super(UpstreamHttpError.code, message, {
       context: { status: options.status, ...options.context },
       cause: options.cause,
     });
@@ -72,8 +80,10 @@ export class UpstreamHttpError extends PollerError {
 
 /** A response body is not JSON or does not match the documented shape. */
 export class PayloadValidationError extends PollerError {
+  static readonly code = 'PAYLOAD_INVALID';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('PAYLOAD_INVALID', message, { context, cause });
+    super(PayloadValidationError.code, message, { context, cause });
   }
 }
 
@@ -83,8 +93,10 @@ export class PayloadValidationError extends PollerError {
  * (a proxy's truncated or garbled answer passes), then reported; never taken for "no events".
  */
 export class PageUnreadableError extends PollerError {
+  static readonly code = 'PAGE_UNREADABLE';
+
   constructor(message: string, context: ErrorContext = {}) {
-    super('PAGE_UNREADABLE', message, { context });
+    super(PageUnreadableError.code, message, { context });
   }
 }
 
@@ -94,8 +106,10 @@ export class PageUnreadableError extends PollerError {
  * reason instead of stopping the feed at the bus's refusal.
  */
 export class EventUnpublishableError extends PollerError {
+  static readonly code = 'EVENT_UNPUBLISHABLE';
+
   constructor(message: string, context: ErrorContext = {}) {
-    super('EVENT_UNPUBLISHABLE', message, { context });
+    super(EventUnpublishableError.code, message, { context });
   }
 }
 
@@ -104,8 +118,10 @@ export class EventUnpublishableError extends PollerError {
  * length exhausted by its shape): the event is quarantined with this error, the feed goes on.
  */
 export class EventUnprocessableError extends PollerError {
+  static readonly code = 'EVENT_UNPROCESSABLE';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('EVENT_UNPROCESSABLE', message, { context, cause });
+    super(EventUnprocessableError.code, message, { context, cause });
   }
 }
 
@@ -123,9 +139,11 @@ export function isUnreadableEvent(error: unknown): error is PollerError {
  * cursor parameter (or reads it as inclusive), so polling would never get past them.
  */
 export class FeedCursorError extends PollerError {
+  static readonly code = 'FEED_CURSOR_IGNORED';
+
   constructor(cursor: number | null, polls: number) {
     super(
-      'FEED_CURSOR_IGNORED',
+      FeedCursorError.code,
       `GET /events answered ${polls} poll(s) with only events at or below the cursor ${cursor ?? '(none)'}: ` +
         'the banking service ignores the cursor parameter or reads it as inclusive; check POLL_CURSOR_PARAM',
       { context: { cursor, polls } },
@@ -138,9 +156,11 @@ export class FeedCursorError extends PollerError {
  * its pointer would not fit either): publishing stops before it so nothing is skipped.
  */
 export class EventTooLargeError extends PollerError {
+  static readonly code = 'EVENT_TOO_LARGE';
+
   constructor(eventId: string, sequenceNumber: number, sizeBytes: number, limitBytes: number) {
     super(
-      'EVENT_TOO_LARGE',
+      EventTooLargeError.code,
       `Event ${eventId} (sequence ${sequenceNumber}) is ${sizeBytes} bytes as a PutEvents entry; the limit is ${limitBytes}. ` +
         'The checkpoint stays before it; configure a claim-check bucket (CLAIM_CHECK_BUCKET) so such events go through S3.',
       { context: { eventId, sequenceNumber, sizeBytes, limitBytes } },
@@ -150,29 +170,37 @@ export class EventTooLargeError extends PollerError {
 
 /** Some entries were still rejected by the bus when the budget ran out or retries were exhausted. */
 export class PublishError extends PollerError {
+  static readonly code = 'PUBLISH_FAILED';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('PUBLISH_FAILED', message, { context, cause });
+    super(PublishError.code, message, { context, cause });
   }
 }
 
 /** Another invocation holds the lease, or took it over: this one must not write the checkpoint. */
 export class LeaseLostError extends PollerError {
+  static readonly code = 'LEASE_LOST';
+
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super('LEASE_LOST', message, { context, cause });
+    super(LeaseLostError.code, message, { context, cause });
   }
 }
 
 /** A wait or request was cut short because the invocation's deadline came. Nothing is lost. */
 export class DeadlineExceededError extends PollerError {
+  static readonly code = 'DEADLINE_EXCEEDED';
+
   constructor(message = 'The invocation deadline was reached', context: ErrorContext = {}) {
-    super('DEADLINE_EXCEEDED', message, { context });
+    super(DeadlineExceededError.code, message, { context });
   }
 }
 
 /** A checkpoint write would move the checkpoint backwards: someone else moved it without the lease. */
 export class CheckpointRegressionError extends PollerError {
+  static readonly code = 'CHECKPOINT_REGRESSION';
+
   constructor(message: string, context: ErrorContext = {}) {
-    super('CHECKPOINT_REGRESSION', message, { context });
+    super(CheckpointRegressionError.code, message, { context });
   }
 }
 
@@ -182,9 +210,11 @@ export class CheckpointRegressionError extends PollerError {
  * nothing is published and the checkpoint stays where it is.
  */
 export class FeedProgramMismatchError extends PollerError {
+  static readonly code = 'FEED_PROGRAM_MISMATCH';
+
   constructor(program: string, expectedProgramId: string, receivedProgramId: string, sequenceNumber: number) {
     super(
-      'FEED_PROGRAM_MISMATCH',
+      FeedProgramMismatchError.code,
       `The feed of program ${program} returned an event of program_id ${receivedProgramId} (sequence ${sequenceNumber}), ` +
         `but this checkpoint belongs to program_id ${expectedProgramId}: the secret holds another program's credentials. ` +
         'Nothing was published and the checkpoint is unchanged; put the right credentials in the secret.',
@@ -198,9 +228,11 @@ export class FeedProgramMismatchError extends PollerError {
  * through the existing events reached the end of the feed. Nothing was published or recorded.
  */
 export class StartPositionIncompleteError extends PollerError {
+  static readonly code = 'START_POSITION_INCOMPLETE';
+
   constructor(program: string, reached: number | null, pages: number) {
     super(
-      'START_POSITION_INCOMPLETE',
+      StartPositionIncompleteError.code,
       `Program ${program} starts at "latest", but this run ended after fast-forwarding ${pages} page(s) ` +
         `(to sequence ${reached ?? 'none'}) before reaching the end of the feed; nothing was published or recorded. ` +
         `Run \`banking-events-poller rewind --program ${program} --to latest\`, which has no time limit.`,
@@ -215,7 +247,37 @@ export class StartPositionIncompleteError extends PollerError {
  * anything is read, published or written.
  */
 export class OperatorRequestError extends PollerError {
+  static readonly code = 'OPERATOR_REQUEST_INVALID';
+
   constructor(message: string, field: string) {
-    super('OPERATOR_REQUEST_INVALID', message, { context: { field } });
+    super(OperatorRequestError.code, message, { context: { field } });
   }
 }
+
+/**
+ * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
+ * and log queries and alarms match on them. A new class of this family belongs here (a test checks
+ * that every exported class is listed).
+ */
+export const POLLER_ERRORS = [
+  ConfigurationError,
+  ClientCertificateError,
+  AuthenticationError,
+  UpstreamHttpError,
+  PayloadValidationError,
+  PageUnreadableError,
+  EventUnpublishableError,
+  EventUnprocessableError,
+  FeedCursorError,
+  EventTooLargeError,
+  PublishError,
+  LeaseLostError,
+  DeadlineExceededError,
+  CheckpointRegressionError,
+  FeedProgramMismatchError,
+  StartPositionIncompleteError,
+  OperatorRequestError,
+] as const;
+
+/** The stable codes of {@link POLLER_ERRORS}. */
+export type PollerErrorCode = (typeof POLLER_ERRORS)[number]['code'];

@@ -1,4 +1,4 @@
-import type { OpenGap } from './checkpoint-store.ts';
+import type { OpenGap } from './checkpoint/store.ts';
 import type { SequenceGap } from './event-model.ts';
 
 export interface GapLedgerOptions {

@@ -16,7 +16,7 @@
  */
 
 import type { BankingEvent } from './banking-event.ts';
-import type { OpenGap } from './checkpoint-store.ts';
+import type { OpenGap } from './checkpoint/store.ts';
 import {
   AuthenticationError,
   PageUnreadableError,

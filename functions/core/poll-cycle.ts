@@ -1,12 +1,14 @@
 /**
- * One invocation of the poller, step by step (each step in `cycle/`):
+ * One invocation of the poller, step by step (each step in `cycle/`; the checkpoint's and the
+ * lease's in `checkpoint/`, whose `index.ts` is their map):
  *
- * 1. take the lease, waiting for the previous run to hand it over (`lease-handover.ts`);
+ * 1. take the lease, waiting for the previous run to hand it over (`checkpoint/lease.ts`);
  * 2. apply the start position, once per row (`cycle/start-landing.ts`);
  * 3. read, admit and publish pages until the deadline (`cycle/read-loop.ts`,
  *    `cycle/page-publisher.ts`, `cycle/gap-watch.ts`), the checkpoint written in the background
- *    (`cycle/checkpoint-progress.ts`);
- * 4. write the last checkpoint, and release the lease with the cycle's record in one write.
+ *    (`checkpoint/progress.ts`);
+ * 4. write the last checkpoint, and release the lease with the cycle's record in one write
+ *    (`checkpoint/lease.ts`).
  *
  * The checkpoint only ever moves to the contiguous prefix of accepted events, so a failure at any
  * point loses nothing: the next invocation starts from the last committed number. It does not
@@ -14,8 +16,9 @@
  * timer the cycle starts is cleared before it returns.
  */
 
-import type { CycleRecord, LeaseGrant } from './checkpoint-store.ts';
-import { CheckpointProgress } from './cycle/checkpoint-progress.ts';
+import { completedRecord, failedRecord, releaseLease, takeLease } from './checkpoint/lease.ts';
+import { CheckpointProgress } from './checkpoint/progress.ts';
+import type { LeaseGrant } from './checkpoint/store.ts';
 import type { CycleDeps } from './cycle/cycle-deps.ts';
 import { CycleHalt } from './cycle/cycle-halt.ts';
 import { type CycleSettings, type PollCycleOptions, resolveCycleOptions } from './cycle/cycle-options.ts';
@@ -35,18 +38,13 @@ import { readAndPublish } from './cycle/read-loop.ts';
 import { ReusedIdWatch } from './cycle/reused-id-watch.ts';
 import { applyStartPosition, type Landing } from './cycle/start-landing.ts';
 import { CycleBudget } from './cycle-budget.ts';
-import { completedRecord, failedRecord } from './cycle-record.ts';
 import { ConfigurationError } from './errors.ts';
 import { GapLedger } from './gap-ledger.ts';
-import { takeLease } from './lease-handover.ts';
 
 export type { CycleDeps as PollCycleDeps } from './cycle/cycle-deps.ts';
 export type { FeedMode, PollCycleOptions, StreamModeOptions } from './cycle/cycle-options.ts';
 export type { CycleSummary, StopReason } from './cycle/cycle-summary.ts';
 export { MAX_UNCOMMITTED } from './cycle/read-loop.ts';
-
-/** The lease release must be answered this long before Lambda ends the invocation. */
-const RELEASE_RESERVE_MS = 250;
 
 type GrantedLease = Extract<LeaseGrant, { acquired: true }>;
 
@@ -118,14 +116,22 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
     );
     reading = startReading(cycle, landing);
     const summary = await readToTheEnd(cycle, reading);
-    await releaseLease(cycle, completedRecord(deps.clock.now(), summary));
+    await releaseLease(deps, {
+      owner: settings.owner,
+      budget: cycle.budget,
+      record: completedRecord(deps.clock.now(), summary),
+    });
     return summary;
   } catch (error) {
     const tally = {
       published: reading?.publisher.published ?? 0,
       lagSeconds: reading?.lag.lagSeconds ?? null,
     };
-    await releaseLease(cycle, failedRecord(deps.clock.now(), error, tally));
+    await releaseLease(deps, {
+      owner: settings.owner,
+      budget: cycle.budget,
+      record: failedRecord(deps.clock.now(), error, tally),
+    });
     throw error;
   }
 }
@@ -206,20 +212,4 @@ async function readToTheEnd(cycle: OpenCycle, reading: ReadingCycle): Promise<Cy
     durationMs: budget.elapsed(),
     stopReason,
   });
-}
-
-/** Gives the lease back with the cycle's record, in one write: the next run finds the record. */
-async function releaseLease({ deps, settings, budget }: OpenCycle, record: CycleRecord): Promise<void> {
-  try {
-    // Its own bound, so it is tried even when the work signal has fired, yet returns before Lambda's end.
-    await deps.checkpoints.releaseLease(settings.owner, {
-      signal: budget.signalBeforeEnd(RELEASE_RESERVE_MS),
-      record,
-    });
-  } catch (error) {
-    deps.logger.warn(
-      'Could not release the lease nor record the cycle for status; the lease expires on its own',
-      { error },
-    );
-  }
 }

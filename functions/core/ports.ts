@@ -2,7 +2,7 @@
  * The narrow interfaces the poll → publish → checkpoint cycle works over. The core knows nothing
  * of AWS or HTTP: adapters in `functions/adapters/` implement these for the Lambda (undici,
  * EventBridge, DynamoDB) and for local mode (simulator, stdout, a file), and unit tests use
- * in-memory ones. The checkpoint store has a module of its own (`checkpoint-store.ts`).
+ * in-memory ones. The checkpoint store has a module of its own (`checkpoint/store.ts`).
  */
 import type { BankingEvent, FeedPage } from './banking-event.ts';
 
@@ -140,6 +140,13 @@ export interface EventPublisher {
   /** Bytes this event counts for against `maxBatchBytes` (one entry must fit on its own). */
   entrySize(event: BankingEvent): number;
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;
+  /**
+   * The event group of an event: events of one group must be accepted by the bus in sequence
+   * order (the order the pipeline is given them), and the pipeline keeps it so under concurrency
+   * and retries (`group-sequencer.ts`). `undefined`, or no such method, means no order is needed:
+   * such entries are sent as soon as the gate admits them.
+   */
+  eventGroup?(event: BankingEvent): string | undefined;
 }
 
 /** Where a claim-checked event's full text is stored. */
@@ -181,6 +188,11 @@ export const METRIC_NAMES = [
   'InvalidEvents',
   'ClaimChecks',
   'ClientCertificateDaysLeft',
+  /**
+   * Groups whose order a partial failure broke: per request, 1 for each event group in which the
+   * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
+   */
+  'OrderBroken',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

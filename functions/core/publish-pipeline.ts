@@ -2,6 +2,7 @@ import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
+import { type BatchTurn, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
 import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
 import { PublishGate, type RequestOutcome } from './publish-gate.ts';
 
@@ -32,7 +33,7 @@ export interface FailedEvent {
 
 export interface PublishReport {
   readonly accepted: number;
-  /** Events still rejected when attempts or the budget ran out. */
+  /** Events still rejected when attempts or the budget ran out, or held back by their group (`EARLIER_ENTRY_FAILED`). */
   readonly failed: readonly FailedEvent[];
   /** Events never sent because the pipeline was halted (another batch failed first). */
   readonly unsent: number;
@@ -81,12 +82,16 @@ const THROTTLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyReq
  *
  * After a batch fails for good the caller halts the pipeline: batches not started yet are not
  * sent (they would only become duplicates once the run is retried from the checkpoint).
+ *
+ * With event groups (`EventPublisher.eventGroup`) a `GroupSequencer` keeps each in order: a batch
+ * waits for the earlier entries of its groups to be accepted (`group-sequencer.ts`).
  */
 export class PublishPipeline {
   readonly #deps: PublishPipelineDeps;
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOptions;
   readonly #gate: PublishGate;
+  readonly #sequencer: GroupSequencer | undefined;
   #halted = false;
 
   constructor(deps: PublishPipelineDeps, options: PublishPipelineOptions = {}) {
@@ -97,18 +102,29 @@ export class PublishPipeline {
       concurrency: options.concurrency ?? PUBLISH_DEFAULTS.concurrency,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
     });
+    this.#sequencer = deps.publisher.eventGroup === undefined ? undefined : new GroupSequencer(deps);
   }
 
   /** Stops sending: batches waiting for the gate, and resends, give up. Idempotent. */
   halt(): void {
     this.#halted = true;
+    this.#sequencer?.halt();
   }
 
   /** Publishes one page's events; resolves once every batch of it has settled. */
   async publish(events: readonly BankingEvent[], request: PublishRequest): Promise<PublishReport> {
     const { publisher } = this.#deps;
     const plan = planBatches(events, publisher.limits, (event) => publisher.entrySize(event));
-    const results = await Promise.all(plan.batches.map((batch) => this.#sendWithRetries(batch, request)));
+    // Registered before anything is sent, so that pages keep the order they were given in.
+    const turns = this.#sequencer?.register(plan.batches);
+    const results = await Promise.all(
+      plan.batches.map((batch, index) => {
+        const turn = turns?.[index];
+        return turn === undefined
+          ? this.#sendWithRetries(batch, undefined, request)
+          : this.#sendInTurn(batch, turn, request);
+      }),
+    );
     const report: PublishReport = {
       accepted: results.reduce((sum, result) => sum + result.accepted, 0),
       failed: results.flatMap((result) => result.failed),
@@ -117,7 +133,37 @@ export class PublishPipeline {
     return plan.oversize === undefined ? report : { ...report, oversize: plan.oversize };
   }
 
-  async #sendWithRetries(batch: readonly BankingEvent[], request: PublishRequest): Promise<BatchResult> {
+  /**
+   * A batch with event groups: waits for its turn, sends what no earlier entry given up holds
+   * back, and then gives up what it did not get accepted, so that its groups go no further.
+   */
+  async #sendInTurn(
+    batch: readonly BankingEvent[],
+    turn: BatchTurn,
+    request: PublishRequest,
+  ): Promise<BatchResult> {
+    try {
+      let outcome: TurnOutcome;
+      try {
+        outcome = await turn.wait(request.signal);
+      } catch (error) {
+        return { accepted: 0, failed: asFailed(batch, 'DeadlineExceeded', error), unsent: 0 };
+      }
+      if (outcome.kind === 'halted' || this.#halted) return { accepted: 0, failed: [], unsent: batch.length };
+      const { send, heldBack } = outcome;
+      if (send.length === 0) return { accepted: 0, failed: [...heldBack], unsent: 0 };
+      const sent = await this.#sendWithRetries(send, turn, request);
+      return { ...sent, failed: [...sent.failed, ...heldBack] };
+    } finally {
+      turn.settle();
+    }
+  }
+
+  async #sendWithRetries(
+    batch: readonly BankingEvent[],
+    turn: BatchTurn | undefined,
+    request: PublishRequest,
+  ): Promise<BatchResult> {
     let pending = batch;
     let accepted = 0;
     for (let attempt = 1; ; attempt += 1) {
@@ -127,7 +173,7 @@ export class PublishPipeline {
       } catch (error) {
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
-      const sent = await this.#sendOnce(pending, request);
+      const sent = await this.#sendOnce(pending, turn, request);
       accepted += sent.accepted;
       if (sent.aborted || sent.failed.length === 0) return { accepted, failed: sent.failed, unsent: 0 };
       const resend = await this.#waitToResend(attempt, sent, request);
@@ -137,7 +183,11 @@ export class PublishPipeline {
   }
 
   /** One PutEvents request for `pending`, holding a slot of the gate it releases. */
-  async #sendOnce(pending: readonly BankingEvent[], request: PublishRequest): Promise<Attempt> {
+  async #sendOnce(
+    pending: readonly BankingEvent[],
+    turn: BatchTurn | undefined,
+    request: PublishRequest,
+  ): Promise<Attempt> {
     const failed: FailedEvent[] = [];
     let accepted = 0;
     let outcome: RequestOutcome = 'ok';
@@ -147,6 +197,7 @@ export class PublishPipeline {
         const result: EntryOutcome | undefined = outcomes[index];
         if (result?.ok) {
           accepted += 1;
+          turn?.accepted(event);
           request.onAccepted(event);
         } else {
           failed.push({
@@ -156,6 +207,7 @@ export class PublishPipeline {
           });
         }
       });
+      if (turn !== undefined && accepted > 0 && failed.length > 0) turn.checkOrder(pending, outcomes);
       if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
     } catch (error) {
       if (request.signal.aborted) {

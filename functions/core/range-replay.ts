@@ -6,7 +6,7 @@
  * progress only up to the last chunk taken whole and resumes from there.
  */
 import type { BankingEvent } from './banking-event.ts';
-import { CheckpointTracker } from './checkpoint-tracker.ts';
+import { CheckpointTracker } from './checkpoint/tracker.ts';
 import type { PublishPipeline } from './publish-pipeline.ts';
 import { type RangeOptions, type RangeSource, readRange } from './range-reader.ts';
 

@@ -25,9 +25,9 @@ import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-c
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
+import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
-import { uniqueLeaseOwner } from '../core/lease-handover.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';

@@ -1,7 +1,8 @@
 /**
- * What a setting's declaration holds: its kind of value, its default, a one-line doc, and the
- * places it exists (the handler's environment variable, the app's context key, the construct's
- * prop, the CLI's flag). The table of declarations is `settings.ts`; everything else is derived.
+ * What a setting's declaration holds: its kind of value, its default, a one-line doc, where it
+ * acts, and the places it exists (the handler's environment variable, the app's context key, the
+ * construct's prop, the CLI's flag). The table of declarations is `settings.ts`; everything else
+ * is derived.
  */
 import type { ValueKind } from './value-kinds.ts';
 
@@ -46,6 +47,9 @@ export interface CliPlace {
   readonly flag: string;
 }
 
+/** A module from the repository root and one of its exports: `functions/core/gap-repair.ts#GapRepair`. */
+export type ActsIn = `${string}.ts#${string}`;
+
 /** Everything a declaration holds but its kind. */
 export interface SettingDetails {
   /** One line: what the setting does. The docs tables and the CLI's help show it. */
@@ -53,6 +57,12 @@ export interface SettingDetails {
   /** Absent: no default (`whenAbsent` says what having none means). */
   readonly default?: unknown;
   readonly whenAbsent?: string;
+  /**
+   * Where the value takes effect: `path#Export`, a module from the repository root and the
+   * export of it that applies the value (the class or function whose behaviour it changes), so
+   * a reader goes from the name to the code in one hop. Empty only while nothing reads it yet.
+   */
+  readonly actsIn: readonly ActsIn[];
   /** Where the docs say more: a file from the repository root and an anchor. */
   readonly see?: { readonly title: string; readonly path: string };
   /** Applies in `feedMode` 'stream' only: not deployed otherwise, and refused by the construct. */
@@ -80,6 +90,7 @@ export interface Setting<T = unknown> extends SettingDetails {
  * const pollLimit = setting(integer({ min: 1, max: 1000 }), {
  *   doc: 'Events asked for per poll request',
  *   default: 100,
+ *   actsIn: ['functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed'],
  *   env: { name: 'POLL_LIMIT' },
  *   prop: { name: 'pollLimit' },
  * });

@@ -1,20 +1,29 @@
 /**
- * Every setting of the poller, declared once: its kind of value (type, bounds, unit), default,
- * one-line doc, and where it exists: the handler's environment variable (`env`), the app's
+ * Every setting of the poller, declared once. One declaration answers the questions about its
+ * setting: what it does (`doc`), its default (`default`, or `whenAbsent`), where it acts
+ * (`actsIn`: the module and export that apply the value, `path#Export`; a test checks each
+ * exists), and where it can be set: the handler's environment variable (`env`), the app's
  * context key (`context`), the construct's prop (`prop`), the operator CLI's flag (`cli`).
  *
- * Derived from this table: the handler's environment parser and the function's environment
- * (`environment.ts`), the app's context parser and cdk.json's defaults (`infra/app-config.ts`),
- * the construct's defaults and validation (`infra/constructs/setting-props.ts`), the CLI's flags
- * (`functions/cli/setting-options.ts`) and the configuration tables of docs/configuration.md
- * (`npm run generate:docs`). Rules between settings are in `setting-rules.ts`.
+ * How a value travels to where it acts, the same for every setting: an `env` variable is parsed
+ * by `readEnvironment` (`environment.ts`) inside `loadPollerConfig` (`functions/poller/poller-config.ts`),
+ * and the handler (`functions/poller/handler.ts`) hands it to the module of `actsIn`; a `cli`
+ * flag is parsed by `functions/cli/setting-options.ts`; a `context` key by `infra/app-config.ts`,
+ * which passes it on as the prop; a `prop` is resolved by `infra/constructs/setting-props.ts`
+ * and, where the setting has an `env` variable, written into the function's environment by
+ * `writeEnvironment` (`createPollerFunction`).
+ *
+ * Also derived from this table: cdk.json's defaults, the construct's validation and the
+ * configuration tables of docs/configuration.md (`npm run generate:docs`). Rules between
+ * settings are in `setting-rules.ts`.
  *
  * Order matters twice: the function's environment lists its variables in this order, and the
  * docs tables list their rows in it.
  *
  * The defaults of the settings the core also reads (budget, lease, publishing, stream, gap repair)
- * are the core's own constants: the core runs without this table (the CLI, tests), and the value
- * is still written once.
+ * are the core's own constants (`CYCLE_DEFAULTS.safetyMarginMs`, literal types, so an editor
+ * shows the number): the core runs without this table (the CLI, tests), and the value is still
+ * written once. docs/configuration.md shows every default as a number.
  */
 
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
@@ -62,6 +71,7 @@ export const SETTINGS = {
   stackName: setting(text(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'a CloudFormation stack name'), {
     doc: 'CloudFormation stack name; change it to deploy a second copy',
     default: 'BankingEventsPoller',
+    actsIn: ['infra/poller-app.ts#createPollerApp'],
     context: { key: 'stackName' },
   }),
   programs: setting(
@@ -72,6 +82,11 @@ export const SETTINGS = {
         'existing secret, and `secretKeyArn`, the customer-managed KMS key it is encrypted with (the function ' +
         "is granted kms:Decrypt on it through Secrets Manager). The first is the handler's default program",
       default: [{ name: DEFAULT_PROGRAM }],
+      actsIn: [
+        'infra/constructs/poller-schedules.ts#createPollerSchedules',
+        'infra/constructs/poller-storage.ts#createProgramSecret',
+        'infra/constructs/poller-alarms.ts#PollerAlarms',
+      ],
       context: { key: 'programs' },
       prop: { name: 'programs' },
     },
@@ -79,23 +94,31 @@ export const SETTINGS = {
   defaultProgram: setting(text(PROGRAM_NAME_PATTERN, PROGRAM_NAME_EXPECTED), {
     doc: 'Program polled when the invocation names none; the construct sets the first of its programs',
     default: DEFAULT_PROGRAM,
+    actsIn: ['functions/poller/poller-config.ts#resolveInvocationTarget'],
     env: { name: 'DEFAULT_PROGRAM', deployed: 'computed' },
   }),
   secretId: setting(nonEmpty("the Secrets Manager id or ARN of the default program's credentials secret"), {
     doc: 'Secrets Manager id or ARN of `{"base_url", "client_id", "client_secret"}`: the secret of `DEFAULT_PROGRAM`',
+    actsIn: [
+      'functions/poller/poller-config.ts#loadPollerConfig',
+      'functions/adapters/aws/secrets-manager-credentials.ts#SecretsManagerCredentialsProvider',
+    ],
     env: { name: 'SECRET_ID', required: true, deployed: 'resource' },
   }),
   programSecrets: setting(structured('a JSON object {"<program>": "<secret id or ARN>"}'), {
     doc: 'JSON object binding every other program to its secret: `{"loans": "arn:…"}`',
     whenAbsent: 'the default program only',
+    actsIn: ['functions/poller/poller-config.ts#resolveInvocationTarget'],
     env: { name: 'PROGRAM_SECRETS', deployed: 'computed' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
     doc: 'DynamoDB table holding the checkpoints, partition key `pk` (string)',
+    actsIn: ['functions/adapters/aws/dynamodb-checkpoint-store.ts#DynamoDbCheckpointStore'],
     env: { name: 'CHECKPOINT_TABLE', required: true, deployed: 'resource' },
   }),
   eventBus: setting(nonEmpty('the name or ARN of the EventBridge bus to publish to'), {
     doc: 'Name or ARN of the bus to publish to',
+    actsIn: ['functions/adapters/aws/eventbridge-publisher.ts#EventBridgePublisher'],
     env: { name: 'EVENT_BUS_NAME', required: true, deployed: 'resource' },
   }),
   eventSource: setting(
@@ -106,6 +129,11 @@ export const SETTINGS = {
     {
       doc: '`source` of every published event',
       default: 'banking.events',
+      actsIn: [
+        'functions/adapters/aws/eventbridge-publisher.ts#EventBridgePublisher',
+        'infra/constructs/event-routing.ts#EventRouting',
+        'infra/constructs/poller-source-guard.ts#PollerSourceGuard',
+      ],
       env: { name: 'EVENT_SOURCE' },
       context: { key: 'eventSource' },
       prop: { name: 'eventSource' },
@@ -114,6 +142,10 @@ export const SETTINGS = {
   scheduleRateMinutes: setting(scheduleMinutes, {
     doc: "How often each program's schedule fires, in whole minutes; the function timeout follows it",
     default: 1,
+    actsIn: [
+      'infra/constructs/poller-schedules.ts#createPollerSchedules',
+      'infra/constructs/handover-timing.ts#overlappingTimeout',
+    ],
     context: { key: 'scheduleRate', kind: rateExpression(scheduleMinutes) },
     prop: { name: 'scheduleInterval', duration: true },
   }),
@@ -125,6 +157,10 @@ export const SETTINGS = {
         '`retryAttempts` (0–185, default 185) for EventBridge delivery, and `ordered` (custom bus only: a FIFO ' +
         'subscriber onto a FIFO queue, in order within each event group)',
       default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
+      actsIn: [
+        'infra/constructs/event-routing.ts#EventRouting',
+        'infra/constructs/custom-bus-routing.ts#CustomBusRouting',
+      ],
       context: { key: 'routes' },
       prop: { name: 'routes' },
     },
@@ -132,30 +168,35 @@ export const SETTINGS = {
   lagThresholdSeconds: setting(integer({ min: 60, unit: 'seconds' }), {
     doc: "`LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm",
     default: 300,
+    actsIn: ['infra/constructs/poller-alarms.ts#PollerAlarms'],
     context: { key: 'lagThresholdSeconds' },
     prop: { name: 'lagThreshold', duration: true },
   }),
   alarmEmail: setting(text(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'), {
     doc: 'Subscribes this address to the alarm topic (confirm the email AWS sends)',
     whenAbsent: 'none',
+    actsIn: ['infra/constructs/banking-events-poller.ts#BankingEventsPoller'],
     context: { key: 'alarmEmail', none: '' },
     prop: { name: 'alarmEmail' },
   }),
   archiveRetentionDays: setting(integer({ min: 0, max: 36_500, unit: 'days' }), {
     doc: 'How long the archive keeps events for replay; `0` keeps them forever',
     default: 30,
+    actsIn: ['infra/constructs/banking-events-poller.ts#BankingEventsPoller'],
     context: { key: 'archiveRetentionDays' },
     prop: { name: 'archiveRetention', duration: true },
   }),
   logRetentionDays: setting(oneOf(LOG_RETENTION_DAYS, 'CloudWatch Logs periods; 9999 keeps them forever'), {
     doc: "Retention of the function's log group, in days",
     default: 30,
+    actsIn: ['infra/constructs/poller-function.ts#createPollerFunction'],
     context: { key: 'logRetentionDays' },
     prop: { name: 'logRetention' },
   }),
   eventBusName: setting(text(/^[A-Za-z0-9._-]{1,256}$/, 'an event bus name'), {
     doc: 'Name of the bus to create; leave it out when publishing to an existing bus',
     whenAbsent: 'a name generated by CloudFormation',
+    actsIn: ['infra/constructs/banking-events-poller.ts#BankingEventsPoller'],
     context: { key: 'eventBusName', default: 'banking-events', none: '' },
     prop: { name: 'eventBusName' },
   }),
@@ -167,6 +208,7 @@ export const SETTINGS = {
     {
       doc: 'Publish to this existing bus instead of creating one (then set `eventBusName` to `""`)',
       whenAbsent: 'none (a bus is created)',
+      actsIn: ['infra/poller-stack.ts#PollerStack'],
       context: { key: 'existingEventBusArn', none: '' },
     },
   ),
@@ -176,6 +218,7 @@ export const SETTINGS = {
       'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
       'retention and replay from it)',
     default: 'classic',
+    actsIn: ['infra/constructs/banking-events-poller.ts#BankingEventsPoller'],
     // Written for the custom bus only: a classic function's environment stays as it was before
     // the setting existed (the handler's default is classic).
     env: { name: 'EVENT_BUS_KIND', deployed: 'computed' },
@@ -188,6 +231,8 @@ export const SETTINGS = {
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
     default: 'program',
     customBusOnly: true,
+    // The construct's part: an ordered route needs a group. The publisher names the group.
+    actsIn: ['infra/constructs/custom-bus-routing.ts#CustomBusRouting'],
     env: { name: 'EVENT_GROUP_BY' },
     context: { key: 'eventGroupBy' },
     prop: { name: 'eventGroupBy' },
@@ -196,12 +241,14 @@ export const SETTINGS = {
     doc: 'Custom bus only: how long the bus keeps every event, for subscribers that start from a point in time',
     default: 14,
     customBusOnly: true,
+    actsIn: ['infra/constructs/custom-event-bus.ts#CustomEventBus'],
     context: { key: 'busRetentionDays' },
     prop: { name: 'busRetention', duration: true },
   }),
   serviceName: setting(text(/^\S{1,255}$/, 'a service name'), {
     doc: 'The `service` of every log line, and a dimension of every metric',
     default: 'banking-events-poller',
+    actsIn: ['functions/poller/handler.ts#handler', 'infra/constructs/poller-metrics.ts#PollerMetrics'],
     env: { name: 'POWERTOOLS_SERVICE_NAME', deployed: 'fixed', readBy: 'powertools' },
   }),
   metricsNamespace: setting(
@@ -212,6 +259,7 @@ export const SETTINGS = {
     {
       doc: "CloudWatch namespace of the handler's metrics",
       default: 'BankingEventsPoller',
+      actsIn: ['functions/poller/handler.ts#handler', 'infra/constructs/poller-metrics.ts#PollerMetrics'],
       env: { name: 'POWERTOOLS_METRICS_NAMESPACE', readBy: 'powertools' },
       context: { key: 'metricsNamespace' },
       prop: { name: 'metricsNamespace' },
@@ -220,17 +268,23 @@ export const SETTINGS = {
   logLevel: setting(oneOf(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT']), {
     doc: "Powertools Logger's level",
     default: 'INFO',
+    actsIn: ['functions/poller/handler.ts#handler'],
     env: { name: 'POWERTOOLS_LOG_LEVEL', deployed: 'fixed', readBy: 'powertools' },
   }),
   tracing: setting(flag(), {
     doc: 'Active X-Ray tracing on the function',
     default: false,
+    actsIn: ['infra/constructs/poller-function.ts#createPollerFunction'],
     context: { key: 'tracing' },
     prop: { name: 'tracing' },
   }),
   pollLimit: setting(integer({ min: 1, max: 1000 }), {
     doc: 'Events asked for per poll request',
     default: 100,
+    actsIn: [
+      'functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed',
+      'functions/core/start-position.ts#fastForward',
+    ],
     env: { name: 'POLL_LIMIT' },
     prop: { name: 'pollLimit' },
     cli: { flag: '--limit <events>' },
@@ -240,6 +294,7 @@ export const SETTINGS = {
       'Name of the `GET /events` query parameter that carries the cursor, the last sequence number seen ' +
       '(the feed must answer with the events after it)',
     default: CURSOR_PARAMETER,
+    actsIn: ['functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed'],
     env: { name: 'POLL_CURSOR_PARAM' },
     context: { key: 'pollCursorParam' },
     prop: { name: 'pollCursorParam' },
@@ -248,6 +303,7 @@ export const SETTINGS = {
   pollLimitParam: setting(queryParameter, {
     doc: "Name of the `GET /events` query parameter that carries the page size; not the cursor's name",
     default: 'limit',
+    actsIn: ['functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed'],
     env: { name: 'POLL_LIMIT_PARAM' },
     context: { key: 'pollLimitParam' },
     prop: { name: 'pollLimitParam' },
@@ -258,6 +314,7 @@ export const SETTINGS = {
       'Where a program without a checkpoint starts: every event the feed still has (`beginning`), only ' +
       'events created from its first run on (`latest`), or a sequence number',
     default: 'beginning',
+    actsIn: ['functions/core/cycle/start-landing.ts#applyStartPosition'],
     see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_POSITION' },
     context: { key: 'startPosition' },
@@ -269,6 +326,7 @@ export const SETTINGS = {
       '`latest` only, until a run has recorded where the feed ended: events stamped up to this long before ' +
       "the program's first run are published, so a bank clock behind ours by as much loses nothing",
     default: START_POSITION_DEFAULTS.clockSkewAllowanceMs / 1000,
+    actsIn: ['functions/core/cycle/start-landing.ts#applyStartPosition'],
     see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_CLOCK_SKEW_ALLOWANCE_SECONDS' },
     context: { key: 'startClockSkewAllowanceSeconds' },
@@ -278,6 +336,10 @@ export const SETTINGS = {
   safetyMarginMs: setting(integer({ min: 0, max: 600_000, unit: 'milliseconds' }), {
     doc: 'Time kept back at the end of a run to publish and commit; at most a quarter of the time left',
     default: CYCLE_DEFAULTS.safetyMarginMs,
+    actsIn: [
+      'functions/core/cycle-budget.ts#computeDeadline',
+      'infra/constructs/handover-timing.ts#overlappingTimeout',
+    ],
     see: { title: 'sizing', path: 'docs/performance.md#sizing-memory-and-timeout' },
     env: { name: 'SAFETY_MARGIN_MS' },
     prop: { name: 'safetyMargin', duration: true },
@@ -285,6 +347,7 @@ export const SETTINGS = {
   leaseWaitMs: setting(integer({ min: 0, max: 900_000, unit: 'milliseconds' }), {
     doc: 'How long a run waits for the run holding the lease to hand it over; the construct sets it from the schedule',
     default: CYCLE_DEFAULTS.leaseWaitMs,
+    actsIn: ['functions/core/checkpoint/lease.ts#takeLease', 'infra/constructs/handover-timing.ts#leaseWait'],
     env: { name: 'LEASE_WAIT_MS', deployed: 'computed' },
   }),
   publishConcurrency: setting(integer({ min: 1, max: 50 }), {
@@ -292,6 +355,7 @@ export const SETTINGS = {
       'PutEvents requests in flight at once while catching up; halved when EventBridge throttles, grown ' +
       'back after a streak of successes',
     default: PUBLISH_DEFAULTS.concurrency,
+    actsIn: ['functions/core/publish-gate.ts#PublishGate'],
     env: { name: 'PUBLISH_CONCURRENCY' },
     context: { key: 'publishConcurrency' },
     prop: { name: 'publishConcurrency' },
@@ -301,6 +365,7 @@ export const SETTINGS = {
       'Cap on PutEvents requests per second per program: the quota is per account and region, shared ' +
       'with your other producers',
     whenAbsent: 'no cap',
+    actsIn: ['functions/core/publish-gate.ts#PublishGate'],
     env: { name: 'PUBLISH_MAX_REQUESTS_PER_SECOND' },
     context: { key: 'maxPutEventsPerSecond', none: 0 },
     prop: { name: 'maxPutEventsPerSecond' },
@@ -308,6 +373,7 @@ export const SETTINGS = {
   feedMode: setting(oneOf(FEED_MODES), {
     doc: 'How the feed is read: long polls of `GET /events`, or the SSE stream `GET /events/stream`',
     default: CYCLE_DEFAULTS.feedMode,
+    actsIn: ['functions/core/cycle/feed-sources.ts#openFeedSources'],
     see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     env: { name: 'FEED_MODE' },
     context: { key: 'feedMode' },
@@ -319,6 +385,7 @@ export const SETTINGS = {
       'How a transaction whose `data.type` the stream may have replaced is fetched: one `GET /events` ' +
       'page (`page`), or `GET /event/:id` each (`lookup`)',
     default: CYCLE_DEFAULTS.streamRecovery,
+    actsIn: ['functions/core/stream/stream-reader.ts#StreamReader'],
     see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     streamOnly: true,
     env: { name: 'STREAM_RECOVERY' },
@@ -329,6 +396,7 @@ export const SETTINGS = {
   streamLingerMs: setting(integer({ min: 0, max: 1_000, unit: 'milliseconds' }), {
     doc: 'Longest wait for more events of a micro-batch while earlier ones are being published',
     default: CYCLE_DEFAULTS.streamLingerMs,
+    actsIn: ['functions/core/stream/stream-reader.ts#StreamReader'],
     streamOnly: true,
     env: { name: 'STREAM_LINGER_MS' },
     context: { key: 'streamLingerMs' },
@@ -337,6 +405,7 @@ export const SETTINGS = {
   streamCursorParam: setting(queryParameter, {
     doc: 'Name of the `GET /events/stream` query parameter that carries the starting point',
     default: CURSOR_PARAMETER,
+    actsIn: ['functions/adapters/banking-http/banking-event-stream.ts#BankingEventStream'],
     streamOnly: true,
     env: { name: 'STREAM_CURSOR_PARAM' },
     context: { key: 'streamCursorParam' },
@@ -347,6 +416,7 @@ export const SETTINGS = {
       'Lookups of skipped sequence numbers per invocation; `0` turns gap repair off (the sequence-gap ' +
       'alarm then watches `SequenceGaps`)',
     default: GAP_REPAIR_DEFAULTS.maxLookups,
+    actsIn: ['functions/core/gap-repair.ts#GapRepair'],
     see: { title: 'sequence gaps', path: 'docs/runbook.md#alarm-sequence-gaps' },
     env: { name: 'GAP_REPAIR_MAX_LOOKUPS' },
     context: { key: 'gapRepairMaxLookups' },
@@ -357,6 +427,7 @@ export const SETTINGS = {
       'How long a skipped number is looked up again before it is given up and counted in `GapsUnfilled`; ' +
       "at most the feed's retention, 24 hours",
     default: GAP_REPAIR_DEFAULTS.graceMs / 1000,
+    actsIn: ['functions/core/gap-repair.ts#GapRepair'],
     env: { name: 'GAP_REPAIR_GRACE_SECONDS' },
     context: { key: 'gapRepairGraceSeconds' },
     prop: { name: 'gapRepair.gracePeriod', duration: true },
@@ -364,6 +435,10 @@ export const SETTINGS = {
   maxEventEntryBytes: setting(integer({ min: MIN_MAX_ENTRY_BYTES, max: PUT_EVENTS_MAX_BYTES }), {
     doc: 'Largest PutEvents entry, in bytes; a larger event goes through the claim check (S3, a pointer on the bus)',
     default: DEFAULT_MAX_ENTRY_BYTES,
+    actsIn: [
+      'functions/core/claim-check-publisher.ts#ClaimCheckPublisher',
+      'functions/adapters/aws/eventbridge-publisher.ts#EventBridgePublisher',
+    ],
     see: { title: 'too large', path: 'docs/runbook.md#event-too-large' },
     env: { name: 'MAX_EVENT_ENTRY_BYTES' },
     context: { key: 'maxEventEntryBytes' },
@@ -372,37 +447,47 @@ export const SETTINGS = {
   claimCheckBucket: setting(nonEmpty('an S3 bucket name'), {
     doc: 'S3 bucket for events too large for the bus',
     whenAbsent: 'none: such an event stops the run with `EVENT_TOO_LARGE`',
+    actsIn: ['functions/adapters/aws/s3-claim-check-store.ts#S3ClaimCheckStore'],
     env: { name: 'CLAIM_CHECK_BUCKET', deployed: 'resource' },
   }),
   claimCheckRetentionDays: setting(integer({ min: 1, max: 36_500, unit: 'days' }), {
     doc: "How long the claim-check bucket keeps an event's body",
     default: 30,
+    actsIn: ['infra/constructs/poller-storage.ts#createClaimCheckBucket'],
     context: { key: 'claimCheckRetentionDays' },
     prop: { name: 'claimCheckRetention', duration: true },
   }),
   exampleSubscriber: setting(flag(), {
     doc: 'Deploys the example subscriber of transactions (docs/subscribers.md)',
     default: false,
+    actsIn: ['infra/poller-stack.ts#PollerStack'],
     context: { key: 'exampleSubscriber' },
   }),
   minPollWindowMs: setting(integer({ min: 100, max: 600_000, unit: 'milliseconds' }), {
     doc: 'No poll starts with less time than this left',
     default: CYCLE_DEFAULTS.minPollWindowMs,
+    actsIn: [
+      'functions/core/feed-reader.ts#FeedReader',
+      'functions/core/stream/stream-reader.ts#StreamReader',
+    ],
     env: { name: 'MIN_POLL_WINDOW_MS' },
   }),
   credentialsTtlSeconds: setting(integer({ min: 0, max: 86_400, unit: 'seconds' }), {
     doc: 'How long the credentials read from a secret are cached (re-read at once on a 401)',
     default: 300,
+    actsIn: ['functions/adapters/aws/secrets-manager-credentials.ts#SecretsManagerCredentialsProvider'],
     env: { name: 'CREDENTIALS_TTL_SECONDS' },
   }),
   leaseCheckIntervalMs: setting(integer({ min: 10, max: 10_000, unit: 'milliseconds' }), {
     doc: 'How often the lease is looked at while waiting for it',
     default: CYCLE_DEFAULTS.leaseCheckIntervalMs,
+    actsIn: ['functions/core/checkpoint/lease.ts#takeLease'],
     env: { name: 'LEASE_CHECK_INTERVAL_MS' },
   }),
   publishMaxAttempts: setting(integer({ min: 1, max: 20 }), {
     doc: 'Attempts per PutEvents entry the bus rejects',
     default: PUBLISH_DEFAULTS.maxAttempts,
+    actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },
   }),
 };

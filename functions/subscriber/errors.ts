@@ -23,11 +23,13 @@ export class SubscriberError extends Error {
 
 /** The input is not an event of the poller: not JSON, or a field missing or of the wrong type or value. */
 export class EventValidationError extends SubscriberError {
+  static readonly code = 'EVENT_INVALID';
+
   /** The offending field's path in the event, e.g. `detail.data.amount`. */
   readonly field: string;
 
   constructor(message: string, field: string, context: SubscriberErrorContext = {}, cause?: unknown) {
-    super('EVENT_INVALID', message, { context: { field, ...context }, cause });
+    super(EventValidationError.code, message, { context: { field, ...context }, cause });
     this.field = field;
   }
 }
@@ -37,11 +39,13 @@ export class EventValidationError extends SubscriberError {
  * rounded amount is a wrong money movement, so the event is refused rather than handled with it.
  */
 export class UnsafeIntegerError extends SubscriberError {
+  static readonly code = 'EVENT_UNSAFE_INTEGER';
+
   readonly field: string;
 
   constructor(field: string, context: SubscriberErrorContext = {}) {
     super(
-      'EVENT_UNSAFE_INTEGER',
+      UnsafeIntegerError.code,
       `${field} is an integer beyond ±(2^53 − 1), which a JavaScript number cannot hold exactly; ` +
         'the event is refused rather than handled with a rounded value (its message keeps the exact digits)',
       { context: { field, ...context } },
@@ -52,21 +56,36 @@ export class UnsafeIntegerError extends SubscriberError {
 
 /** A claim-check body that is not the one the pointer names: another size or SHA-256, another event, another bucket. */
 export class ClaimCheckMismatchError extends SubscriberError {
+  static readonly code = 'CLAIM_CHECK_MISMATCH';
+
   constructor(message: string, context: SubscriberErrorContext = {}) {
-    super('CLAIM_CHECK_MISMATCH', message, { context });
+    super(ClaimCheckMismatchError.code, message, { context });
   }
 }
 
 /** The claim-check body could not be read (missing object, access denied, S3 failing). */
 export class ClaimCheckReadError extends SubscriberError {
+  static readonly code = 'CLAIM_CHECK_UNREADABLE';
+
   constructor(message: string, context: SubscriberErrorContext = {}, cause?: unknown) {
-    super('CLAIM_CHECK_UNREADABLE', message, { context, cause });
+    super(ClaimCheckReadError.code, message, { context, cause });
   }
 }
 
 /** The kit's options are missing or contradictory. */
 export class SubscriberConfigurationError extends SubscriberError {
+  static readonly code = 'CONFIGURATION_INVALID';
+
   constructor(message: string, context: SubscriberErrorContext = {}) {
-    super('CONFIGURATION_INVALID', message, { context });
+    super(SubscriberConfigurationError.code, message, { context });
   }
 }
+
+/** Every error of the kit, each with its stable `code` (docs/subscribers.md lists them all). */
+export const SUBSCRIBER_ERRORS = [
+  EventValidationError,
+  UnsafeIntegerError,
+  ClaimCheckMismatchError,
+  ClaimCheckReadError,
+  SubscriberConfigurationError,
+] as const;

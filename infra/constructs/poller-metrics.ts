@@ -3,11 +3,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { MetricName } from '../../functions/core/ports.ts';
 import { SETTINGS } from '../../functions/settings/settings.ts';
 
-/**
- * The custom bus's broken-order count (Count, per program). Typed through `string` while the core's
- * `METRIC_NAMES` lacks it: the core-order change adds it there, and this cast becomes a no-op.
- */
-export const ORDER_BROKEN = 'OrderBroken' as string as MetricName;
+/** The custom bus's broken-order count (Count, per program): graphed and alarmed on that bus only. */
+export const ORDER_BROKEN: MetricName = 'OrderBroken';
 
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
 export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;

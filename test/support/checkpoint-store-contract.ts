@@ -1,7 +1,7 @@
 /**
  * The checkpoint store's contract: the lease, landing, checkpoint and release rules as one table
  * of cases, run against every store (`CheckpointStore`) with the same expectations: the in-memory
- * and file stores in the unit project (`checkpoint-rules.ts`), the DynamoDB store on moto in the
+ * and file stores in the unit project (`core/checkpoint/rules.ts`), the DynamoDB store on moto in the
  * integration project (its condition expressions). A rule one store keeps and another does not
  * fails here, whichever store drifted.
  *
@@ -18,7 +18,7 @@ import type {
   CycleRecord,
   LeaseGrant,
   StartRequest,
-} from '../../functions/core/checkpoint-store.ts';
+} from '../../functions/core/checkpoint/store.ts';
 
 /** A fresh, empty row of a store, whose clock (for `updatedAt`, `appliedAt`) reads `now()`. */
 export type CheckpointStoreFactory = (now: () => number) => CheckpointStore | Promise<CheckpointStore>;

@@ -35,7 +35,7 @@ import type {
   LeaseRequest,
   ReleaseOptions,
   StartRequest,
-} from '../../functions/core/checkpoint-store.ts';
+} from '../../functions/core/checkpoint/store.ts';
 import { ClaimCheckPublisher } from '../../functions/core/claim-check-publisher.ts';
 import { PublishError, UpstreamHttpError } from '../../functions/core/errors.ts';
 import { parsePollResponse } from '../../functions/core/event-model.ts';

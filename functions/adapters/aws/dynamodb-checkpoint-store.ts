@@ -39,19 +39,21 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isStartApplied } from '../../core/checkpoint-rules.ts';
-import type {
-  CheckpointState,
-  CheckpointStore,
-  CommitRequest,
-  CycleRecord,
-  HighestSeenRequest,
-  LeaseGrant,
-  LeaseRequest,
-  OpenGap,
-  ReleaseOptions,
-  StartRequest,
-} from '../../core/checkpoint-store.ts';
+import {
+  CHECKPOINT_RULES,
+  type CheckpointRuleName,
+  type CheckpointState,
+  type CheckpointStore,
+  type CommitRequest,
+  type CycleRecord,
+  type HighestSeenRequest,
+  isStartApplied,
+  type LeaseGrant,
+  type LeaseRequest,
+  type OpenGap,
+  type ReleaseOptions,
+  type StartRequest,
+} from '../../core/checkpoint/index.ts';
 import {
   CheckpointRegressionError,
   ConfigurationError,
@@ -116,6 +118,30 @@ export const CHECKPOINT_ITEM_FORMAT = 2;
 /** An item whose format this version knows: none written yet, format 1 (no attribute), or up to ours. */
 const FORMAT_KNOWN = '(attribute_not_exists(format_version) OR format_version <= :format)';
 
+/**
+ * The checkpoint's rules as condition expressions, one per rule, under the name it has in
+ * `CHECKPOINT_RULES` (`core/checkpoint/rules.ts`, where each is stated and the memory and file
+ * stores apply it). Every write's condition is built from these; which rule refused a write is
+ * told by the same rules on the item as it was. Placeholders: `:owner`, `:now`, `:seq`, `:feed`,
+ * `:seen`, `:endedAt`.
+ */
+const CONDITION = {
+  leaseFree: '(attribute_not_exists(lease_owner) OR lease_expires_at < :now)',
+  holderOnly: 'lease_owner = :owner',
+  forwardOnly: '(attribute_not_exists(checkpoint) OR checkpoint <= :seq)',
+  noLandingOverCheckpoint: 'attribute_not_exists(checkpoint)',
+  sameFeed: '(attribute_not_exists(feed_program_id) OR feed_program_id = :feed)',
+  highestSeenRises: '(attribute_not_exists(highest_seen) OR highest_seen < :seen)',
+  newerRecordOnly: '(attribute_not_exists(last_cycle_ended_at) OR last_cycle_ended_at <= :endedAt)',
+} as const satisfies { readonly [rule in CheckpointRuleName]: string };
+
+/** Every condition at once. */
+function all(...conditions: readonly string[]): string {
+  return conditions.join(' AND ');
+}
+
+const RULE = CHECKPOINT_RULES;
+
 /** One conditional write: what to set, under which condition. */
 interface ConditionalUpdate {
   /** Names the write in a deadline error, e.g. `commit`. */
@@ -158,9 +184,10 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
   }
 
   /**
-   * Takes the lease if it is free, expired, or already ours (re-entrant: the expiry is extended).
-   * The same write records `first_leased_at` if the row has none: the first run's start, kept even
-   * if that run dies right after (the start position `latest` counts from it).
+   * Takes the lease if it is free, expired, or already ours (re-entrant: the expiry is extended):
+   * `leaseFree` or `holderOnly`. The same write records `first_leased_at` if the row has none: the
+   * first run's start, kept even if that run dies right after (the start position `latest` counts
+   * from it).
    *
    * Timeline, leases of 60 s:
    * ```
@@ -176,7 +203,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       update:
         'SET lease_owner = :owner, lease_expires_at = :expiresAt, format_version = :format, ' +
         'first_leased_at = if_not_exists(first_leased_at, :now)',
-      condition: `(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner) AND ${FORMAT_KNOWN}`,
+      condition: all(`(${CONDITION.leaseFree} OR ${CONDITION.holderOnly})`, FORMAT_KNOWN),
       values: {
         ':owner': { S: owner },
         ':expiresAt': { N: String(expiresAt) },
@@ -230,11 +257,11 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const outcome = await this.#conditionalUpdate({
       operation: 'recordStart',
       update: `SET ${sets.join(', ')}`,
-      condition:
-        'lease_owner = :owner AND attribute_not_exists(checkpoint)' +
-        (feedProgramId === null
-          ? ''
-          : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
+      condition: all(
+        CONDITION.holderOnly,
+        CONDITION.noLandingOverCheckpoint,
+        ...(feedProgramId === null ? [] : [CONDITION.sameFeed]),
+      ),
       values: {
         ':owner': { S: owner },
         ':position': { S: position },
@@ -246,13 +273,13 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     });
     if (outcome.applied) return;
     const state = this.#stateOf(outcome.item);
-    if (state.lease?.owner !== owner) {
+    if (!RULE.holderOnly(state, owner)) {
       throw new LeaseLostError(
         `Lease of program ${this.#program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}: start position not recorded`,
         { program: this.#program, owner, holder: state.lease?.owner ?? null, sequenceNumber: checkpoint },
       );
     }
-    if (state.checkpoint !== null) {
+    if (!RULE.noLandingOverCheckpoint(state)) {
       throw new CheckpointRegressionError(
         `Checkpoint of program ${this.#program} is already ${state.checkpoint} although its start position was never applied: another writer set it`,
         { program: this.#program, owner, checkpoint: state.checkpoint, sequenceNumber: checkpoint },
@@ -285,13 +312,13 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const outcome = await this.#conditionalUpdate({
       operation: 'recordHighestSeen',
       update: 'SET highest_seen = :seen',
-      condition: 'lease_owner = :owner AND (attribute_not_exists(highest_seen) OR highest_seen < :seen)',
+      condition: all(CONDITION.holderOnly, CONDITION.highestSeenRises),
       values: { ':owner': { S: owner }, ':seen': { N: String(sequenceNumber) } },
       signal,
     });
     if (outcome.applied) return;
     const state = this.#stateOf(outcome.item);
-    if (state.lease?.owner === owner) return; // already as high or higher
+    if (RULE.holderOnly(state, owner)) return; // already as high or higher
     throw new LeaseLostError(
       `Lease of program ${this.#program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}: highest sequence number seen ${sequenceNumber} not recorded`,
       { program: this.#program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
@@ -332,11 +359,11 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         (feedProgramId === null ? '' : ', feed_program_id = :feed') +
         (openGaps === undefined ? '' : ', open_gaps = :gaps') +
         (newestCreatedDt === undefined ? '' : ', newest_created_dt = :newest'),
-      condition:
-        'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)' +
-        (feedProgramId === null
-          ? ''
-          : ' AND (attribute_not_exists(feed_program_id) OR feed_program_id = :feed)'),
+      condition: all(
+        CONDITION.holderOnly,
+        CONDITION.forwardOnly,
+        ...(feedProgramId === null ? [] : [CONDITION.sameFeed]),
+      ),
       values: {
         ':owner': { S: owner },
         ':seq': { N: String(sequenceNumber) },
@@ -349,16 +376,16 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     });
     if (outcome.applied) return;
     const { item } = outcome;
-    const holder = stringAttribute(item, 'lease_owner') ?? null;
-    if (holder !== owner) {
+    const state = stateOf(item);
+    if (!RULE.holderOnly(state, owner)) {
+      const holder = stringAttribute(item, 'lease_owner') ?? null;
       throw new LeaseLostError(
         `Lease of program ${this.#program} is held by ${holder ?? 'nobody'}, not ${owner}: checkpoint ${sequenceNumber} not written`,
         { program: this.#program, owner, holder, sequenceNumber },
       );
     }
-    const recordedFeed = stringAttribute(item, 'feed_program_id');
-    if (feedProgramId !== null && recordedFeed !== undefined && recordedFeed !== feedProgramId) {
-      throw new FeedProgramMismatchError(this.#program, recordedFeed, feedProgramId, sequenceNumber);
+    if (!RULE.sameFeed(state, feedProgramId)) {
+      throw new FeedProgramMismatchError(this.#program, state.feedProgramId!, feedProgramId!, sequenceNumber);
     }
     throw new CheckpointRegressionError(
       `Checkpoint of program ${this.#program} is already ${numberAttribute(item, 'checkpoint')}, beyond ${sequenceNumber}, although ${owner} holds the lease: another writer moved it`,
@@ -380,7 +407,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     const outcome = await this.#conditionalUpdate({
       operation: 'releaseLease',
       update: `${recorded === undefined ? '' : `SET ${recorded.sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
-      condition: 'lease_owner = :owner',
+      condition: CONDITION.holderOnly,
       values: { ':owner': { S: owner }, ...recorded?.values },
       signal,
     });
@@ -401,7 +428,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     await this.#conditionalUpdate({
       operation: 'recordCycle',
       update: `SET ${sets.join(', ')}${removes.length === 0 ? '' : ` REMOVE ${removes.join(', ')}`}`,
-      condition: 'attribute_not_exists(last_cycle_ended_at) OR last_cycle_ended_at <= :endedAt',
+      condition: CONDITION.newerRecordOnly,
       values,
       signal,
     });
@@ -427,7 +454,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
       move.expected === null ? 'attribute_not_exists(checkpoint)' : 'checkpoint = :expected',
       FORMAT_KNOWN,
     ];
-    if (!move.breakLease) conditions.push('(attribute_not_exists(lease_owner) OR lease_expires_at < :now)');
+    if (!move.breakLease) conditions.push(CONDITION.leaseFree);
     const sets = ['checkpoint = :to', 'updated_at = :updatedAt', 'format_version = :format'];
     if (move.feedProgramId !== undefined)
       sets.push('feed_program_id = if_not_exists(feed_program_id, :feed)');

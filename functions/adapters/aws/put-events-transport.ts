@@ -99,7 +99,8 @@ export class SignedPutEvents implements PutEventsTransport {
       this.#client.config.credentials(),
     ]);
     const body = requestBody(entries);
-    const headers = signJsonPost(
+    // Awaited though ours is synchronous: `bench:signer` puts the library's signer, which is not, here.
+    const headers = await signJsonPost(
       {
         host: target.url.host,
         body,

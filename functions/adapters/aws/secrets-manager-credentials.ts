@@ -1,5 +1,9 @@
 /**
  * Banking-service credentials from AWS Secrets Manager, cached across warm invocations.
+ *
+ * Ours rather than Powertools Parameters' `getSecret` (docs/decisions/hand-written-secret-cache.md):
+ * it caches the parsed, checked credentials rather than the text, lets concurrent reads and 401
+ * refreshes share one `GetSecretValue`, and never quotes the secret in an error.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { parseBankingCredentials } from '../../core/banking-credentials.ts';

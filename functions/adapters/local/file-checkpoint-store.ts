@@ -1,7 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { EMPTY_CHECKPOINT_STATE } from '../../core/checkpoint-rules.ts';
-import type { CheckpointState } from '../../core/checkpoint-store.ts';
+import { type CheckpointState, EMPTY_CHECKPOINT_STATE } from '../../core/checkpoint/index.ts';
 import { ConfigurationError } from '../../core/errors.ts';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
 

@@ -1,4 +1,8 @@
 import {
+  type CheckpointState,
+  type CheckpointStore,
+  type CommitRequest,
+  type CycleRecord,
   decideCommit,
   decideCycleRecord,
   decideHighestSeen,
@@ -6,18 +10,12 @@ import {
   decideRelease,
   decideStart,
   EMPTY_CHECKPOINT_STATE,
-} from '../../core/checkpoint-rules.ts';
-import type {
-  CheckpointState,
-  CheckpointStore,
-  CommitRequest,
-  CycleRecord,
-  HighestSeenRequest,
-  LeaseGrant,
-  LeaseRequest,
-  ReleaseOptions,
-  StartRequest,
-} from '../../core/checkpoint-store.ts';
+  type HighestSeenRequest,
+  type LeaseGrant,
+  type LeaseRequest,
+  type ReleaseOptions,
+  type StartRequest,
+} from '../../core/checkpoint/index.ts';
 import { DeadlineExceededError } from '../../core/errors.ts';
 
 export interface MemoryCheckpointStoreOptions {
@@ -30,8 +28,9 @@ export interface MemoryCheckpointStoreOptions {
 }
 
 /**
- * A checkpoint store held in memory, with the same lease rules as the DynamoDB one. Subclasses
- * persist the state (`FileCheckpointStore`); tests use it as it is.
+ * A checkpoint store held in memory: each write applies the core's rules (`decide…` in
+ * `core/checkpoint/rules.ts`) to the state, the same rules the DynamoDB store writes as condition
+ * expressions. Subclasses persist the state (`FileCheckpointStore`); tests use it as it is.
  */
 export class MemoryCheckpointStore implements CheckpointStore {
   protected state: CheckpointState;

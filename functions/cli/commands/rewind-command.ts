@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import type { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
-import type { CheckpointState } from '../../core/checkpoint-store.ts';
+import type { CheckpointState } from '../../core/checkpoint/index.ts';
 import { fastForward } from '../../core/start-position.ts';
 import { boundedReader, type FeedFlags, feedFromSecret } from '../banking-access.ts';
 import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-errors.ts';

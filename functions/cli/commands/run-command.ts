@@ -19,9 +19,8 @@ import { StaticCredentialsProvider } from '../../adapters/local/static-credentia
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
-import type { CheckpointStore } from '../../core/checkpoint-store.ts';
+import { type CheckpointStore, uniqueLeaseOwner } from '../../core/checkpoint/index.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
-import { uniqueLeaseOwner } from '../../core/lease-handover.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
 import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { type FeedMode, SETTINGS, type StreamRecovery } from '../../settings/settings.ts';

@@ -1,4 +1,4 @@
-import type { CheckpointStore } from '../checkpoint-store.ts';
+import type { CheckpointStore } from '../checkpoint/store.ts';
 import type {
   Clock,
   CycleLogger,

@@ -3,7 +3,7 @@
  * alarm counts, and the failures a cycle must report although nothing threw.
  */
 
-import type { LeaseGrant } from '../checkpoint-store.ts';
+import type { LeaseGrant } from '../checkpoint/store.ts';
 import { FeedCursorError } from '../errors.ts';
 import type { FeedSource } from '../feed-reader.ts';
 import type { CycleLogger, MetricsSink } from '../ports.ts';

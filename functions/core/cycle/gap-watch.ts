@@ -4,7 +4,7 @@
  * the reads. The checkpoint never waits on them (see `gap-repair.ts`).
  */
 import type { BankingEvent } from '../banking-event.ts';
-import type { OpenGap } from '../checkpoint-store.ts';
+import type { OpenGap } from '../checkpoint/store.ts';
 import { findSequenceGaps } from '../event-model.ts';
 import type { GapLedger } from '../gap-ledger.ts';
 import { GapRepair } from '../gap-repair.ts';

@@ -4,11 +4,11 @@
  * checkpoint, filling a recorded gap) go out with it and only leave the gap ledger.
  */
 import type { BankingEvent } from '../banking-event.ts';
+import type { CheckpointProgress } from '../checkpoint/progress.ts';
 import type { CycleBudget } from '../cycle-budget.ts';
 import { DeadlineExceededError, EventTooLargeError, PublishError } from '../errors.ts';
 import type { GapLedger } from '../gap-ledger.ts';
 import { PublishPipeline, type PublishReport } from '../publish-pipeline.ts';
-import type { CheckpointProgress } from './checkpoint-progress.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 import type { CycleSettings } from './cycle-options.ts';
 import type { FeedIdentity } from './feed-identity.ts';

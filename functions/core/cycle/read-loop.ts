@@ -4,8 +4,9 @@
  * publishing of the pages before it, within two bounds: pages in flight, and accepted numbers
  * waiting for a checkpoint write (what a run cut short would send again).
  */
+
+import type { CheckpointProgress } from '../checkpoint/progress.ts';
 import type { FeedSource } from '../feed-reader.ts';
-import type { CheckpointProgress } from './checkpoint-progress.ts';
 import type { CycleHalt } from './cycle-halt.ts';
 import type { StopReason } from './cycle-summary.ts';
 import type { GapWatch } from './gap-watch.ts';

@@ -3,7 +3,7 @@
  * published, so a first run that fails at any point changes nothing for the next one.
  */
 
-import type { LeaseGrant } from '../checkpoint-store.ts';
+import type { LeaseGrant } from '../checkpoint/store.ts';
 import { StartPositionIncompleteError } from '../errors.ts';
 import type { FeedReader } from '../feed-reader.ts';
 import {

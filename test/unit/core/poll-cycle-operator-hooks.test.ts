@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
-import type { CheckpointState, CheckpointStore } from '../../../functions/core/checkpoint-store.ts';
+import type { CheckpointState, CheckpointStore } from '../../../functions/core/checkpoint/store.ts';
 import { StartPositionIncompleteError, UpstreamHttpError } from '../../../functions/core/errors.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import type { EventFeed } from '../../../functions/core/ports.ts';

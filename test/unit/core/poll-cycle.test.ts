@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
-import type { CheckpointStore } from '../../../functions/core/checkpoint-store.ts';
+import type { CheckpointStore } from '../../../functions/core/checkpoint/store.ts';
 import { computeDeadline, computeHardDeadline } from '../../../functions/core/cycle-budget.ts';
 import {
   AuthenticationError,

@@ -2,8 +2,8 @@
  * Facts the docs state that can break without anyone rewording a sentence: every relative link of
  * every Markdown page lands on a file and, with an anchor, on a heading or `<a id>` of it; every
  * `banking-events-poller …` command line they give names commands the CLI has, with flags those
- * commands take; the generated references are what the commands' own help prints and what the
- * construct declares. No sentence is pinned.
+ * commands take; every error code and variable they name exists; the generated references are
+ * what the commands' own help prints and what the construct declares. No sentence is pinned.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,7 +11,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { CLI_ERRORS } from '../../../functions/cli/cli-errors.ts';
 import { createCli } from '../../../functions/cli/cli-program.ts';
+import { POLLER_ERRORS } from '../../../functions/core/errors.ts';
+import { settingEntries } from '../../../functions/settings/settings.ts';
+import { SUBSCRIBER_ERRORS } from '../../../functions/subscriber/errors.ts';
 import { CLI_REFERENCE } from '../../../scripts/cli-docs-renderer.ts';
 import { CONSTRUCT_REFERENCE } from '../../../scripts/construct-docs-renderer.ts';
 import { replaceTable } from '../../../scripts/settings-docs-renderer.ts';
@@ -152,6 +156,81 @@ describe('the command lines of the docs', () => {
     expect(misfits(cli, 'status --stack S --program default')).toEqual([]);
     expect(misfits(cli, 'rewind --program default --to-sequence 3')).toEqual(['--to-sequence']);
     expect(misfits(cli, 'restart --stack S')).toEqual(['no command']);
+  });
+});
+
+/** Error codes and variables as the docs write them: `UPPER_SNAKE` names in code spans. */
+const NAME = /`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`/g;
+const NAME_IN_CODE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
+
+/** The error codes of the poller, its CLI and the subscriber kit. */
+const ERROR_CODES = new Set([...POLLER_ERRORS, ...CLI_ERRORS, ...SUBSCRIBER_ERRORS].map(({ code }) => code));
+
+/**
+ * Every such name in the repository's code (sources, scripts, tests, benchmarks), this test's file
+ * aside: the variables it reads, the constants it names.
+ */
+const NAMES_IN_CODE = new Set(
+  execFileSync(
+    'git',
+    [
+      'ls-files',
+      '--cached',
+      '--others',
+      '--exclude-standard',
+      'functions',
+      'infra',
+      'scripts',
+      'test',
+      'bench',
+    ],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    },
+  )
+    .split('\n')
+    .filter(
+      (file) =>
+        /\.(ts|mjs|py)$/.test(file) &&
+        !file.startsWith('test/unit/docs/') &&
+        existsSync(path.join(REPO_ROOT, file)),
+    )
+    .flatMap((file) => read(file).match(NAME_IN_CODE) ?? []),
+);
+
+/** Names the docs give that are AWS's, not ours: the attributes EventBridge puts on a dead-letter message. */
+const AWS_NAMES = new Set(['ERROR_CODE', 'ERROR_MESSAGE']);
+
+/** The names of `markdown` that are no error code, no setting's variable, and nowhere in the code. */
+function unknownNames(markdown: string): string[] {
+  const variables = new Set(
+    settingEntries().flatMap(([, setting]) => (setting.env ? [setting.env.name] : [])),
+  );
+  return [...markdown.matchAll(NAME)]
+    .map(([, name]) => name!)
+    .filter(
+      (name) =>
+        !ERROR_CODES.has(name) && !variables.has(name) && !NAMES_IN_CODE.has(name) && !AWS_NAMES.has(name),
+    );
+}
+
+describe('the error codes and variables the docs name', () => {
+  // The changelog names what is gone too.
+  const pages = PAGES.filter((page) => page !== 'CHANGELOG.md' && [...read(page).matchAll(NAME)].length > 0);
+
+  it('are found where the docs give them', () => {
+    expect(pages).toEqual(expect.arrayContaining(['docs/runbook.md', 'docs/configuration.md']));
+  });
+
+  it.each(pages)('of %s each exist: an error code, a setting, or a name the code uses', (page) => {
+    expect(unknownNames(read(page))).toEqual([]);
+  });
+
+  it('would catch a code that does not exist', () => {
+    expect(
+      unknownNames('stops the run with `EVENT_TOO_LARGE`, or `EVENT_TOO_BIG`; see `POLL_LIMIT`'),
+    ).toEqual(['EVENT_TOO_BIG']);
   });
 });
 

@@ -1,13 +1,14 @@
 /**
  * The DynamoDB store under the no-loss property (the cycle over in-memory ports but this store on
  * moto, crashes at every step), and mutation tests of its condition expressions: each mutant drops
- * one condition from a copy of the store, and the contract or the property must fail on it, as the
+ * one condition from a copy of the store (a rule's expression in its `CONDITION` table, or a rule
+ * from one write's list), and the contract or the property must fail on it, as the
  * memory store's mutants fail the property (`test/unit/core/no-loss-mutations.test.ts`).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import type { CheckpointStore } from '../../../../functions/core/checkpoint-store.ts';
+import type { CheckpointStore } from '../../../../functions/core/checkpoint/store.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { type CheckpointStoreFactory, contractFailures } from '../../../support/checkpoint-store-contract.ts';
 import { buildMutant, type Mutant } from '../../../support/cycle-mutants.ts';
@@ -36,8 +37,9 @@ const MUTANTS: readonly StoreMutant[] = [
     edits: [
       {
         file: STORE_FILE,
-        find: "'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)'",
-        replace: "'lease_owner = :owner'",
+        find: "forwardOnly: '(attribute_not_exists(checkpoint) OR checkpoint <= :seq)'",
+        replace:
+          "forwardOnly: '(attribute_not_exists(checkpoint) OR checkpoint <= :seq OR checkpoint > :seq)'",
       },
     ],
     failsCases: ['never moves backwards, even for the holder'],
@@ -48,8 +50,8 @@ const MUTANTS: readonly StoreMutant[] = [
     edits: [
       {
         file: STORE_FILE,
-        find: "'lease_owner = :owner AND (attribute_not_exists(checkpoint) OR checkpoint <= :seq)'",
-        replace: "'(attribute_not_exists(checkpoint) OR checkpoint <= :seq)'",
+        find: 'CONDITION.holderOnly,\n        CONDITION.forwardOnly,',
+        replace: 'CONDITION.forwardOnly,',
       },
     ],
     failsCases: [
@@ -64,8 +66,8 @@ const MUTANTS: readonly StoreMutant[] = [
     edits: [
       {
         file: STORE_FILE,
-        find: "'lease_owner = :owner AND attribute_not_exists(checkpoint)'",
-        replace: "'lease_owner = :owner'",
+        find: 'CONDITION.holderOnly,\n        CONDITION.noLandingOverCheckpoint,',
+        replace: 'CONDITION.holderOnly,',
       },
     ],
     failsCases: ['a landing refused on a row that has a checkpoint (a writer without the lease set it)'],
@@ -89,8 +91,8 @@ const MUTANTS: readonly StoreMutant[] = [
     edits: [
       {
         file: STORE_FILE,
-        find: '(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)',
-        replace: '(attribute_not_exists(lease_owner) OR lease_owner = :owner)',
+        find: "leaseFree: '(attribute_not_exists(lease_owner) OR lease_expires_at < :now)'",
+        replace: "leaseFree: 'attribute_not_exists(lease_owner)'",
       },
     ],
     failsCases: ['lets another owner take over an expired lease, handing it the row as it is'],

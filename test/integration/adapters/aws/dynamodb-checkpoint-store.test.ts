@@ -9,7 +9,7 @@ import {
   CHECKPOINT_ITEM_FORMAT,
   DynamoDbCheckpointStore,
 } from '../../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import type { OpenGap } from '../../../../functions/core/checkpoint-store.ts';
+import type { OpenGap } from '../../../../functions/core/checkpoint/store.ts';
 import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { describeCheckpointStoreContract } from '../../../support/checkpoint-store-contract.ts';

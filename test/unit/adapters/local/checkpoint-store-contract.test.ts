@@ -1,6 +1,6 @@
 /**
  * The checkpoint store contract (`test/support/checkpoint-store-contract.ts`) on the stores that
- * apply `checkpoint-rules.ts`: in memory, and the local mode's file. The DynamoDB store runs the
+ * apply `core/checkpoint/rules.ts`: in memory, and the local mode's file. The DynamoDB store runs the
  * same cases on moto (`test/integration/adapters/aws/dynamodb-checkpoint-store.test.ts`).
  */
 import { mkdtemp } from 'node:fs/promises';

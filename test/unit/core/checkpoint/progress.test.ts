@@ -4,15 +4,15 @@
  * `flush` writes at once.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import { MemoryCheckpointStore } from '../../../../functions/adapters/local/memory-checkpoint-store.ts';
 import {
   CHECKPOINT_WRITE_PACING,
   CheckpointCommitter,
-} from '../../../functions/core/checkpoint-committer.ts';
-import type { CommitRequest } from '../../../functions/core/checkpoint-store.ts';
-import { GapLedger } from '../../../functions/core/gap-ledger.ts';
-import { FakeClock } from '../../support/fake-clock.ts';
-import { RecordingLogger, RecordingMetrics } from '../../support/in-memory-ports.ts';
+} from '../../../../functions/core/checkpoint/progress.ts';
+import type { CommitRequest } from '../../../../functions/core/checkpoint/store.ts';
+import { GapLedger } from '../../../../functions/core/gap-ledger.ts';
+import { FakeClock } from '../../../support/fake-clock.ts';
+import { RecordingLogger, RecordingMetrics } from '../../../support/in-memory-ports.ts';
 
 /** Records each write's virtual time and checkpoint; the lease is not what is tested here. */
 class RecordingStore extends MemoryCheckpointStore {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CheckpointTracker } from '../../../functions/core/checkpoint-tracker.ts';
+import { CheckpointTracker } from '../../../../functions/core/checkpoint/tracker.ts';
 
 describe('CheckpointTracker', () => {
   it('advances only over the contiguous prefix of accepted events', () => {

@@ -1,3 +1,4 @@
+import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from '../errors.ts';
 import type {
   CheckpointState,
   CommitRequest,
@@ -6,26 +7,65 @@ import type {
   LeaseGrant,
   LeaseRequest,
   StartRequest,
-} from './checkpoint-store.ts';
-import { CheckpointRegressionError, FeedProgramMismatchError, LeaseLostError } from './errors.ts';
+} from './store.ts';
 
 /**
- * The lease and checkpoint rules as pure functions over a state, for stores that cannot express
- * them as conditional writes (memory, a local file). The DynamoDB store encodes the same rules
- * in its condition expressions.
+ * The checkpoint's rules, each stated once: what a store may never do, whichever store it is.
+ * The memory and file stores apply them to a state (the `decide…` functions below); the DynamoDB
+ * store writes each as one condition expression under the same name (`CONDITION` in
+ * `adapters/aws/dynamodb-checkpoint-store.ts`, typed by `CheckpointRuleName`, so a rule added
+ * here does not compile there until it has its condition). The contract suite
+ * (`test/support/checkpoint-store-contract.ts`) runs the same cases on every store.
  */
+export const CHECKPOINT_RULES = {
+  /**
+   * Nobody holds a live lease: none was taken, or its holder's expired (`expiresAt` strictly
+   * before `now`; at the very millisecond it is still held). A free lease may be taken over.
+   */
+  leaseFree: (state: CheckpointState, now: number): boolean =>
+    state.lease === null || state.lease.expiresAt < now,
+  /**
+   * A write for the lease holder only. The holder may write past its expiry until another takes
+   * the lease over; from then on, every write of the old holder is refused (`LeaseLostError`).
+   */
+  holderOnly: (state: CheckpointState, owner: string): boolean => state.lease?.owner === owner,
+  /** The checkpoint never moves back: a commit's number is at or beyond it (the same one again: a retry). */
+  forwardOnly: (state: CheckpointState, sequenceNumber: number): boolean =>
+    state.checkpoint === null || state.checkpoint <= sequenceNumber,
+  /** The start position lands only on a row without a checkpoint: it is applied once per row. */
+  noLandingOverCheckpoint: (state: CheckpointState): boolean => state.checkpoint === null,
+  /**
+   * Writes serve the row's feed: the first that names a `program_id` records it, a later one naming
+   * another is refused (`FeedProgramMismatchError`); `null` (not known yet) passes.
+   */
+  sameFeed: (state: CheckpointState, feedProgramId: string | null): boolean =>
+    feedProgramId === null || state.feedProgramId === null || state.feedProgramId === feedProgramId,
+  /** The highest sequence number seen only rises; a lower or equal one changes nothing. */
+  highestSeenRises: (state: CheckpointState, sequenceNumber: number): boolean =>
+    state.highestSeen == null || state.highestSeen < sequenceNumber,
+  /** A cycle's record never replaces a newer one (ISO times compare as strings). */
+  newerRecordOnly: (state: CheckpointState, record: CycleRecord): boolean =>
+    state.lastCycle == null || state.lastCycle.endedAt <= record.endedAt,
+} as const;
+
+/** The name of a rule: the key the DynamoDB store's condition expressions are written under. */
+export type CheckpointRuleName = keyof typeof CHECKPOINT_RULES;
+
+const RULE = CHECKPOINT_RULES;
+
 export interface LeaseDecision {
   readonly grant: LeaseGrant;
   readonly next: CheckpointState;
 }
 
 /**
- * The lease is free when nobody holds it, it has expired, or the same owner asks again. The first
- * lease ever taken records its time: the row's first run started then.
+ * The lease may be taken when it is free (`leaseFree`: nobody holds it, or it has expired) or when
+ * its holder asks again (re-entrant: the expiry is extended). The first lease ever taken records
+ * its time, never replaced: the row's first run started then.
  */
 export function decideLease(state: CheckpointState, request: LeaseRequest): LeaseDecision {
   const { lease } = state;
-  if (lease !== null && lease.owner !== request.owner && lease.expiresAt >= request.now) {
+  if (lease !== null && !RULE.leaseFree(state, request.now) && !RULE.holderOnly(state, request.owner)) {
     return { grant: { acquired: false, holder: lease.owner, expiresAt: lease.expiresAt }, next: state };
   }
   const firstLeasedAt = state.firstLeasedAt ?? request.now;
@@ -61,14 +101,14 @@ export function decideStart(
 ): CheckpointState {
   const { owner, checkpoint, feedProgramId, position } = request;
   assertLeaseHolder(state, owner, program, checkpoint);
-  if (state.checkpoint !== null) {
+  if (!RULE.noLandingOverCheckpoint(state)) {
     throw new CheckpointRegressionError(
       `The checkpoint of program ${program} is already ${state.checkpoint} although its start position was never applied: another writer set it`,
       { program, checkpoint: state.checkpoint, sequenceNumber: checkpoint },
     );
   }
-  if (feedProgramId !== null && state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
-    throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, checkpoint ?? 0);
+  if (!RULE.sameFeed(state, feedProgramId)) {
+    throw new FeedProgramMismatchError(program, state.feedProgramId!, feedProgramId!, checkpoint ?? 0);
   }
   return {
     ...state,
@@ -85,7 +125,7 @@ export function decideHighestSeen(
   program: string,
 ): CheckpointState {
   assertLeaseHolder(state, request.owner, program, request.sequenceNumber, 'highest sequence number seen');
-  if (state.highestSeen != null && state.highestSeen >= request.sequenceNumber) return state;
+  if (!RULE.highestSeenRises(state, request.sequenceNumber)) return state;
   return { ...state, highestSeen: request.sequenceNumber };
 }
 
@@ -96,7 +136,7 @@ function assertLeaseHolder(
   sequenceNumber: number | null,
   what = 'checkpoint',
 ): void {
-  if (state.lease?.owner === owner) return;
+  if (RULE.holderOnly(state, owner)) return;
   throw new LeaseLostError(
     `The lease of program ${program} is held by ${state.lease?.owner ?? 'nobody'}, not ${owner}; ${what} ${sequenceNumber ?? 'none'} not written`,
     { program, owner, holder: state.lease?.owner ?? null, sequenceNumber },
@@ -115,10 +155,10 @@ export function decideCommit(
 ): CheckpointState {
   const { owner, sequenceNumber, feedProgramId, openGaps, newestCreatedDt } = request;
   assertLeaseHolder(state, owner, program, sequenceNumber);
-  if (feedProgramId !== null && state.feedProgramId !== null && state.feedProgramId !== feedProgramId) {
-    throw new FeedProgramMismatchError(program, state.feedProgramId, feedProgramId, sequenceNumber);
+  if (!RULE.sameFeed(state, feedProgramId)) {
+    throw new FeedProgramMismatchError(program, state.feedProgramId!, feedProgramId!, sequenceNumber);
   }
-  if (state.checkpoint !== null && sequenceNumber < state.checkpoint) {
+  if (!RULE.forwardOnly(state, sequenceNumber)) {
     throw new CheckpointRegressionError(
       `Refusing to move the checkpoint of program ${program} back from ${state.checkpoint} to ${sequenceNumber}`,
       { program, checkpoint: state.checkpoint, sequenceNumber },
@@ -136,7 +176,7 @@ export function decideCommit(
 
 /** Keeps the newer of two cycle records; a failed one also becomes the last error. */
 export function decideCycleRecord(state: CheckpointState, record: CycleRecord): CheckpointState {
-  if (state.lastCycle != null && state.lastCycle.endedAt > record.endedAt) return state;
+  if (!RULE.newerRecordOnly(state, record)) return state;
   return withCycleRecord(state, record);
 }
 
@@ -153,7 +193,7 @@ function withCycleRecord(state: CheckpointState, record: CycleRecord): Checkpoin
  * newest by construction. Without the lease, the record goes in only if it is the newer one.
  */
 export function decideRelease(state: CheckpointState, owner: string, record?: CycleRecord): CheckpointState {
-  if (state.lease?.owner !== owner) return record === undefined ? state : decideCycleRecord(state, record);
+  if (!RULE.holderOnly(state, owner)) return record === undefined ? state : decideCycleRecord(state, record);
   const released = { ...state, lease: null };
   return record === undefined ? released : withCycleRecord(released, record);
 }

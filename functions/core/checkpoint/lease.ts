@@ -1,5 +1,13 @@
-import type { CheckpointStore, LeaseGrant } from './checkpoint-store.ts';
-import type { Clock, CycleLogger, MetricsSink } from './ports.ts';
+/**
+ * The lease's life in one cycle: taken, or awaited while the previous run hands it over
+ * (`takeLease`); given back at the end with the cycle's record in the same write (`releaseLease`,
+ * `completedRecord`, `failedRecord`). Whether a lease may be taken, and when it has expired, is a
+ * rule of the store (`rules.ts`); a run that dies without releasing leaves its lease to expire.
+ */
+import type { CycleBudget } from '../cycle-budget.ts';
+import { PollerError } from '../errors.ts';
+import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
+import type { CheckpointStore, CycleRecord, LeaseGrant } from './store.ts';
 
 export interface LeaseHandoverDeps {
   readonly checkpoints: CheckpointStore;
@@ -81,4 +89,74 @@ export async function takeLease(deps: LeaseHandoverDeps, request: LeaseHandoverR
     logger.info('Lease handed over', { waitedMs: waited });
   }
   return grant;
+}
+
+/** The lease release must be answered this long before Lambda ends the invocation. */
+const RELEASE_RESERVE_MS = 250;
+
+export interface LeaseReleaseRequest {
+  /** The lease holder. */
+  readonly owner: string;
+  /** Bounds the write: it must be answered before Lambda ends the invocation. */
+  readonly budget: CycleBudget;
+  /** How the cycle ended, written by the same update that frees the lease. */
+  readonly record: CycleRecord;
+}
+
+/**
+ * Gives the lease back with the cycle's record, in one write: the next run finds the record. A
+ * failed release is logged, never thrown: the lease then expires on its own.
+ */
+export async function releaseLease(
+  { checkpoints, logger }: Pick<LeaseHandoverDeps, 'checkpoints' | 'logger'>,
+  { owner, budget, record }: LeaseReleaseRequest,
+): Promise<void> {
+  try {
+    // Its own bound, so it is tried even when the work signal has fired, yet returns before Lambda's end.
+    await checkpoints.releaseLease(owner, {
+      signal: budget.signalBeforeEnd(RELEASE_RESERVE_MS),
+      record,
+    });
+  } catch (error) {
+    logger.warn('Could not release the lease nor record the cycle for status; the lease expires on its own', {
+      error,
+    });
+  }
+}
+
+/** Long enough to say what failed, short enough for one line of `status`. */
+const MAX_MESSAGE_CHARS = 500;
+
+/** What the cycle did, whichever way it ended. */
+export interface CycleTally {
+  /** Events the cycle published. */
+  readonly published: number;
+  /** Lag of the newest event it published (0 once caught up; `null` when unknown). */
+  readonly lagSeconds: number | null;
+}
+
+/** The record of a cycle that ran to its end. */
+export function completedRecord(now: number, tally: CycleTally): CycleRecord {
+  return {
+    endedAt: new Date(now).toISOString(),
+    outcome: 'completed',
+    published: tally.published,
+    lagSeconds: tally.lagSeconds,
+  };
+}
+
+/** The record of a cycle that threw: its stable code and message (errors never carry secrets). */
+export function failedRecord(now: number, error: unknown, tally?: CycleTally): CycleRecord {
+  const code = error instanceof PollerError ? error.code : 'UNEXPECTED_ERROR';
+  const message = error instanceof Error ? `${error.message}` : String(error);
+  return {
+    endedAt: new Date(now).toISOString(),
+    outcome: 'failed',
+    published: tally?.published ?? 0,
+    lagSeconds: tally?.lagSeconds ?? null,
+    error: {
+      code,
+      message: message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message,
+    },
+  };
 }

@@ -1,8 +1,8 @@
 /**
  * The checkpoint port: where a program's checkpoint, its single-flight lease and what operators
  * read about its runs are kept. DynamoDB in the Lambda (`adapters/aws`), a file or memory locally
- * (`adapters/local`), with the same rules (`checkpoint-rules.ts` for the stores that cannot express
- * them as conditional writes).
+ * (`adapters/local`), with the same rules (`rules.ts`, applied by the memory and file stores and
+ * written as condition expressions by the DynamoDB one). The folder's map: `index.ts`.
  */
 export interface LeaseRequest {
   /** Identifies the invocation (`context.awsRequestId`). */
