@@ -43,7 +43,7 @@ export async function signJsonPost(
       method: 'POST',
       protocol: 'https:',
       hostname: request.host,
-      path: '/',
+      path: request.path ?? '/',
       headers: { ...request.headers, host: request.host },
       body: request.body,
       query: {},

@@ -11,6 +11,12 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Agent } from 'undici';
+import { awsAgent } from '../adapters/aws/aws-http-exchange.ts';
+import {
+  type CredentialsAndRegionSource,
+  EventBridgeV2Rpc,
+} from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { type ScrubbableClient, withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 
 export interface AwsOptions {
@@ -48,6 +54,7 @@ interface Destroyable {
 export class AwsClients {
   readonly #config: Record<string, unknown>;
   readonly #built = new Map<string, Destroyable>();
+  #eventBridgeV2: { readonly rpc: EventBridgeV2Rpc; readonly agent: Agent } | undefined;
 
   constructor(options: AwsOptions) {
     this.#config = {
@@ -82,10 +89,29 @@ export class AwsClients {
   get sqs(): SQSClient {
     return this.#client('sqs', () => new SQSClient(this.#config));
   }
+  /**
+   * The Custom Event Bus API (no SDK client exists): signed with the EventBridge client's
+   * credentials and region (`--profile`, `--region`), its endpoint from `AWS_ENDPOINT_URL_EVENTBRIDGEV2`,
+   * `AWS_ENDPOINT_URL` or the regional host.
+   */
+  get eventBridgeV2(): EventBridgeV2Rpc {
+    if (this.#eventBridgeV2 === undefined) {
+      const agent = awsAgent({
+        connectMs: REQUEST_HANDLER.connectionTimeout,
+        answerMs: REQUEST_HANDLER.requestTimeout,
+      });
+      const client = this.eventBridge as unknown as CredentialsAndRegionSource;
+      this.#eventBridgeV2 = { rpc: new EventBridgeV2Rpc({ client, dispatcher: agent }), agent };
+    }
+    return this.#eventBridgeV2.rpc;
+  }
 
   destroy(): void {
     for (const client of this.#built.values()) client.destroy();
     this.#built.clear();
+    // Its kept-alive connections would hold the process open.
+    void this.#eventBridgeV2?.agent.close();
+    this.#eventBridgeV2 = undefined;
   }
 
   #client<T extends Destroyable & ScrubbableClient>(key: string, build: () => T): T {

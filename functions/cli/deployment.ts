@@ -8,6 +8,7 @@ import { parseProgramName, pascalCase } from '../core/name-rules.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { UsageError } from './cli-errors.ts';
+import { isCustomBusArn } from './custom-bus-operations.ts';
 
 /** Flags any command may pass; a command reads only the resources it needs. */
 export interface DeploymentFlags {
@@ -23,6 +24,8 @@ export const STACK_OUTPUTS = Object.freeze({
   checkpointTable: 'CheckpointTableName',
   eventBusName: 'EventBusName',
   eventBusArn: 'EventBusArn',
+  /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */
+  eventBusKind: 'EventBusKind',
   eventSource: 'EventSource',
   archiveName: 'ArchiveName',
   /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
@@ -106,6 +109,18 @@ export class Deployment {
       STACK_OUTPUTS.checkpointTable,
       '--checkpoint-table NAME',
     );
+  }
+
+  /**
+   * The Custom Event Bus to work on, if there is one: `--event-bus` when it is such an ARN
+   * (`…:event-busv2/NAME/ID`), else the stack's `EventBusArn` when its `EventBusKind` is `custom`;
+   * `undefined` for a classic bus.
+   */
+  get customEventBusArn(): string | undefined {
+    const flag = this.#flags.eventBus;
+    if (flag !== undefined) return isCustomBusArn(flag) ? flag : undefined;
+    if (this.output(STACK_OUTPUTS.eventBusKind) !== 'custom') return undefined;
+    return this.#require('Custom Event Bus', undefined, STACK_OUTPUTS.eventBusArn, '--event-bus ARN');
   }
 
   get eventBus(): string {

@@ -29,6 +29,7 @@
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
+import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
 import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';
 import {
   PROGRAM_NAME_EXPECTED,
@@ -117,8 +118,13 @@ export const SETTINGS = {
     env: { name: 'CHECKPOINT_TABLE', required: true, deployed: 'resource' },
   }),
   eventBus: setting(nonEmpty('the name or ARN of the EventBridge bus to publish to'), {
-    doc: 'Name or ARN of the bus to publish to',
-    actsIn: ['functions/adapters/aws/eventbridge-publisher.ts#EventBridgePublisher'],
+    doc:
+      'Name or ARN of the bus to publish to; with `EVENT_BUS_KIND=custom`, the ARN of the Custom Event Bus ' +
+      '(`arn:aws:events:<region>:<account>:event-busv2/<name>/<id>`: that API takes no name)',
+    actsIn: [
+      'functions/adapters/aws/eventbridge-publisher.ts#EventBridgePublisher',
+      'functions/adapters/aws/eventbridgev2/custom-bus-publisher.ts#CustomBusPublisher',
+    ],
     env: { name: 'EVENT_BUS_NAME', required: true, deployed: 'resource' },
   }),
   eventSource: setting(
@@ -218,21 +224,28 @@ export const SETTINGS = {
       'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
       'retention and replay from it)',
     default: 'classic',
-    actsIn: ['infra/constructs/banking-events-poller.ts#BankingEventsPoller'],
+    actsIn: [
+      'functions/poller/poller-config.ts#loadPollerConfig',
+      'functions/poller/handler.ts#handler',
+      'infra/constructs/banking-events-poller.ts#BankingEventsPoller',
+    ],
     // Written for the custom bus only: a classic function's environment stays as it was before
     // the setting existed (the handler's default is classic).
     env: { name: 'EVENT_BUS_KIND', deployed: 'computed' },
     context: { key: 'eventBusKind' },
     prop: { name: 'eventBusKind' },
   }),
-  eventGroupBy: setting(oneOf(['program', 'account', 'none'] as const), {
+  eventGroupBy: setting(oneOf(EVENT_GROUP_BYS), {
     doc:
       "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
     default: 'program',
     customBusOnly: true,
-    // The construct's part: an ordered route needs a group. The publisher names the group.
-    actsIn: ['infra/constructs/custom-bus-routing.ts#CustomBusRouting'],
+    // The construct's part: an ordered route needs a group.
+    actsIn: [
+      'functions/core/event-groups.ts#eventGroupOf',
+      'infra/constructs/custom-bus-routing.ts#CustomBusRouting',
+    ],
     env: { name: 'EVENT_GROUP_BY' },
     context: { key: 'eventGroupBy' },
     prop: { name: 'eventGroupBy' },

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ClaimCheckPointerDetail } from '../event-schema/event-types.generated.ts';
+import { busFieldsOf } from './bus-delivery.ts';
 import {
   ClaimCheckMismatchError,
   ClaimCheckReadError,
@@ -124,7 +125,7 @@ export function claimCheckedEvent(pointer: ClaimCheckedEvent, body: Uint8Array):
       error,
     );
   }
-  const event = completeEvent(pointer.envelope, pointer.detailType, detail, location);
+  const event = completeEvent(pointer.envelope, pointer.detailType, detail, location, busFieldsOf(pointer));
   assertSameEvent(pointer.detail, event);
   return event;
 }

@@ -1,12 +1,15 @@
 /**
  * Turns what a subscriber receives into a typed event: an EventBridge event as a Lambda target or
  * a Step Functions execution gets it (an object), the body of an SQS message (JSON text), or an
- * SQS record. The envelope and the detail are validated against the event JSON Schema, the one
- * the registry holds; the first problem throws an `EventValidationError` naming the field.
+ * SQS record; from a classic bus's rule or a Custom Event Bus subscriber alike (`RAW` or
+ * `WITH_METADATA`, see `bus-delivery.ts`), and the array a custom bus's Lambda target receives
+ * (`parseEvents`). The envelope and the detail are validated against the event JSON Schema, the
+ * one the registry holds; the first problem throws an `EventValidationError` naming the field.
  */
 
 import { detailDefinitionName } from '../event-schema/event-json-schema.ts';
 import type { EventEnvelope } from '../event-schema/event-types.generated.ts';
+import { type BusDelivery, busDeliveryOf, isWithMetadata } from './bus-delivery.ts';
 import { EventValidationError, UnsafeIntegerError } from './errors.ts';
 import { validateDefinition } from './schema-validator.ts';
 import type { ClaimCheckedEvent, ReceivedEvent, SubscriberEvent } from './subscriber-events.ts';
@@ -47,23 +50,33 @@ function isSqsRecord(value: Record<string, unknown>): boolean {
   return typeof value.body === 'string' && (value.eventSource === 'aws:sqs' || 'messageId' in value);
 }
 
-/** The EventBridge event inside `input`, whichever of the accepted forms it came in. */
-function envelopeOf(input: unknown): Record<string, unknown> {
+/** The EventBridge event inside `input`, whichever of the accepted forms it came in, and the bus's metadata around it. */
+function envelopeOf(input: unknown): { readonly value: Record<string, unknown>; readonly bus: BusDelivery } {
   let value = input;
   if (typeof value === 'string') value = parseJson(value, 'body');
-  else if (isObject(value) && Array.isArray(value.Records)) {
+  else if (Array.isArray(value)) {
+    throw new EventValidationError(
+      'event is a batch (an array, as a Custom Event Bus delivers to a Lambda target), not one event: use parseEvents, or makeEventBatchHandler',
+      'event',
+    );
+  } else if (isObject(value) && Array.isArray(value.Records)) {
     throw new EventValidationError(
       'event is a batch (it has Records), not one event: parse each record, or use makeSqsBatchHandler',
       'Records',
     );
   } else if (isObject(value) && isSqsRecord(value)) value = parseJson(value.body as string, 'body');
+  let bus: BusDelivery = {};
+  if (isObject(value) && isWithMetadata(value)) {
+    bus = busDeliveryOf(value);
+    value = value.Data;
+  }
   if (!isObject(value)) {
     throw new EventValidationError(
-      'event must be an EventBridge event: an object, its JSON text or an SQS record holding it',
+      'event must be an EventBridge event: an object, its JSON text, an SQS record holding it, or a Custom Event Bus delivery WITH_METADATA around it',
       'event',
     );
   }
-  return value;
+  return { value, bus };
 }
 
 function refuseUnsafeIntegers(detail: unknown, context: Record<string, string>): void {
@@ -80,6 +93,7 @@ export function completeEvent(
   detailType: string,
   detail: unknown,
   claimCheck?: SubscriberEvent['claimCheck'],
+  bus: BusDelivery = {},
 ): SubscriberEvent {
   validateDefinition(detail, detailDefinitionName(detailType), 'detail');
   const kind = KINDS.has(detailType) ? detailType : 'unknown';
@@ -97,6 +111,7 @@ export function completeEvent(
     detail,
     envelope,
     ...(claimCheck === undefined ? {} : { claimCheck }),
+    ...bus,
   } as SubscriberEvent;
 }
 
@@ -112,7 +127,7 @@ export function completeEvent(
  * if (event.kind === 'transaction') console.log(event.detail.data.amount);
  */
 export function parseEvent(input: unknown, options: ParseOptions = {}): ReceivedEvent {
-  const value = envelopeOf(input);
+  const { value, bus } = envelopeOf(input);
   validateDefinition(value, 'EventEnvelope', '');
   const envelope = value as unknown as EventEnvelope;
   if (options.source !== undefined && envelope.source !== options.source) {
@@ -124,14 +139,29 @@ export function parseEvent(input: unknown, options: ParseOptions = {}): Received
   const detailType = envelope['detail-type'];
   const { detail } = envelope;
   if (isObject(detail) && Object.hasOwn(detail, 'claim_check'))
-    return pointerEvent(envelope, detailType, detail);
-  return completeEvent(envelope, detailType, detail);
+    return pointerEvent(envelope, detailType, detail, bus);
+  return completeEvent(envelope, detailType, detail, undefined, bus);
+}
+
+/**
+ * The events of what a Custom Event Bus subscriber's Lambda target receives: an array, one
+ * element per event in delivery order (each `RAW` or `WITH_METADATA`), or one event (a
+ * subscriber with `MaxBatchSize` 1, or a classic rule's target).
+ *
+ * @throws EventValidationError or UnsafeIntegerError for the first element that is not an event of the poller
+ *
+ * @example
+ * for (const event of parseEvents(lambdaInput, { source: 'banking.events' })) console.log(event.busEventGroup);
+ */
+export function parseEvents(input: unknown, options: ParseOptions = {}): ReceivedEvent[] {
+  return Array.isArray(input) ? input.map((item) => parseEvent(item, options)) : [parseEvent(input, options)];
 }
 
 function pointerEvent(
   envelope: EventEnvelope,
   detailType: string,
   detail: Record<string, unknown>,
+  bus: BusDelivery,
 ): ClaimCheckedEvent {
   validateDefinition(detail, 'ClaimCheckPointerDetail', 'detail');
   const pointer = detail as unknown as ClaimCheckedEvent['detail'];
@@ -142,5 +172,5 @@ function pointerEvent(
     );
   }
   refuseUnsafeIntegers(detail, { detailType, eventId: pointer.id });
-  return { kind: 'claim_check', detailType, detail: pointer, envelope };
+  return { kind: 'claim_check', detailType, detail: pointer, envelope, ...bus };
 }

@@ -1,8 +1,9 @@
 /**
  * The subscriber kit: what a team consuming the poller's events needs, in one import (to become
  * the package's `banking-events-poller/subscriber` entry point). Typed events generated from the
- * event JSON Schema, a parser for every way an event arrives, claim-check pointers resolved and
- * verified, and each event handled once.
+ * event JSON Schema, a parser for every way an event arrives (a classic bus's rule, a Custom Event
+ * Bus subscriber `RAW` or `WITH_METADATA`, SQS), claim-check pointers resolved and verified, and
+ * each event handled once.
  *
  * Runtime dependencies (optional peers of the package, needed only by users of this entry point):
  * `@aws-lambda-powertools/idempotency`, `@aws-lambda-powertools/batch`, `@aws-sdk/client-s3`,
@@ -24,6 +25,7 @@ export {
   TRANSACTION_TYPES,
 } from '../event-schema/event-json-schema.ts';
 export type * from '../event-schema/event-types.generated.ts';
+export { BUS_DELIVERY_TYPES, type BusDelivery, type BusDeliveryType } from './bus-delivery.ts';
 export { type ClaimCheckOptions, ClaimCheckResolver } from './claim-check-resolver.ts';
 export {
   ClaimCheckMismatchError,
@@ -34,8 +36,8 @@ export {
   type SubscriberErrorContext,
   UnsafeIntegerError,
 } from './errors.ts';
-export { type EventHandlerOptions, makeEventHandler } from './event-handler.ts';
-export { type ParseOptions, parseEvent } from './event-parser.ts';
+export { type EventHandlerOptions, makeEventBatchHandler, makeEventHandler } from './event-handler.ts';
+export { type ParseOptions, parseEvent, parseEvents } from './event-parser.ts';
 export {
   DEFAULT_EXPIRES_AFTER_SECONDS,
   type EventHandler,

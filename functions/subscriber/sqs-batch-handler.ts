@@ -5,10 +5,21 @@
  * again (and moves them to the queue's DLQ after its `maxReceiveCount`). Built on Powertools'
  * `BatchProcessor`; records are handled one after the other, in sequence order per program, so
  * two copies of an event in one batch never race: the second is a duplicate.
+ *
+ * From a FIFO queue (a Custom Event Bus FIFO subscriber's target: `MessageGroupId` = the event
+ * group), records keep the queue's order, and once a record fails, the later records of its
+ * message group fail with it unhandled (Powertools' `SqsFifoPartialProcessorAsync` with
+ * `skipGroupOnError`): SQS delivers them again in order, other groups go on.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ParseOptions, parseEvent } from './event-parser.ts';
+import { describeError } from './failure-log.ts';
 import {
   type EventHandler,
   HandledOnce,
@@ -43,22 +54,6 @@ function bySequence(parsed: ReadonlyMap<SQSRecord, Parsed>): (a: SQSRecord, b: S
   };
 }
 
-/**
- * What a failed record's log line says: the error's name, code, field, message and context (the
- * kit's errors keep payloads out of all four), never the message body.
- */
-function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: String(error) };
-  const { code, field, context } = error as Error & { code?: unknown; field?: unknown; context?: unknown };
-  return {
-    name: error.name,
-    message: error.message,
-    ...(code === undefined ? {} : { code }),
-    ...(field === undefined ? {} : { field }),
-    ...(context === undefined ? {} : { context }),
-  };
-}
-
 function logFailure(
   logger: SubscriberLogger,
   record: SQSRecord,
@@ -84,6 +79,13 @@ function logFailure(
   }
 }
 
+/** Whether the batch comes from a FIFO queue (an event source mapping reads one queue). */
+function isFifo(batch: SQSEvent): boolean {
+  return (
+    batch.Records.length > 0 && batch.Records.every((record) => record.eventSourceARN?.endsWith('.fifo'))
+  );
+}
+
 /**
  * Wraps `handler` into a Lambda handler of SQS batches with partial batch responses. When every
  * record fails, it throws (Powertools' `FullBatchFailureError`) and the whole batch returns.
@@ -103,10 +105,10 @@ export function makeSqsBatchHandler(
   const once = new HandledOnce(handler, options);
   const logger = options.logger ?? console;
   const processor = new BatchProcessor(EventType.SQS);
+  const fifoProcessor = new SqsFifoPartialProcessorAsync();
   return async (batch, context) => {
     once.registerLambdaContext(context);
     const parsed = new Map(batch.Records.map((record) => [record, parseRecord(record, options.parse)]));
-    const records = [...batch.Records].sort(bySequence(parsed));
     const handleRecord = async (record: SQSRecord): Promise<void> => {
       const outcome = parsed.get(record)!;
       const event = 'event' in outcome ? outcome.event : undefined;
@@ -118,6 +120,11 @@ export function makeSqsBatchHandler(
         throw error;
       }
     };
+    if (isFifo(batch)) {
+      // The queue's order is the group's order: kept as delivered, never re-sorted.
+      return processPartialResponse(batch, handleRecord, fifoProcessor, { context, skipGroupOnError: true });
+    }
+    const records = [...batch.Records].sort(bySequence(parsed));
     return processPartialResponse({ Records: records }, handleRecord, processor, {
       context,
       processInParallel: false,

@@ -13,8 +13,14 @@ import type {
   TransactionDetail,
   UnknownEventDetail,
 } from '../event-schema/event-types.generated.ts';
+import type { BusDelivery } from './bus-delivery.ts';
 
-interface EventOf<Kind extends string, DetailType extends string, Detail> {
+/**
+ * One event. Delivered by a Custom Event Bus subscriber `WITH_METADATA`, it also carries the
+ * bus's metadata (`BusDelivery`: `busEventGroup`, `busSequenceNumber`, `busEventId`,
+ * `busDeliveryType`); delivered `RAW` or by a classic bus, none of them.
+ */
+interface EventOf<Kind extends string, DetailType extends string, Detail> extends BusDelivery {
   /** What the event is; switch on it. */
   readonly kind: Kind;
   /** The EventBridge detail-type, lower case. */

@@ -92,6 +92,35 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
     ).resolves.toBeDefined();
   });
 
+  it("type-checks the Custom Event Bus handler of docs/subscribers.md, reading the bus's fields", async () => {
+    writeFileSync(
+      path.join(app, 'custom-bus-handler.ts'),
+      'declare const accounts: { apply(data: object, group: string | undefined): Promise<void> };\n' +
+        docsCodeBlock('docs/subscribers.md', 'On the Custom Event Bus'),
+    );
+    writeFileSync(
+      path.join(app, 'tsconfig.custom-bus.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['custom-bus-handler.ts'],
+      }),
+    );
+
+    await expect(
+      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.custom-bus.json'], {
+        cwd: app,
+      }),
+    ).resolves.toBeDefined();
+  });
+
   it('loads the kit from ESM and from CommonJS, and parses an event with either', async () => {
     const body = JSON.stringify(JSON.stringify(TRANSACTION));
     const esm = await exec(

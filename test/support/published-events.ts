@@ -71,3 +71,42 @@ export function rawEvent(
     data,
   };
 }
+
+/**
+ * The `SystemMetadata` a Custom Event Bus subscriber delivers `WITH_METADATA` for an event the
+ * poller published with `PutEvents`, in the user guide's documented shape: strings only, the bus's
+ * own fields `aws:`-prefixed, the publisher's `EventGroupId` and `DeduplicationId` as sent
+ * (`ContentType` is `application/eventbridge+json` for `PutEvents`).
+ */
+export function busSystemMetadata(
+  event: BankingEvent,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    ContentType: 'application/eventbridge+json',
+    'aws:EventId': 'a1b2c3d4-5678-90ab-cdef-EXAMPLE11111',
+    'aws:IngestionTime': '2026-11-23T10:00:00Z',
+    'aws:DeliveryType': 'LIVE',
+    'aws:SequenceNumber': '10000000000000003000',
+    EventGroupId: PROGRAM_ID,
+    DeduplicationId: event.id,
+    ...overrides,
+  };
+}
+
+/** A `WITH_METADATA` delivery of `event` as JSON text (an SQS message body): `Data` is the envelope, its detail spliced as published. */
+export function deliveredWithMetadataText(
+  event: BankingEvent,
+  systemMetadata: Record<string, unknown> = busSystemMetadata(event),
+): string {
+  const payload = JSON.stringify({ Data: null, SystemMetadata: systemMetadata });
+  return payload.replace('"Data":null', `"Data":${deliveredText(event)}`);
+}
+
+/** The same as a Lambda target receives it: parsed by the runtime. */
+export function deliveredWithMetadata(
+  event: BankingEvent,
+  systemMetadata: Record<string, unknown> = busSystemMetadata(event),
+): Record<string, unknown> {
+  return JSON.parse(deliveredWithMetadataText(event, systemMetadata)) as Record<string, unknown>;
+}

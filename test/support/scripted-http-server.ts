@@ -12,6 +12,8 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders;
   /** The whole request body as UTF-8 (empty for a GET). */
   readonly body: string;
+  /** The whole request body as received, for binary protocols (CBOR). */
+  readonly bodyBytes: Buffer;
 }
 
 /** Answers one request; it may write nothing (a hung server) or destroy the socket (a reset). */
@@ -54,11 +56,13 @@ export async function startScriptedServer(
     const parts: Buffer[] = [];
     req.on('data', (chunk: Buffer) => parts.push(chunk));
     req.on('end', () => {
+      const bodyBytes = Buffer.concat(parts);
       const recorded: RecordedRequest = {
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
-        body: Buffer.concat(parts).toString('utf8'),
+        body: bodyBytes.toString('utf8'),
+        bodyBytes,
       };
       requests.push(recorded);
       let responder = routes.get(recorded.url);

@@ -25,7 +25,9 @@ class NodeSha256 {
 
 export interface ReferenceRequest {
   readonly host: string;
-  readonly body: string;
+  /** @default '/' */
+  readonly path?: string;
+  readonly body: string | Uint8Array;
   readonly headers: Readonly<Record<string, string>>;
   readonly service: string;
   readonly region: string;
@@ -33,7 +35,7 @@ export interface ReferenceRequest {
   readonly now: number;
 }
 
-/** The headers the SDK's signer produces for a POST of `body` to `host`'s root path. */
+/** The headers the SDK's signer produces for a POST of `body` to `host`'s `path` (its root by default). */
 export async function referenceSignature(request: ReferenceRequest): Promise<Record<string, string>> {
   const signer = new SignatureV4({
     credentials: request.credentials,
@@ -48,7 +50,7 @@ export async function referenceSignature(request: ReferenceRequest): Promise<Rec
       method: 'POST',
       protocol: 'https:',
       hostname: request.host,
-      path: '/',
+      path: request.path ?? '/',
       headers: { ...request.headers, host: request.host },
       body: request.body,
       query: {},

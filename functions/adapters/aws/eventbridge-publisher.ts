@@ -5,9 +5,10 @@
  */
 import { EventBridgeClient, type PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { DEFAULT_MAX_ENTRY_BYTES, isSizeRefusal } from '../../core/claim-check.ts';
-import { ConfigurationError, PublishError } from '../../core/errors.ts';
+import { DEFAULT_MAX_ENTRY_BYTES } from '../../core/claim-check.ts';
+import { ConfigurationError } from '../../core/errors.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+import { translatePutEventsFailure } from './put-events-failure.ts';
 import { type PutEventsTransport, SignedPutEvents } from './put-events-transport.ts';
 
 export interface EventBridgePublisherOptions {
@@ -39,44 +40,8 @@ export interface EventBridgePublisherOptions {
  */
 const TIME_BYTES = 14;
 
-/** Whole-request failures worth another try, by error name (the SDK has already retried them). */
-const RETRYABLE_NAMES = new Set([
-  'ThrottlingException',
-  'Throttling',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'InternalException',
-  'InternalFailure',
-  'ServiceUnavailable',
-  'ServiceUnavailableException',
-  'RequestTimeout',
-  'RequestTimeoutException',
-  'TimeoutError',
-]);
-const NETWORK_ERROR_CODES = new Set([
-  // undici's own: a socket closed or reset, a connection or an answer that timed out.
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-]);
-
-/** What an SDK service error or a Node network error may carry. */
-interface SdkErrorShape {
-  readonly name: string;
-  readonly code?: unknown;
-  readonly $fault?: 'client' | 'server';
-  readonly $retryable?: unknown;
-  readonly $metadata?: { readonly httpStatusCode?: number; readonly requestId?: string };
-}
+/** The classic bus's name for a refused input, a refusal for size among them. */
+const VALIDATION_ERROR_NAMES: ReadonlySet<string> = new Set(['ValidationException']);
 
 /**
  * `EventPublisher` on EventBridge `PutEvents`: `Source` from the options, `DetailType` the event
@@ -160,52 +125,12 @@ export class EventBridgePublisher implements EventPublisher {
   }
 
   #translate(error: unknown, batch: readonly BankingEvent[], signal: AbortSignal): unknown {
-    // The deadline came: surface the signal's reason, as `Clock.sleep` does. Whether the bus got
-    // the entries is unknown; the checkpoint has not moved, so they will be sent again.
-    if (signal.aborted) return signal.reason ?? error;
-    if (!(error instanceof Error)) return error;
-    const shape = error as Error & SdkErrorShape;
-    const status = shape.$metadata?.httpStatusCode;
-    const context = {
-      eventBusName: this.#eventBusName,
-      awsError: shape.name,
-      status,
-      requestId: shape.$metadata?.requestId,
-      entries: batch.length,
-      firstSequenceNumber: batch[0]?.sequence_number,
-      lastSequenceNumber: batch.at(-1)?.sequence_number,
-    };
-    if (shape.name === 'ResourceNotFoundException') {
-      return new ConfigurationError(`EventBridge bus ${this.#eventBusName} does not exist`, context, error);
-    }
-    if (shape.name === 'AccessDeniedException') {
-      return new ConfigurationError(
-        `The function role may not put events on bus ${this.#eventBusName} (needs events:PutEvents)`,
-        context,
-        error,
-      );
-    }
-    if (shape.name === 'ValidationException' && isSizeRefusal(shape.name, error.message)) {
-      // Marked for the claim check, which sends the entries again one at a time to find the large one.
-      return new PublishError(
-        `PutEvents to bus ${this.#eventBusName} was refused for its size (${shape.name}, HTTP ${status ?? '?'})`,
-        { ...context, retryable: false, tooLarge: true },
-        error,
-      );
-    }
-    const isNetworkError = typeof shape.code === 'string' && NETWORK_ERROR_CODES.has(shape.code);
-    const isServiceError = shape.$metadata !== undefined;
-    if (!isNetworkError && !isServiceError && !RETRYABLE_NAMES.has(shape.name)) return error;
-    const retryable =
-      isNetworkError ||
-      RETRYABLE_NAMES.has(shape.name) ||
-      shape.$retryable !== undefined ||
-      shape.$fault === 'server' ||
-      (status !== undefined && (status === 429 || status >= 500));
-    return new PublishError(
-      `PutEvents to bus ${this.#eventBusName} failed as a whole (${shape.name}${status === undefined ? '' : `, HTTP ${status}`})`,
-      { ...context, retryable },
-      error,
-    );
+    return translatePutEventsFailure(error, {
+      busLabel: `EventBridge bus ${this.#eventBusName}`,
+      busContext: { eventBusName: this.#eventBusName },
+      validationErrorNames: VALIDATION_ERROR_NAMES,
+      batch,
+      signal,
+    });
   }
 }

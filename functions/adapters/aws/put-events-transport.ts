@@ -10,7 +10,8 @@
  * are classified as before.
  */
 import type { EventBridgeClient, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { awsAgent, DEFAULT_EXCHANGE_TIMEOUTS, type Exchanged, exchange } from './aws-http-exchange.ts';
 import { safeAwsMessage } from './service-error-redaction.ts';
 import { SigningKeyCache, signJsonPost } from './sigv4.ts';
 
@@ -77,16 +78,7 @@ export class SignedPutEvents implements PutEventsTransport {
 
   constructor(options: SignedPutEventsOptions) {
     this.#client = options.client;
-    const timeouts = options.timeouts ?? { connectMs: 1_000, answerMs: 2_000 };
-    // An Agent of its own, never undici's global dispatcher nor the bank's: the egress proxy set
-    // for the bank (HTTPS_PROXY, or NODE_USE_ENV_PROXY on the global) must not carry AWS requests.
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: timeouts.connectMs },
-        headersTimeout: timeouts.answerMs,
-        bodyTimeout: timeouts.answerMs,
-      });
+    this.#dispatcher = options.dispatcher ?? awsAgent(options.timeouts ?? DEFAULT_EXCHANGE_TIMEOUTS);
     this.#now = options.now ?? Date.now;
   }
 
@@ -120,7 +112,7 @@ export class SignedPutEvents implements PutEventsTransport {
       signal,
     });
     if (response.status !== 200) throw serviceError(response, credentials);
-    const parsed = JSON.parse(response.text) as { Entries?: PutEventsResultEntry[] };
+    const parsed = JSON.parse(response.body.toString('utf8')) as { Entries?: PutEventsResultEntry[] };
     return parsed.Entries ?? [];
   }
 
@@ -170,9 +162,10 @@ function requestBody(entries: readonly PutEventsEntry[]): string {
  * AWS front ends (and moto) send for authentication failures; else by its status.
  */
 function serviceError(
-  { status, text, requestId, errorType }: Exchanged,
+  { status, body, requestId, errorType }: Exchanged,
   credentials: { readonly secretAccessKey: string; readonly sessionToken?: string },
 ): EventBridgeServiceError {
+  const text = body.toString('utf8');
   let type = errorType?.split(':')[0]?.trim() || undefined;
   let message: string | undefined;
   try {
@@ -201,78 +194,5 @@ function serviceError(
   );
 }
 
-const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,99}$/;
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-interface Exchanged {
-  readonly status: number;
-  readonly text: string;
-  readonly requestId: string | undefined;
-  readonly errorType: string | undefined;
-}
-
-/**
- * One POST through undici's dispatcher, the answer collected whole. Lower than `request()`, which
- * wraps every answer in a stream: a PutEvents answer is a few hundred bytes, and the stream's
- * machinery cost more CPU than the rest of the exchange.
- */
-function exchange(
-  dispatcher: Dispatcher,
-  request: {
-    readonly origin: string;
-    readonly path: string;
-    readonly headers: Record<string, string>;
-    readonly body: string;
-    readonly signal: AbortSignal;
-  },
-): Promise<Exchanged> {
-  const { signal } = request;
-  return new Promise<Exchanged>((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let status = 0;
-    let requestId: string | undefined;
-    let errorType: string | undefined;
-    let controller: Dispatcher.DispatchController | undefined;
-    const onAbort = () => controller?.abort(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => signal.removeEventListener('abort', onAbort);
-    dispatcher.dispatch(
-      {
-        origin: request.origin,
-        path: request.path,
-        method: 'POST',
-        headers: request.headers,
-        body: request.body,
-      },
-      {
-        onRequestStart(started) {
-          controller = started;
-          if (signal.aborted) started.abort(signal.reason as Error);
-        },
-        onResponseStart(_controller, statusCode, headers) {
-          status = statusCode;
-          requestId = headerValue(headers['x-amzn-requestid']);
-          errorType = headerValue(headers['x-amzn-errortype']);
-        },
-        onResponseData(_controller, chunk) {
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          settle();
-          resolve({ status, text: Buffer.concat(chunks).toString('utf8'), requestId, errorType });
-        },
-        onResponseError(_controller, error) {
-          settle();
-          reject(signal.aborted ? signal.reason : error);
-        },
-      },
-    );
-  });
-}
+/** An error name is an identifier; anything else in its place is text we do not understand. */
+export const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,99}$/;

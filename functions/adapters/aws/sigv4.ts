@@ -1,7 +1,8 @@
 /**
- * AWS Signature Version 4 for the one kind of request the poller signs by hand: a POST of an AWS
- * JSON protocol body to a service's root path, with no query string ("Create a signed AWS API
- * request", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
+ * AWS Signature Version 4 for the one kind of request the poller signs by hand: a POST with no
+ * query string, an AWS JSON body to a service's root path (EventBridge) or an RPC v2 CBOR body to
+ * its operation's path (EventBridgeV2) ("Create a signed AWS API request",
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
  * Pure, over node:crypto: the AWS SDK signs the same way behind a middleware stack that costs
  * several times the signature itself (see `put-events-transport.ts`).
  *
@@ -23,8 +24,13 @@ export interface SigningCredentials {
 export interface SignableRequest {
   /** `host[:port]` as sent in the Host header. */
   readonly host: string;
-  /** The body, exactly as sent. */
-  readonly body: string;
+  /**
+   * The path, already URI-encoded as sent (its segments are letters and digits here, which SigV4
+   * encodes as they are). @default '/'
+   */
+  readonly path?: string;
+  /** The body, exactly as sent: text (hashed as UTF-8) or bytes (hashed as they are). */
+  readonly body: string | Uint8Array;
   /** Headers besides `host`, `x-amz-date` and `x-amz-security-token`; names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
   readonly service: string;
@@ -41,7 +47,7 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
  * any, and `authorization`.
  *
  * @example
- * const headers = signJsonPost({ host: 'events.eu-west-1.amazonaws.com', body, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' }, service: 'events', region: 'eu-west-1', credentials, now: Date.now() });
+ * const headers = signJsonPost({ host: 'events.eu-west-1.amazonaws.com', body, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' }, service: 'events', region: 'eu-west-1', credentials, now: Date.now() }, keys);
  */
 export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): Record<string, string> {
   const { credentials } = request;
@@ -52,7 +58,7 @@ export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): R
   const names = Object.keys(headers).sort();
   const canonicalHeaders = names.map((name) => `${name}:${headers[name]!.trim()}\n`).join('');
   const signedHeaders = names.join(';');
-  const canonicalRequest = `POST\n/\n\n${canonicalHeaders}\n${signedHeaders}\n${sha256Hex(request.body)}`;
+  const canonicalRequest = `POST\n${request.path ?? '/'}\n\n${canonicalHeaders}\n${signedHeaders}\n${sha256Hex(request.body)}`;
   const scope = `${day}/${request.region}/${request.service}/aws4_request`;
   const stringToSign = `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(canonicalRequest)}`;
   const key = keys.key(credentials.secretAccessKey, day, request.region, request.service);
@@ -102,6 +108,6 @@ function hmac(key: string | Buffer, data: string): Buffer {
 }
 
 /** One-shot hashing: no Hash object per call (this runs twice per request). */
-function sha256Hex(data: string): string {
+function sha256Hex(data: string | Uint8Array): string {
   return hash('sha256', data, 'hex');
 }

@@ -1,12 +1,14 @@
 /**
  * `status`: where each program's checkpoint is, who holds its lease, how far behind it is and how
- * its last cycle ended, read from the checkpoint table.
+ * its last cycle ended, read from the checkpoint table; on a Custom Event Bus, also the bus's
+ * retention window (how far back a replay can start).
  */
 import type { Command } from 'commander';
 import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-programs.ts';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import { type BusRetention, describeRetention } from '../custom-bus-operations.ts';
 import { keyValueTable, toJson } from '../output-format.ts';
 import { programStatus, statusRows } from '../program-status.ts';
 
@@ -22,7 +24,8 @@ export function registerStatusCommand(program: Command): void {
     .description(
       "Shows each program's checkpoint (the last sequence number published) and when it last moved, the lease holder " +
         'and its expiry, the lag of the newest published event, and how the last cycle ended. Every program of the ' +
-        'stack (or with a row in the table) unless --program names one.',
+        "stack (or with a row in the table) unless --program names one. On a Custom Event Bus (the stack's " +
+        'EventBusKind output is custom), also the retention window of the bus: the oldest point archive-replay can start from.',
     )
     .option('--program <name>', 'one program (default: all)')
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
@@ -65,9 +68,44 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     ),
   );
   const { terminal } = context;
+  const customBus = deployment.customEventBusArn;
+  const bus = customBus === undefined ? undefined : await busRetentionOrNote(context, customBus);
   if (context.globals.json) {
-    terminal.out(toJson({ checkpointTable: tableName, programs: statuses }));
+    terminal.out(
+      toJson({
+        checkpointTable: tableName,
+        programs: statuses,
+        ...(bus === undefined
+          ? {}
+          : {
+              bus: {
+                eventBusArn: bus.eventBusArn,
+                retentionPeriodInDays: bus.retentionPeriodInDays ?? null,
+                retentionWindowStartTime: bus.retentionWindowStartTime?.toISOString() ?? null,
+              },
+            }),
+      }),
+    );
     return;
+  }
+  if (bus !== undefined) {
+    const days = bus.retentionPeriodInDays;
+    const start = bus.retentionWindowStartTime;
+    terminal.out(
+      `${keyValueTable(
+        'bus',
+        [
+          ['name', bus.name ?? bus.eventBusArn],
+          ['kind', 'Custom Event Bus'],
+          ['retention', days === undefined ? 'unknown' : `${days} day(s)`],
+          [
+            'oldest event',
+            start === undefined ? 'unknown' : `${start.toISOString()} (a replay starts at or after it)`,
+          ],
+        ],
+        terminal.color,
+      )}\n`,
+    );
   }
   if (statuses.length === 0) {
     terminal.out(`No checkpoint rows in table ${tableName} yet: no program has run.\n`);
@@ -77,5 +115,19 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     terminal.out(
       `${keyValueTable(`program ${programState.program}`, statusRows(programState, now), terminal.color)}\n`,
     );
+  }
+}
+
+/** The bus's retention; a bus that cannot be read is a note on stderr, never the end of `status`. */
+async function busRetentionOrNote(
+  context: CommandContext,
+  eventBusArn: string,
+): Promise<BusRetention | undefined> {
+  try {
+    return await describeRetention(context.aws.eventBridgeV2, eventBusArn);
+  } catch (error) {
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    context.terminal.err(`Could not read the retention of ${eventBusArn} (${reason}).\n`);
+    return undefined;
   }
 }

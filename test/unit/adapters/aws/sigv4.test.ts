@@ -67,4 +67,38 @@ describe('signJsonPost', () => {
       expect(ours['x-amz-security-token']).toBe(theirs['x-amz-security-token']);
     }
   });
+
+  it('signs a binary body on its exact bytes and an operation path, as the SDK does', async () => {
+    const random = createRandom(27).next;
+    const keys = new SigningKeyCache();
+    for (let round = 0; round < 10; round += 1) {
+      // Bytes that are not UTF-8 (0xff, lone continuation bytes): hashed as text they would differ.
+      const body = Uint8Array.from({ length: 1 + Math.floor(random() * 200) }, () =>
+        Math.floor(random() * 256),
+      );
+      const request = {
+        host: 'eventsv2.eu-west-1.amazonaws.com',
+        path: '/service/AWSEventsV2/operation/PutEvents',
+        body,
+        headers: {
+          'content-type': 'application/cbor',
+          accept: 'application/cbor',
+          'smithy-protocol': 'rpc-v2-cbor',
+        },
+        service: 'events',
+        region: 'eu-west-1',
+        credentials: {
+          accessKeyId: 'ASIAEXAMPLE',
+          secretAccessKey: 'secret',
+          sessionToken: `token-${round}`,
+        },
+        now: Date.parse('2026-11-26T10:00:00Z') + round * 1000,
+      };
+
+      const ours = signJsonPost(request, keys);
+      const theirs = await referenceSignature(request);
+
+      expect(ours.authorization, `round ${round}`).toBe(theirs.authorization);
+    }
+  });
 });
