@@ -27,10 +27,12 @@ export interface ProgramConfig {
   readonly secretKeyArn?: string;
 }
 
-/** Retry policy of one route's targets; absent fields take the construct's defaults. */
+/** Retry policy of one route's targets, and its order; absent fields take the construct's defaults. */
 export interface RouteConfig {
   readonly maxEventAgeSeconds?: number;
   readonly retryAttempts?: number;
+  /** Custom bus only: a FIFO subscriber onto a FIFO queue, in order within each event group. */
+  readonly ordered?: boolean;
 }
 
 /**
@@ -89,6 +91,12 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   }
   if (values.existingEventBusArn !== undefined && values.eventBusName !== undefined) {
     reader.fail('eventBusName', 'names a bus to create; set it to "" when existingEventBusArn is set');
+  }
+  if (values.exampleSubscriber === true && values.eventBusKind === 'custom') {
+    reader.fail(
+      'exampleSubscriber',
+      'subscribes with a rule of the classic bus, and the custom bus has none: set it to false with eventBusKind "custom"',
+    );
   }
   const programs = reader.programs();
   const routes = reader.routes();
@@ -228,7 +236,7 @@ class ContextReader {
     if (!isRecord(value)) {
       this.fail(
         'routes',
-        `must be an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?}, got ${show(value)}`,
+        `must be an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?, "ordered"?}, got ${show(value)}`,
       );
       return {};
     }
@@ -240,10 +248,13 @@ class ContextReader {
         continue;
       }
       if (!isRecord(options)) {
-        this.fail(key, `must be an object {"maxEventAgeSeconds"?, "retryAttempts"?}, got ${show(options)}`);
+        this.fail(
+          key,
+          `must be an object {"maxEventAgeSeconds"?, "retryAttempts"?, "ordered"?}, got ${show(options)}`,
+        );
         continue;
       }
-      const route: { maxEventAgeSeconds?: number; retryAttempts?: number } = {};
+      const route: { maxEventAgeSeconds?: number; retryAttempts?: number; ordered?: boolean } = {};
       for (const [field, fieldValue] of Object.entries(options)) {
         if (field === 'maxEventAgeSeconds') {
           if (!isIntegerIn(fieldValue, 60, 86_400)) {
@@ -253,8 +264,15 @@ class ContextReader {
           if (!isIntegerIn(fieldValue, 0, 185)) {
             this.fail(`${key}.${field}`, `must be an integer from 0 to 185, got ${show(fieldValue)}`);
           } else route.retryAttempts = fieldValue;
+        } else if (field === 'ordered') {
+          if (typeof fieldValue !== 'boolean') {
+            this.fail(`${key}.${field}`, `must be true or false, got ${show(fieldValue)}`);
+          } else route.ordered = fieldValue;
         } else {
-          this.fail(`${key}.${field}`, 'is not a route setting; use maxEventAgeSeconds or retryAttempts');
+          this.fail(
+            `${key}.${field}`,
+            'is not a route setting; use maxEventAgeSeconds, retryAttempts or ordered',
+          );
         }
       }
       routes[eventType] = route;

@@ -36,6 +36,7 @@ export class PollerStack extends Stack {
             maxEventAge:
               route.maxEventAgeSeconds === undefined ? undefined : Duration.seconds(route.maxEventAgeSeconds),
             retryAttempts: route.retryAttempts,
+            ordered: route.ordered,
           },
         ]),
       ),
@@ -104,15 +105,33 @@ export class PollerStack extends Stack {
       value: config.eventSource,
       description: "Source of every published event (the CLI's --event-source)",
     });
-    new CfnOutput(this, 'ArchiveName', {
-      value: poller.archive.archiveName,
-      description: 'Archive of the bus (banking-events-poller archive-replay)',
-    });
-    new CfnOutput(this, 'EventBusName', {
-      value: poller.eventBus.eventBusName,
-      description: 'Subscribe here',
-    });
-    new CfnOutput(this, 'EventBusArn', { value: poller.eventBus.eventBusArn });
+    const { customBus } = poller;
+    if (customBus === undefined) {
+      new CfnOutput(this, 'ArchiveName', {
+        value: poller.archive.archiveName,
+        description: 'Archive of the bus (banking-events-poller archive-replay)',
+      });
+      new CfnOutput(this, 'EventBusName', {
+        value: poller.eventBus.eventBusName,
+        description: 'Subscribe here',
+      });
+      new CfnOutput(this, 'EventBusArn', { value: poller.eventBus.eventBusArn });
+    } else {
+      // The kind first: the CLI reads the bus's outputs by it (a custom bus has no archive).
+      new CfnOutput(this, 'EventBusKind', { value: 'custom', description: 'EventBridge Custom Event Bus' });
+      new CfnOutput(this, 'EventBusName', {
+        value: customBus.eventBusName,
+        description: 'Subscribe here (aws eventsv2 create-subscriber)',
+      });
+      new CfnOutput(this, 'EventBusArn', {
+        value: customBus.eventBusArn,
+        description: 'The custom bus (event-busv2): PutEvents, subscribers and replays name it',
+      });
+      new CfnOutput(this, 'BusRetentionDays', {
+        value: String(config.busRetentionDays),
+        description: 'How far back a subscriber can start (replay from the bus)',
+      });
+    }
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
     new CfnOutput(this, 'PollerFunctionName', {
       value: poller.pollerFunction.functionName,
@@ -132,7 +151,7 @@ export class PollerStack extends Stack {
         description: `EventBridge Scheduler schedule (group default) of program ${program}`,
       });
     }
-    for (const route of poller.routing.routes) {
+    for (const route of poller.routes) {
       const suffix = route.isCatchAll
         ? 'Unrouted'
         : route.isQuarantine
@@ -149,6 +168,19 @@ export class PollerStack extends Stack {
         });
       }
       new CfnOutput(this, `DeadLetterQueueUrl${suffix}`, { value: route.deadLetterQueue.queueUrl });
+    }
+    for (const route of poller.subscriberRouting?.routes ?? []) {
+      const suffix = route.isCatchAll
+        ? 'Unrouted'
+        : route.isQuarantine
+          ? 'Quarantine'
+          : pascalCase(route.name);
+      new CfnOutput(this, `SubscriberArn${suffix}`, {
+        value: route.subscriber.attrSubscriberArn,
+        description: `${route.ordered ? 'FIFO' : 'Unordered'} subscriber of ${route.name} events`,
+      });
+      new CfnOutput(this, `QueueArn${suffix}`, { value: route.queue.queueArn });
+      new CfnOutput(this, `DeadLetterQueueArn${suffix}`, { value: route.deadLetterQueue.queueArn });
     }
     new CfnOutput(this, 'ScheduleDeadLetterQueueUrl', { value: poller.scheduleDeadLetterQueue.queueUrl });
     new CfnOutput(this, 'ClaimCheckBucketName', {

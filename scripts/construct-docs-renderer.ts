@@ -19,6 +19,10 @@ const SOURCES = [
     interfaces: ['BankingEventsPollerProps', 'PollerProgram', 'GapRepairOptions'],
   },
   {
+    file: 'infra/constructs/event-routing.ts',
+    interfaces: ['EventRouteOptions'],
+  },
+  {
     file: 'infra/constructs/banking-events-poller.ts',
     interfaces: ['SubscriberGrantOptions', 'SubscriberGrant'],
   },
@@ -98,10 +102,16 @@ function isPublic(member: ts.ClassElement): boolean {
 
 function classReference(source: ts.SourceFile, declaration: ts.ClassDeclaration): string[] {
   const members = declaration.members.filter(isPublic);
-  const properties = members.filter(ts.isPropertyDeclaration).map((member) => {
-    const type = member.type?.getText(source) ?? 'unknown';
-    return `| ${code(member.name.getText(source))} | ${code(type)} | ${cell(docOf(member))} |`;
-  });
+  // A getter reads like a property (the classic-bus members throw on the custom bus, documented so).
+  const properties = members
+    .filter(
+      (member): member is ts.PropertyDeclaration | ts.GetAccessorDeclaration =>
+        ts.isPropertyDeclaration(member) || ts.isGetAccessorDeclaration(member),
+    )
+    .map((member) => {
+      const type = member.type?.getText(source) ?? 'unknown';
+      return `| ${code(member.name.getText(source))} | ${code(type)} | ${cell(docOf(member))} |`;
+    });
   const methods = members.filter(ts.isMethodDeclaration).map((member) => {
     const parameters = member.parameters.map((parameter) => parameter.getText(source)).join(', ');
     const returns = member.type?.getText(source) ?? 'void';

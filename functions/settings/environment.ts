@@ -85,7 +85,8 @@ export type DeployedVariable = {
 /**
  * The function's environment: each variable in table order, from `values` (the resolved props,
  * in the settings' own units) or from `deployed`. A setting without a value is left out (the
- * handler's "none"), and so is a stream setting outside stream mode.
+ * handler's "none"), and so is a stream setting outside stream mode and a custom-bus setting on the
+ * classic bus.
  *
  * @example
  * writeEnvironment({ pollLimit: 100, feedMode: 'poll' }, { SECRET_ID: arn, … });
@@ -97,7 +98,7 @@ export function writeEnvironment(
   const environment: Record<string, string> = {};
   for (const [name, setting] of settingEntries()) {
     const place = setting.env;
-    if (place === undefined || !applies(setting.streamOnly, values)) continue;
+    if (place === undefined || !applies(setting, values)) continue;
     const text =
       place.deployed === 'resource' || place.deployed === 'computed'
         ? deployed[place.name as DeployedVariable]

@@ -3,6 +3,7 @@
  * context, props) checks them with its own names for the settings, so an error names what the
  * person in front of it wrote.
  */
+import type { SettingDetails } from './setting.ts';
 import type { SettingName } from './settings.ts';
 
 export interface SettingRule {
@@ -28,10 +29,27 @@ export const SETTING_RULES: readonly SettingRule[] = [
   },
 ];
 
-/** Stream settings count only in stream mode: elsewhere they are not deployed, and the construct refuses them. */
+/**
+ * Stream settings count only in stream mode, custom-bus settings only on the custom bus: elsewhere
+ * they are not deployed, and the construct refuses them.
+ */
 export function applies(
-  streamOnly: boolean | undefined,
+  setting: Pick<SettingDetails, 'streamOnly' | 'customBusOnly'>,
   values: Readonly<Partial<Record<SettingName, unknown>>>,
 ): boolean {
-  return streamOnly !== true || values.feedMode === 'stream';
+  return (
+    (setting.streamOnly !== true || values.feedMode === 'stream') &&
+    (setting.customBusOnly !== true || values.eventBusKind === 'custom')
+  );
+}
+
+/** What a setting that does not apply needs, for the construct's refusal. */
+export function applicability(setting: Pick<SettingDetails, 'streamOnly' | 'customBusOnly'>): {
+  readonly setting: 'feedMode' | 'eventBusKind';
+  readonly value: string;
+}[] {
+  return [
+    ...(setting.streamOnly === true ? [{ setting: 'feedMode' as const, value: 'stream' }] : []),
+    ...(setting.customBusOnly === true ? [{ setting: 'eventBusKind' as const, value: 'custom' }] : []),
+  ];
 }

@@ -67,6 +67,8 @@ export interface SettingDetails {
   readonly see?: { readonly title: string; readonly path: string };
   /** Applies in `feedMode` 'stream' only: not deployed otherwise, and refused by the construct. */
   readonly streamOnly?: true;
+  /** Applies with `eventBusKind` 'custom' only: not deployed otherwise, and refused by the construct. */
+  readonly customBusOnly?: true;
   readonly env?: EnvPlace;
   readonly context?: ContextPlace;
   readonly prop?: PropPlace;

@@ -155,15 +155,22 @@ export const SETTINGS = {
     context: { key: 'scheduleRate', kind: rateExpression(scheduleMinutes) },
     prop: { name: 'scheduleInterval', duration: true },
   }),
-  routes: setting(structured('an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?}'), {
-    doc:
-      'Event type → queue. Per route, optional `maxEventAgeSeconds` (60–86400, default 86400) and ' +
-      '`retryAttempts` (0–185, default 185) for EventBridge delivery',
-    default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
-    actsIn: ['infra/constructs/event-routing.ts#EventRouting'],
-    context: { key: 'routes' },
-    prop: { name: 'routes' },
-  }),
+  routes: setting(
+    structured('an object mapping event type → {"maxEventAgeSeconds"?, "retryAttempts"?, "ordered"?}'),
+    {
+      doc:
+        'Event type → queue. Per route, optional `maxEventAgeSeconds` (60–86400, default 86400) and ' +
+        '`retryAttempts` (0–185, default 185) for EventBridge delivery, and `ordered` (custom bus only: a FIFO ' +
+        'subscriber onto a FIFO queue, in order within each event group)',
+      default: Object.fromEntries(KNOWN_EVENT_TYPES.map((type): [string, object] => [type, {}])),
+      actsIn: [
+        'infra/constructs/event-routing.ts#EventRouting',
+        'infra/constructs/custom-bus-routing.ts#CustomBusRouting',
+      ],
+      context: { key: 'routes' },
+      prop: { name: 'routes' },
+    },
+  ),
   lagThresholdSeconds: setting(integer({ min: 60, unit: 'seconds' }), {
     doc: "`LagSeconds` above this for 3 consecutive schedule intervals raises a program's lag alarm",
     default: 300,
@@ -217,8 +224,14 @@ export const SETTINGS = {
       'EventBridge Custom Event Bus (subscribers; FIFO per event group, duplicates dropped at publish, ' +
       'retention and replay from it)',
     default: 'classic',
-    actsIn: ['functions/poller/poller-config.ts#loadPollerConfig', 'functions/poller/handler.ts#handler'],
-    env: { name: 'EVENT_BUS_KIND' },
+    actsIn: [
+      'functions/poller/poller-config.ts#loadPollerConfig',
+      'functions/poller/handler.ts#handler',
+      'infra/constructs/banking-events-poller.ts#BankingEventsPoller',
+    ],
+    // Written for the custom bus only: a classic function's environment stays as it was before
+    // the setting existed (the handler's default is classic).
+    env: { name: 'EVENT_BUS_KIND', deployed: 'computed' },
     context: { key: 'eventBusKind' },
     prop: { name: 'eventBusKind' },
   }),
@@ -227,7 +240,12 @@ export const SETTINGS = {
       "Custom bus only: the event group a FIFO subscriber keeps in order: the program's whole feed, each " +
       "account's status changes and each transaction's own lifecycle (`account`), or no order (`none`)",
     default: 'program',
-    actsIn: ['functions/core/event-groups.ts#eventGroupOf'],
+    customBusOnly: true,
+    // The construct's part: an ordered route needs a group.
+    actsIn: [
+      'functions/core/event-groups.ts#eventGroupOf',
+      'infra/constructs/custom-bus-routing.ts#CustomBusRouting',
+    ],
     env: { name: 'EVENT_GROUP_BY' },
     context: { key: 'eventGroupBy' },
     prop: { name: 'eventGroupBy' },
@@ -235,7 +253,8 @@ export const SETTINGS = {
   busRetentionDays: setting(integer({ min: 1, max: 365, unit: 'days' }), {
     doc: 'Custom bus only: how long the bus keeps every event, for subscribers that start from a point in time',
     default: 14,
-    actsIn: [], // nothing reads it yet: the custom bus's code (issue 27) is still to come
+    customBusOnly: true,
+    actsIn: ['infra/constructs/custom-event-bus.ts#CustomEventBus'],
     context: { key: 'busRetentionDays' },
     prop: { name: 'busRetention', duration: true },
   }),

@@ -12,11 +12,14 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ConfigurationError } from '../../functions/core/errors.ts';
 import { SCHEMA_EVENT_TYPES } from '../../functions/event-schema/event-json-schema.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
+import { CustomBusRouting } from './custom-bus-routing.ts';
+import { CustomEventBus } from './custom-event-bus.ts';
 import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
-import { EventRouting } from './event-routing.ts';
+import { EventRouting, type RouteQueues } from './event-routing.ts';
 import { EventSchemas } from './event-schemas.ts';
 import {
   grantOperatorRead,
@@ -32,7 +35,7 @@ import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-netw
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
-import { PollerSourceGuard } from './poller-source-guard.ts';
+import { CustomBusSourceGuard, PollerSourceGuard } from './poller-source-guard.ts';
 import {
   acknowledgeBackupPlan,
   createCheckpointTable,
@@ -40,6 +43,7 @@ import {
   createProgramSecret,
   tableEncryption,
 } from './poller-storage.ts';
+import { settingDuration } from './setting-props.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -82,10 +86,14 @@ export class BankingEventsPoller extends Construct {
   public readonly checkpointTable: dynamodb.ITable;
   /** Program name → its credentials secret. */
   public readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
-  public readonly eventBus: events.IEventBus;
-  public readonly archive: events.Archive;
+  /**
+   * With `eventBusKind: 'custom'`: the Custom Event Bus the poller publishes to (its events kept
+   * for `busRetention`, which is where replays come from), and its subscribers.
+   */
+  public readonly customBus: CustomEventBus | undefined;
+  /** With `eventBusKind: 'custom'`: one subscriber per route, quarantine and catch-all included. */
+  public readonly subscriberRouting: CustomBusRouting | undefined;
   public readonly schemas: EventSchemas;
-  public readonly routing: EventRouting;
   /**
    * The full text of events too large for the bus; grant consumers read access
    * (`claimCheckBucket.grantRead(consumer)`) to follow the pointer events.
@@ -108,9 +116,12 @@ export class BankingEventsPoller extends Construct {
    */
   public readonly egressPublicIps: readonly string[];
   readonly #encryptionKey: kms.IKey | undefined;
+  readonly #eventBus: events.IEventBus | undefined;
+  readonly #archive: events.Archive | undefined;
+  readonly #routing: EventRouting | undefined;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
   /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
-  readonly #sourceGuard: PollerSourceGuard | undefined;
+  readonly #sourceGuard: PollerSourceGuard | CustomBusSourceGuard | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -127,38 +138,71 @@ export class BankingEventsPoller extends Construct {
         program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
       ]),
     );
-    const createdBus =
-      props.existingEventBus === undefined
-        ? new events.EventBus(this, 'EventBus', {
-            eventBusName: settings.eventBusName,
-            kmsKey: encryptionKey,
-          })
-        : undefined;
-    this.eventBus = props.existingEventBus ?? createdBus!;
-    this.archive = new events.Archive(this, 'Archive', {
-      sourceEventBus: this.eventBus,
-      description: `Every event from ${eventSource}, for replay`,
-      eventPattern: { source: [eventSource] },
-      retention: resolved.archiveRetention,
-    });
-    // Set on the resource rather than through `kmsKey`: the L2 would add a key-policy statement
-    // naming the bus resource, and the key and the bus would depend on each other.
-    if (encryptionKey !== undefined) {
-      (this.archive.node.defaultChild as events.CfnArchive).kmsKeyIdentifier = encryptionKey.keyArn;
+    const custom = settings.eventBusKind === 'custom';
+    // The registry documents the event types, whichever bus carries them (it discovers nothing).
+    const createSchemas = () =>
+      new EventSchemas(this, 'Schemas', {
+        eventSource,
+        eventTypes: SCHEMA_EVENT_TYPES,
+        registryName: props.schemaRegistryName,
+      });
+    let createdBus: events.EventBus | undefined;
+    if (custom) {
+      this.#eventBus = undefined;
+      this.#archive = undefined;
+      this.#routing = undefined;
+      // The custom bus keeps every event for its retention period and replays from it: no archive,
+      // no rules (subscribers instead).
+      this.customBus = new CustomEventBus(this, 'CustomEventBus', {
+        eventBusName: settings.eventBusName,
+        retention: settingDuration('busRetentionDays', settings.busRetentionDays),
+        encryptionKey,
+        description: `Every event from ${eventSource}, kept for replay`,
+      });
+      this.schemas = createSchemas();
+      this.subscriberRouting = new CustomBusRouting(this, 'Routing', {
+        bus: this.customBus,
+        eventSource,
+        routes: resolved.routes,
+        unrouted: resolved.unrouted,
+        quarantine: resolved.quarantine,
+        eventGroups: settings.eventGroupBy !== 'none',
+        encryptionKey,
+      });
+    } else {
+      this.customBus = undefined;
+      this.subscriberRouting = undefined;
+      createdBus =
+        props.existingEventBus === undefined
+          ? new events.EventBus(this, 'EventBus', {
+              eventBusName: settings.eventBusName,
+              kmsKey: encryptionKey,
+            })
+          : undefined;
+      const eventBus = props.existingEventBus ?? createdBus!;
+      this.#eventBus = eventBus;
+      this.#archive = new events.Archive(this, 'Archive', {
+        sourceEventBus: eventBus,
+        description: `Every event from ${eventSource}, for replay`,
+        eventPattern: { source: [eventSource] },
+        retention: resolved.archiveRetention,
+      });
+      // Set on the resource rather than through `kmsKey`: the L2 would add a key-policy statement
+      // naming the bus resource, and the key and the bus would depend on each other.
+      if (encryptionKey !== undefined) {
+        (this.#archive.node.defaultChild as events.CfnArchive).kmsKeyIdentifier = encryptionKey.keyArn;
+      }
+      // Created in this order since the first release: the template lists resources in it.
+      this.schemas = createSchemas();
+      this.#routing = new EventRouting(this, 'Routing', {
+        eventBus,
+        eventSource,
+        routes: resolved.routes,
+        unrouted: resolved.unrouted,
+        quarantine: resolved.quarantine,
+        encryptionKey,
+      });
     }
-    this.schemas = new EventSchemas(this, 'Schemas', {
-      eventSource,
-      eventTypes: SCHEMA_EVENT_TYPES,
-      registryName: props.schemaRegistryName,
-    });
-    this.routing = new EventRouting(this, 'Routing', {
-      eventBus: this.eventBus,
-      eventSource,
-      routes: resolved.routes,
-      unrouted: resolved.unrouted,
-      quarantine: resolved.quarantine,
-      encryptionKey,
-    });
     this.claimCheckBucket = createClaimCheckBucket(this, {
       retention: resolved.claimCheckRetention,
       encryptionKey,
@@ -168,8 +212,10 @@ export class BankingEventsPoller extends Construct {
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
       secrets: this.secrets,
-      eventBus: this.eventBus,
-      eventBusImported: props.existingEventBus !== undefined,
+      bus:
+        this.customBus === undefined
+          ? { kind: 'classic', eventBus: this.#eventBus!, imported: props.existingEventBus !== undefined }
+          : { kind: 'custom', bus: this.customBus },
       claimCheckBucket: this.claimCheckBucket,
     });
     this.pollerFunction = poller.pollerFunction;
@@ -183,7 +229,11 @@ export class BankingEventsPoller extends Construct {
     addEgressOutput(this, this.egressPublicIps);
     // Only on a bus we create: an existing bus's policy is its owner's (docs/security.md gives the statement).
     this.#sourceGuard =
-      createdBus === undefined ? undefined : new PollerSourceGuard(createdBus, eventSource, poller.role);
+      this.customBus !== undefined
+        ? new CustomBusSourceGuard(this.customBus, eventSource, poller.role)
+        : createdBus === undefined
+          ? undefined
+          : new PollerSourceGuard(createdBus, eventSource, poller.role);
 
     const schedules = createPollerSchedules(
       this,
@@ -202,7 +252,11 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     if (encryptionKey !== undefined) {
       admitKeyServices(this, encryptionKey, {
-        bus: literalBus(this.eventBus),
+        ...(this.customBus === undefined
+          ? { bus: literalBus(this.#eventBus!) }
+          : {
+              customBus: { name: this.customBus.eventBusName, arnPattern: this.customBus.eventBusArnPattern },
+            }),
         logGroups: true,
         alarms: props.alarmActions === undefined && props.alarmTopic === undefined,
       });
@@ -216,8 +270,9 @@ export class BankingEventsPoller extends Construct {
       metrics,
       pollerFunction: this.pollerFunction,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
-      routes: this.routing.routes,
+      routes: this.routes,
       scheduleInterval,
+      customBus: custom,
       lagThreshold: resolved.lagThreshold,
       lagPeriods: LAG_PERIODS,
       gapRepair: settings.gapRepairMaxLookups > 0,
@@ -229,12 +284,56 @@ export class BankingEventsPoller extends Construct {
       programs: programNames,
       metrics,
       pollerFunction: this.pollerFunction,
-      eventBus: this.eventBus,
-      routes: this.routing.routes,
+      eventBus: this.#eventBus,
+      routes: this.routes,
+      customBus: custom,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       alarms: this.alarms.alarms,
       dashboardName: props.dashboardName,
     });
+  }
+
+  /**
+   * The classic bus the poller publishes to (created, or `existingEventBus`).
+   *
+   * @throws ConfigurationError with `eventBusKind: 'custom'`, which has no classic bus: use `customBus`
+   */
+  get eventBus(): events.IEventBus {
+    return this.#classic(this.#eventBus, 'eventBus', 'customBus');
+  }
+
+  /**
+   * The classic bus's archive, for replay.
+   *
+   * @throws ConfigurationError with `eventBusKind: 'custom'`: its replays come from the bus's own
+   * retention (`busRetention`), there is no archive
+   */
+  get archive(): events.Archive {
+    return this.#classic(this.#archive, 'archive', 'customBus (its retention)');
+  }
+
+  /**
+   * The classic bus's rules and their queues.
+   *
+   * @throws ConfigurationError with `eventBusKind: 'custom'`: use `subscriberRouting`
+   */
+  get routing(): EventRouting {
+    return this.#classic(this.#routing, 'routing', 'subscriberRouting');
+  }
+
+  /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */
+  get routes(): readonly RouteQueues[] {
+    return (this.#routing ?? this.subscriberRouting!).routes;
+  }
+
+  #classic<T>(value: T | undefined, name: string, instead: string): T {
+    if (value === undefined) {
+      throw new ConfigurationError(
+        `BankingEventsPoller: ${name} exists on the classic bus only; with eventBusKind 'custom' use ${instead}`,
+        { prop: 'eventBusKind' },
+      );
+    }
+    return value;
   }
 
   /** Console link to the dashboard. */
@@ -256,6 +355,7 @@ export class BankingEventsPoller extends Construct {
    */
   allowPublishAsPoller(grantee: iam.IGrantable): iam.Grant {
     this.#sourceGuard?.allow(grantee);
+    if (this.customBus !== undefined) return this.customBus.grantPutEvents(grantee);
     // To the principal's own policy only: a grant through the bus policy would need a statement
     // id per principal, and a principal with no policy here (an ArnPrincipal) has its own.
     return iam.Grant.addToPrincipal({
@@ -330,6 +430,15 @@ export class BankingEventsPoller extends Construct {
   }
 
   #operatorResources(): OperatorResources {
+    if (this.customBus !== undefined) {
+      // The operator CLI's custom-bus commands (replay from retention, status) grant what they call
+      // once they exist; the classic grants name the classic bus and its archive.
+      throw new ConfigurationError(
+        "BankingEventsPoller: the operator grants cover the classic bus only; with eventBusKind 'custom' grant " +
+          'the eventsv2 actions your operators need on customBus.eventBusArn yourself',
+        { prop: 'eventBusKind' },
+      );
+    }
     return {
       checkpointTable: this.checkpointTable,
       eventBus: this.eventBus,

@@ -18,6 +18,12 @@ export interface KeyServiceUses {
    * queues encrypted with it.
    */
   readonly bus?: { readonly name: string; readonly arn: string };
+  /**
+   * The Custom Event Bus encrypted with the key, by its name and its ARN with the service's id as a
+   * wildcard (literals again: the bus references the key). EventBridge encrypts what the bus stores
+   * with it; the subscribers' delivery roles use the key through SQS with their own grants.
+   */
+  readonly customBus?: { readonly name: string; readonly arnPattern: string };
   /** CloudWatch Logs encrypts the function's log group (created in `scope`'s stack) with the key. */
   readonly logGroups?: boolean;
   /** CloudWatch alarms publish to a topic encrypted with the key. */
@@ -71,6 +77,33 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
         conditions: {
           StringEquals: sameAccount,
           ArnLike: { 'aws:SourceArn': arn('events', `rule/${uses.bus.name}/*`) },
+        },
+      }),
+    });
+  }
+  if (uses.customBus !== undefined) {
+    // The custom bus: DescribeKey to check the key when the bus is created or updated, and the
+    // data-key actions for this one bus of this account (the custom bus's user guide,
+    // eb-custom-bus-encryption: "the key's policy must allow the events.amazonaws.com principal").
+    statements.push({
+      sid: 'EventBridgeDescribeKey',
+      statement: new iam.PolicyStatement({
+        sid: 'EventBridgeDescribeKey',
+        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+        actions: ['kms:DescribeKey'],
+        resources: ['*'],
+      }),
+    });
+    statements.push({
+      sid: 'EventBridgeCustomBus',
+      statement: new iam.PolicyStatement({
+        sid: 'EventBridgeCustomBus',
+        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: sameAccount,
+          ArnLike: { 'aws:SourceArn': uses.customBus.arnPattern },
         },
       }),
     });

@@ -40,6 +40,14 @@ export interface EventRouteOptions {
    * @default 185
    */
   readonly retryAttempts?: number;
+  /**
+   * Custom bus only (`eventBusKind: 'custom'`): deliver the route's events in order within their
+   * event group (`eventGroupBy`), through a FIFO subscriber onto an SQS FIFO queue (and a FIFO
+   * dead-letter queue). Not with `targets`.
+   *
+   * @default false
+   */
+  readonly ordered?: boolean;
 }
 
 export interface EventRoutingProps {
@@ -72,24 +80,29 @@ export interface EventRoutingProps {
   readonly encryptionKey?: kms.IKey;
 }
 
-/** One rule and what hangs off it. */
-export interface Route {
+/** What every route has, whichever kind of bus delivers it: its name and its queues. */
+export interface RouteQueues {
   /** The detail-type, or `unrouted` for the catch-all. */
   readonly name: string;
   readonly isCatchAll: boolean;
   /** The route of `invalid_event`: events that failed validation. */
   readonly isQuarantine: boolean;
-  readonly rule: events.Rule;
   /** The queue the route created; `undefined` when the caller supplied its own targets. */
   readonly queue: sqs.Queue | undefined;
   /** Deliveries EventBridge gave up on, and messages consumers failed `maxReceiveCount` times. */
   readonly deadLetterQueue: sqs.Queue;
 }
 
+/** One rule and what hangs off it. */
+export interface Route extends RouteQueues {
+  readonly rule: events.Rule;
+}
+
 const EVENT_TYPE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 const MIN_EVENT_AGE = Duration.minutes(1);
-const MAX_EVENT_AGE = Duration.hours(24);
-const MAX_RETRY_ATTEMPTS = 185;
+/** The delivery defaults of a route, the longest either kind of bus keeps retrying. */
+export const MAX_EVENT_AGE = Duration.hours(24);
+export const MAX_RETRY_ATTEMPTS = 185;
 /** The longest SQS allows: a consumer outage of up to two weeks loses nothing. */
 const QUEUE_RETENTION = Duration.days(14);
 /** SQS's largest message (1 MiB), as large as an event the bus delivers. */
@@ -115,12 +128,19 @@ export class EventRouting extends Construct {
     this.encryptionKey = props.encryptionKey;
 
     const eventTypes = Object.keys(props.routes);
-    validateEventTypes(eventTypes);
-    if (props.quarantine !== undefined && eventTypes.includes(INVALID_EVENT_TYPE)) {
-      throw new ConfigurationError(
-        `Route "${INVALID_EVENT_TYPE}": that detail-type is the quarantine's; configure it with the quarantine option`,
-        { route: INVALID_EVENT_TYPE },
-      );
+    validateRoutes(props);
+    for (const [name, options] of [
+      ...Object.entries(props.routes),
+      [INVALID_EVENT_TYPE, props.quarantine] as const,
+      ['unrouted', props.unrouted] as const,
+    ]) {
+      if (options?.ordered === true) {
+        throw new ConfigurationError(
+          `Route "${name}": ordered applies to eventBusKind 'custom' only; the classic bus delivers unordered. ` +
+            "Set eventBusKind: 'custom' or remove ordered",
+          { route: name },
+        );
+      }
     }
 
     const routes: Route[] = [];
@@ -219,7 +239,7 @@ export class EventRouting extends Construct {
  * events of up to 1 MiB (the claim check keeps every entry under that with room for the envelope),
  * and the queue's default of 256 KiB would refuse the larger ones, in the DLQ too.
  */
-function queueSecurity(encryptionKey?: kms.IKey): sqs.QueueProps {
+export function queueSecurity(encryptionKey?: kms.IKey): sqs.QueueProps {
   return {
     ...(encryptionKey === undefined
       ? { encryption: sqs.QueueEncryption.SQS_MANAGED }
@@ -228,6 +248,18 @@ function queueSecurity(encryptionKey?: kms.IKey): sqs.QueueProps {
     retentionPeriod: QUEUE_RETENTION,
     maxMessageSizeBytes: MAX_MESSAGE_BYTES,
   };
+}
+
+/** The routes' own rules, for either kind of bus: their types, and the quarantine's type kept to it. */
+export function validateRoutes(props: Pick<EventRoutingProps, 'routes' | 'quarantine'>): void {
+  const eventTypes = Object.keys(props.routes);
+  validateEventTypes(eventTypes);
+  if (props.quarantine !== undefined && eventTypes.includes(INVALID_EVENT_TYPE)) {
+    throw new ConfigurationError(
+      `Route "${INVALID_EVENT_TYPE}": that detail-type is the quarantine's; configure it with the quarantine option`,
+      { route: INVALID_EVENT_TYPE },
+    );
+  }
 }
 
 function validateEventTypes(eventTypes: readonly string[]): void {
@@ -254,7 +286,10 @@ function validateEventTypes(eventTypes: readonly string[]): void {
   }
 }
 
-function validateRetryPolicy(name: string, options: RouteTargetOptions): void {
+export function validateRetryPolicy(
+  name: string,
+  options: Pick<RouteTargetOptions, 'maxEventAge' | 'retryAttempts'>,
+): void {
   const age = options.maxEventAge.toSeconds();
   if (age < MIN_EVENT_AGE.toSeconds() || age > MAX_EVENT_AGE.toSeconds()) {
     throw new ConfigurationError(`Route "${name}": maxEventAge must be between 1 minute and 24 hours`, {

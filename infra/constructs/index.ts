@@ -11,10 +11,18 @@ export {
   type SubscriberGrantOptions,
 } from './banking-events-poller.ts';
 export {
+  CustomBusRouting,
+  type CustomBusRoutingProps,
+  EVENT_GROUP_MESSAGE_GROUP_ID,
+  type SubscriberRoute,
+} from './custom-bus-routing.ts';
+export { CustomEventBus, type CustomEventBusProps } from './custom-event-bus.ts';
+export {
   type EventRouteOptions,
   EventRouting,
   type EventRoutingProps,
   type Route,
+  type RouteQueues,
   type RouteTargetOptions,
 } from './event-routing.ts';
 export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } from './event-schemas.ts';

@@ -5,8 +5,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
-import type { Route } from './event-routing.ts';
-import type { PollerMetrics } from './poller-metrics.ts';
+import type { RouteQueues } from './event-routing.ts';
+import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: every custom-metric alarm exists once per program (its `Program` dimension). */
@@ -14,7 +14,7 @@ export interface PollerAlarmsProps {
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly routes: readonly Route[];
+  readonly routes: readonly RouteQueues[];
   /**
    * How often each program's schedule fires (whole minutes). The handler writes each metric once
    * per invocation, so this is the period of every alarm on a per-invocation metric.
@@ -34,6 +34,12 @@ export interface PollerAlarmsProps {
   readonly alarmActions: IAlarmActionStrategy;
   /** Where the runbook lives; each alarm description links `<runbookUrl>#alarm-<name>`. */
   readonly runbookUrl: string;
+  /**
+   * The poller publishes to the Custom Event Bus: its order-broken alarms exist.
+   *
+   * @default false
+   */
+  readonly customBus?: boolean;
 }
 
 const ONE_MINUTE = Duration.minutes(1);
@@ -77,6 +83,12 @@ export class PollerAlarms extends Construct {
   public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly. */
   public readonly leaseBusyAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Custom bus only, per program: the bus accepted an event of a group while rejecting an earlier
+   * one of the same group (`OrderBroken`): a FIFO subscriber sees that group out of order. Empty on
+   * the classic bus.
+   */
+  public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -200,6 +212,25 @@ export class PollerAlarms extends Construct {
         ),
       );
     }
+    const orderBroken = new Map<string, cloudwatch.Alarm>();
+    // After the per-program alarms of every program, so the classic bus's alarms keep their order.
+    for (const program of props.customBus === true ? props.programs : []) {
+      orderBroken.set(
+        program,
+        this.alarm(`OrderBroken${pascalCase(program)}`, {
+          metric: props.metrics.metric(ORDER_BROKEN, program, { statistic: 'Sum', period: tick }),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          // One is worth a person: a FIFO subscriber has already seen that group out of order.
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the custom bus accepted an event of a group while rejecting an earlier one of ` +
+            `the same group; FIFO subscribers received that group out of order. Runbook: ${runbook('order-broken')}`,
+        }),
+      );
+    }
+    this.orderBrokenAlarms = orderBroken;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;

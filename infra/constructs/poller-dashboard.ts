@@ -4,15 +4,22 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Route } from './event-routing.ts';
-import type { PollerMetrics } from './poller-metrics.ts';
+import type { Route, RouteQueues } from './event-routing.ts';
+import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
   readonly programs: readonly string[];
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
-  readonly eventBus: events.IEventBus;
-  readonly routes: readonly Route[];
+  /** The classic bus, whose rule matches are graphed; `undefined` on the custom bus. */
+  readonly eventBus: events.IEventBus | undefined;
+  readonly routes: readonly RouteQueues[];
+  /**
+   * The poller publishes to the Custom Event Bus: the order-broken count is graphed.
+   *
+   * @default false
+   */
+  readonly customBus?: boolean;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
   readonly alarms: readonly cloudwatch.IAlarm[];
   /**
@@ -64,27 +71,42 @@ export class PollerDashboard extends Construct {
         height: HEIGHT,
       }),
     );
+    const { eventBus } = props;
     this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Events per minute by type (rule matches)',
-        left: props.routes.map(
-          (route) =>
-            new cloudwatch.Metric({
-              namespace: 'AWS/Events',
-              metricName: 'MatchedEvents',
-              dimensionsMap: { EventBusName: props.eventBus.eventBusName, RuleName: route.rule.ruleName },
-              statistic: 'Sum',
-              period: ONE_MINUTE,
-              label: route.name,
-            }),
-        ),
-        right: perProgram((p) => [
-          metrics.metric('EventsPublished', p, { statistic: 'Sum', label: `${p} published` }),
-        ]),
-        stacked: true,
-        width: WIDTH,
-        height: HEIGHT,
-      }),
+      eventBus === undefined
+        ? // The custom bus has no rules to count matches of: what the poller published, and the
+          // order the FIFO subscribers rely on.
+          new cloudwatch.GraphWidget({
+            title: 'Events published per minute; broken order (custom bus)',
+            left: perProgram((p) => [
+              metrics.metric('EventsPublished', p, { statistic: 'Sum', label: `${p} published` }),
+            ]),
+            right: perProgram((p) => [
+              metrics.metric(ORDER_BROKEN, p, { statistic: 'Sum', label: `${p} order broken` }),
+            ]),
+            width: WIDTH,
+            height: HEIGHT,
+          })
+        : new cloudwatch.GraphWidget({
+            title: 'Events per minute by type (rule matches)',
+            left: (props.routes as readonly Route[]).map(
+              (route) =>
+                new cloudwatch.Metric({
+                  namespace: 'AWS/Events',
+                  metricName: 'MatchedEvents',
+                  dimensionsMap: { EventBusName: eventBus.eventBusName, RuleName: route.rule.ruleName },
+                  statistic: 'Sum',
+                  period: ONE_MINUTE,
+                  label: route.name,
+                }),
+            ),
+            right: perProgram((p) => [
+              metrics.metric('EventsPublished', p, { statistic: 'Sum', label: `${p} published` }),
+            ]),
+            stacked: true,
+            width: WIDTH,
+            height: HEIGHT,
+          }),
       new cloudwatch.GraphWidget({
         title: 'Errors',
         left: [

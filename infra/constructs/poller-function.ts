@@ -14,6 +14,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { writeEnvironment } from '../../functions/settings/environment.ts';
+import type { CustomEventBus } from './custom-event-bus.ts';
 import { grantKeyThrough } from './encryption-key.ts';
 import { leaseWait } from './handover-timing.ts';
 import {
@@ -30,12 +31,19 @@ export interface PollerFunctionResources {
   readonly checkpointTable: dynamodb.ITable;
   /** Program name → its credentials secret; the first program is the handler's default. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
-  readonly eventBus: events.IEventBus;
-  /** Whether `eventBus` was imported (it may live in another account: PutEvents then needs its ARN). */
-  readonly eventBusImported: boolean;
+  /** The bus the function publishes to. */
+  readonly bus: PollerBus;
   /** Where events too large for the bus are stored. */
   readonly claimCheckBucket: s3.Bucket;
 }
+
+/**
+ * The classic bus (`imported`: it may live in another account, PutEvents then needs its ARN), or
+ * the Custom Event Bus (always named by its ARN).
+ */
+export type PollerBus =
+  | { readonly kind: 'classic'; readonly eventBus: events.IEventBus; readonly imported: boolean }
+  | { readonly kind: 'custom'; readonly bus: CustomEventBus };
 
 export interface PollerFunction {
   /** A `NodejsFunction` when the props name an `entry`; otherwise the prebuilt handler. */
@@ -56,7 +64,7 @@ export function createPollerFunction(
 ): PollerFunction {
   const { programs, scheduleInterval, functionTimeout } = props;
   const { eventSource } = props.settings;
-  const { checkpointTable, secrets, eventBus } = resources;
+  const { checkpointTable, secrets, bus } = resources;
   // The table's retention periods are CloudWatch's, which RetentionDays enumerates by their days.
   const logGroup = new logs.LogGroup(scope, 'LogGroup', {
     retention: props.settings.logRetentionDays as logs.RetentionDays,
@@ -98,8 +106,16 @@ export function createPollerFunction(
               )
             : undefined,
         CHECKPOINT_TABLE: checkpointTable.tableName,
-        // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices for ours.
-        EVENT_BUS_NAME: resources.eventBusImported ? eventBus.eventBusArn : eventBus.eventBusName,
+        // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices
+        // for ours. The custom bus is always named by its ARN (its API takes nothing else).
+        EVENT_BUS_NAME:
+          bus.kind === 'custom'
+            ? bus.bus.eventBusArn
+            : bus.imported
+              ? bus.eventBus.eventBusArn
+              : bus.eventBus.eventBusName,
+        // Left out on the classic bus: the handler's default, and the environment as it always was.
+        EVENT_BUS_KIND: bus.kind === 'custom' ? 'custom' : undefined,
         // The next tick arrives while this run still polls: it waits for the lease, at most until a
         // crashed holder's lease would expire.
         LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
@@ -144,7 +160,8 @@ export function createPollerFunction(
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   if (checkpointTable.encryptionKey !== undefined)
     grantKeyThrough(checkpointTable.encryptionKey, role, 'dynamodb');
-  eventBus.grantPutEventsTo(role);
+  if (bus.kind === 'custom') bus.bus.grantPutEvents(role);
+  else bus.eventBus.grantPutEventsTo(role);
   const bucket = resources.claimCheckBucket;
   role.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),

@@ -3,6 +3,9 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { MetricName } from '../../functions/core/ports.ts';
 import { SETTINGS } from '../../functions/settings/settings.ts';
 
+/** The custom bus's broken-order count (Count, per program): graphed and alarmed on that bus only. */
+export const ORDER_BROKEN: MetricName = 'OrderBroken';
+
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
 export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;
 

@@ -3,10 +3,12 @@
  * `source: banking.events`, so nobody else in the account may put an event with it, whatever
  * their own IAM policies allow. An explicit Deny in a resource policy wins over any Allow.
  */
-import { Lazy } from 'aws-cdk-lib';
+import { Lazy, Stack } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
+import * as eventsv2 from 'aws-cdk-lib/aws-eventsv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { ConfigurationError } from '../../functions/core/errors.ts';
+import type { CustomEventBus } from './custom-event-bus.ts';
 
 /** The statement's id on the bus (CDK prefixes it with `cdk-`); also names its EventBusPolicy. */
 export const POLLER_SOURCE_STATEMENT_ID = 'OnlyThePollerPublishesItsSource';
@@ -40,6 +42,52 @@ export class PollerSourceGuard {
         },
       }),
     );
+  }
+
+  /** Exempts `grantee`'s principal (a role, a user or an ARN principal) from the Deny. */
+  allow(grantee: iam.IGrantable): void {
+    this.#publishers.push(...principalArnsOf(grantee.grantPrincipal));
+  }
+}
+
+/**
+ * The same Deny on the Custom Event Bus, as its resource policy (`AWS::EventsV2::ResourcePolicy`):
+ * its PutEvents supplies `events:source` too. Written as the service stores it (a single action,
+ * resource or principal as a scalar), so a stack update shows no drift.
+ */
+export class CustomBusSourceGuard {
+  readonly #publishers: string[] = [];
+  public readonly resource: eventsv2.CfnResourcePolicy;
+
+  constructor(bus: CustomEventBus, source: string, poller: iam.IGrantable) {
+    this.allow(poller);
+    this.resource = new eventsv2.CfnResourcePolicy(bus, 'Policy', {
+      eventBusArn: bus.eventBusArn,
+      policyDocument: Lazy.any({
+        produce: () => {
+          const publishers = [...new Set(this.#publishers)];
+          return {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Sid: POLLER_SOURCE_STATEMENT_ID,
+                Effect: 'Deny',
+                Principal: '*',
+                Action: 'events:PutEvents',
+                Resource: bus.eventBusArn,
+                Condition: {
+                  'ForAnyValue:StringEquals': { 'events:source': source },
+                  ArnNotEquals: { 'aws:PrincipalArn': publishers.length === 1 ? publishers[0] : publishers },
+                },
+              },
+            ],
+          };
+        },
+      }),
+    });
+    // The principals must exist when the policy is written: the poller's role first.
+    const role = poller.grantPrincipal;
+    if (role instanceof iam.Role && Stack.of(role) === Stack.of(bus)) this.resource.node.addDependency(role);
   }
 
   /** Exempts `grantee`'s principal (a role, a user or an ARN principal) from the Deny. */

@@ -6,7 +6,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import type { Setting } from '../../functions/settings/setting.ts';
-import { applies, SETTING_RULES } from '../../functions/settings/setting-rules.ts';
+import { applicability, applies, SETTING_RULES } from '../../functions/settings/setting-rules.ts';
 import {
   type ResolvedValue,
   SETTINGS,
@@ -88,7 +88,8 @@ const fail = (prop: string, message: string): never => {
 
 /**
  * Applies the table's default to every prop setting left out, and refuses a prop the handler
- * would refuse, a stream setting outside stream mode, and a broken rule between settings.
+ * would refuse, a stream setting outside stream mode, a custom-bus setting on the classic bus, and
+ * a broken rule between settings.
  *
  * @throws ConfigurationError naming the prop and the expected form
  */
@@ -114,10 +115,13 @@ export function resolveSettingProps(props: object): PropSettingValues {
   }
   for (const name of given) {
     const setting = SETTINGS[name] as Setting;
-    if (!applies(setting.streamOnly, values)) {
+    if (applies(setting, values)) continue;
+    for (const needs of applicability(setting)) {
+      if (values[needs.setting] === needs.value) continue;
       fail(
         setting.prop!.name,
-        `applies to feedMode 'stream' only; feedMode is '${values.feedMode}'. Set feedMode: 'stream' or remove it`,
+        `applies to ${needs.setting} '${needs.value}' only; ${needs.setting} is '${values[needs.setting]}'. ` +
+          `Set ${needs.setting}: '${needs.value}' or remove it`,
       );
     }
   }
@@ -149,7 +153,8 @@ function expectedOf(setting: Setting): string {
 /**
  * Props for settings given by value, as the app reads them from its context: each in its prop's
  * form (a `Duration` for a Duration prop, nested for `gapRepair.*`); a setting without a value is
- * left to the construct's default, and a stream setting outside stream mode left out.
+ * left to the construct's default, and a stream setting outside stream mode (a custom-bus setting on
+ * the classic bus) left out.
  *
  * @example
  * new BankingEventsPoller(this, 'Poller', { ...settingProps(config), programs, routes });
@@ -162,7 +167,7 @@ export function settingProps(
     const place = setting.prop;
     const value = values[name];
     if (place === undefined || isStructured(setting.kind) || value === undefined) continue;
-    if (!applies(setting.streamOnly, values)) continue;
+    if (!applies(setting, values)) continue;
     const path = place.name.split('.');
     let parent = props;
     for (const key of path.slice(0, -1)) {

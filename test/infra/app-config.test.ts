@@ -108,7 +108,23 @@ describe('parseAppConfig', () => {
       pollLimitParam: 'page.size',
       startPosition: 1200,
     });
+    expect(() => parseAppConfig({ eventBusKind: 'custom', exampleSubscriber: true })).toThrow(
+      /"exampleSubscriber" subscribes with a rule of the classic bus, and the custom bus has none/,
+    );
     expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
+    expect(
+      parseAppConfig({
+        eventBusKind: 'custom',
+        eventGroupBy: 'account',
+        busRetentionDays: '30',
+        routes: '{"account_status":{"ordered":true},"transaction":{"ordered":false}}',
+      }),
+    ).toMatchObject({
+      eventBusKind: 'custom',
+      eventGroupBy: 'account',
+      busRetentionDays: 30,
+      routes: { account_status: { ordered: true }, transaction: { ordered: false } },
+    });
     expect(
       parseAppConfig({
         feedMode: 'stream',
@@ -199,6 +215,9 @@ describe('parseAppConfig', () => {
       /"routes\.transaction\.maxEventAgeSeconds" must be an integer from 60/,
     ],
     ['routes', { transaction: { dlq: false } }, /"routes\.transaction\.dlq" is not a route setting/],
+    ['routes', { transaction: { ordered: 'yes' } }, /"routes\.transaction\.ordered" must be true or false/],
+    ['eventBusKind', 'v2', /"eventBusKind" must be "classic" or "custom"/],
+    ['busRetentionDays', '400', /"busRetentionDays" must be an integer from 1 to 365/],
     [
       'existingEventBusArn',
       'banking-events',

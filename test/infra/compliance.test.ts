@@ -1,19 +1,23 @@
 /**
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
  * defaults (with the handler the package ships, as `cdk synth` deploys it), every app option
- * switched on (the example subscriber included), the construct embedded with a caller-built
- * target, and the bank profile (`infra/bank-profile-stack.ts`, docs/deploy.md). The regulated
- * packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321) run over the bank profile, which must have
- * no unacknowledged finding, and over the cdk.json defaults, whose findings must be exactly those
- * the bank profile's props answer.
+ * switched on (the example subscriber included), the custom bus (`-c eventBusKind=custom`, an
+ * ordered route), the construct embedded with a caller-built target, and the bank profile
+ * (`infra/bank-profile-stack.ts`, docs/deploy.md). The regulated packs (HIPAA.Security,
+ * NIST.800.53.R5, PCI.DSS.321) run over the bank profile, which must have no unacknowledged
+ * finding, and over the cdk.json defaults on either bus, whose findings must be exactly those the
+ * bank profile's props answer. cfn-lint does not know `AWS::EventsV2::*` (E3006): those resources
+ * are checked against their registry schemas instead (`support/registry-schema.ts`).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events-targets';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, PCIDSS321Checks } from 'cdk-nag';
@@ -24,6 +28,7 @@ import { BankProfileStack } from '../../infra/bank-profile-stack.ts';
 import { AlarmActions, BankingEventsPoller } from '../../infra/constructs/index.ts';
 import { PollerStack } from '../../infra/poller-stack.ts';
 import { cdkJsonContext, REPO_ROOT, synthPollerApp } from './support/poller-app-fixture.ts';
+import { registrySchemaProblems } from './support/registry-schema.ts';
 
 interface Synthesized {
   readonly name: string;
@@ -40,6 +45,17 @@ const CFN_LINT_IGNORED = {
 } as const;
 
 const ACKNOWLEDGED = 'aws:cdk:acknowledged-rules';
+
+/** The custom bus as the app deploys it: `-c eventBusKind=custom`, one route ordered. */
+const CUSTOM_BUS_CONTEXT = {
+  eventBusKind: 'custom',
+  eventGroupBy: 'account',
+  busRetentionDays: 30,
+  routes: { account_status: { ordered: true }, transaction: { retryAttempts: 10 } },
+} as const;
+
+/** cfn-lint's finding that a resource type does not exist, left out for these types only. */
+const UNKNOWN_TO_CFN_LINT = { rule: 'E3006', typePrefix: 'AWS::EventsV2::' } as const;
 
 /** The construct embedded in another app, with nag registered the same way `createPollerApp` does. */
 function synthEmbedded(): Omit<Synthesized, 'name'> {
@@ -93,13 +109,48 @@ function synthBankProfile(): Omit<Synthesized, 'name'> {
 }
 
 /**
+ * The bank profile with a second poller beside it on the custom bus, under the same key, in the same
+ * VPC, with the same reserved concurrency and access logs: the custom bus's resources (bus,
+ * subscribers, delivery roles, FIFO queues, the key's statements) under the four packs.
+ */
+function synthBankProfileWithCustomBus(): Omit<Synthesized, 'name'> {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'poller-bank-custom-'));
+  const app = new App({
+    outdir,
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
+    analyticsReporting: false,
+  });
+  const bank = new BankProfileStack(app, 'BankingEventsPoller');
+  new BankingEventsPoller(bank, 'CustomBusPoller', {
+    programs: [{ name: 'cards' }, { name: 'loans' }],
+    eventBusKind: 'custom',
+    routes: { account_status: { ordered: true }, transaction: {} },
+    encryptionKey: bank.node.findChild('Key') as kms.IKey,
+    vpc: bank.node.findChild('Vpc') as ec2.IVpc,
+    reservedConcurrency: 4,
+    claimCheckAccessLogsBucket: bank.node.findChild('LogBucket') as s3.IBucket,
+    alarmEmail: 'oncall@example.com',
+  });
+  registerAllPacks(app);
+  return {
+    root: app,
+    assembly: app.synth(),
+    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+/**
  * The cdk.json defaults under the four packs: synth fails on their findings (as it should), and
  * the report it leaves is read.
  */
-function defaultAppUnderAllPacks(): string[] {
+function defaultAppUnderAllPacks(overrides: Readonly<Record<string, unknown>> = {}): string[] {
   const outdir = mkdtempSync(path.join(tmpdir(), 'poller-packs-'));
   try {
-    const app = new App({ outdir, context: cdkJsonContext(), analyticsReporting: false });
+    const app = new App({
+      outdir,
+      context: { ...cdkJsonContext(), ...overrides },
+      analyticsReporting: false,
+    });
     const config = parseAppConfig(app.node.getAllContext() as Record<string, unknown>);
     new PollerStack(app, config.stackName, { config });
     registerAllPacks(app);
@@ -189,8 +240,13 @@ beforeAll(() => {
     });
     return { root: app, assembly, dispose };
   });
+  attempt('custom bus', () => {
+    const { app, assembly, dispose } = synthPollerApp(CUSTOM_BUS_CONTEXT);
+    return { root: app, assembly, dispose };
+  });
   attempt('embedded', synthEmbedded);
   attempt('bank profile', synthBankProfile);
+  attempt('bank profile with a custom bus', synthBankProfileWithCustomBus);
 });
 afterAll(() => {
   for (const configuration of configurations) configuration.dispose();
@@ -208,7 +264,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     // The regulated packs' acknowledgements are pinned below, for the bank profile.
     const byConfiguration = Object.fromEntries(
       configurations
-        .filter(({ name }) => name !== 'bank profile')
+        .filter(({ name }) => !name.startsWith('bank profile'))
         .map(({ name, root }) => [
           name,
           acknowledgements(root)
@@ -220,6 +276,12 @@ describe('cdk-nag AwsSolutionsChecks', () => {
 
     expect(byConfiguration).toEqual({
       'cdk.json defaults': [
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
+        'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
+        'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
+      ],
+      'custom bus': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
@@ -259,19 +321,28 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
     'LambdaConcurrency @ Poller/Function': 'reservedConcurrency',
   } as const;
 
-  it('find in the cdk.json defaults only what the bank profile answers', () => {
-    const findings = defaultAppUnderAllPacks().filter((finding) => !finding.includes('AwsSolutions-'));
-    const byRule = new Set(
-      findings.map((finding) => {
-        const [, rule, at] = /^\w+ [\w.]+-(\w+) at BankingEventsPoller\/(.+)\/Resource$/.exec(finding) ?? [];
-        return `${rule} @ ${at}`;
-      }),
-    );
+  it.each([
+    ['classic', {}],
+    ['custom', CUSTOM_BUS_CONTEXT],
+  ] as const)(
+    'find in the cdk.json defaults (%s bus) only what the bank profile answers',
+    (_bus, overrides) => {
+      const findings = defaultAppUnderAllPacks(overrides).filter(
+        (finding) => !finding.includes('AwsSolutions-'),
+      );
+      const byRule = new Set(
+        findings.map((finding) => {
+          const [, rule, at] =
+            /^\w+ [\w.]+-(\w+) at BankingEventsPoller\/(.+)\/Resource$/.exec(finding) ?? [];
+          return `${rule} @ ${at}`;
+        }),
+      );
 
-    expect([...byRule].sort()).toEqual(Object.keys(ANSWERED_BY).sort());
-    // Each is reported by every pack that has the rule: PCI.DSS.321 has no concurrency rule.
-    expect(findings).toHaveLength(17);
-  });
+      expect([...byRule].sort()).toEqual(Object.keys(ANSWERED_BY).sort());
+      // Each is reported by every pack that has the rule: PCI.DSS.321 has no concurrency rule.
+      expect(findings).toHaveLength(17);
+    },
+  );
 
   it('find nothing unacknowledged in the bank profile, which sets every prop that answers them', () => {
     const bank = configurations.find(({ name }) => name === 'bank profile');
@@ -281,6 +352,19 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
     const source = readFileSync(path.join(REPO_ROOT, 'infra/bank-profile-stack.ts'), 'utf8');
     for (const prop of new Set(Object.values(ANSWERED_BY)))
       expect(source).toMatch(new RegExp(`\\b${prop}\\b[:,]`));
+  });
+
+  it('find nothing unacknowledged beside the bank profile on the custom bus, each acknowledgement with its reason', () => {
+    const custom = configurations.find(({ name }) => name === 'bank profile with a custom bus');
+
+    expect(synthErrors['bank profile with a custom bus']).toBeUndefined();
+    expect(unacknowledgedFindings(custom!.assembly)).toEqual([]);
+    const added = acknowledgements(custom!.root).filter(({ path: at }) => at.includes('/CustomBusPoller/'));
+    expect(added.length).toBeGreaterThan(0);
+    for (const { rule, reason } of added) {
+      expect(reason.length, rule).toBeGreaterThan(40);
+      expect(reason, rule).not.toMatch(/suppress/i);
+    }
   });
 
   it('run over the bank profile exactly as docs/deploy.md shows it', () => {
@@ -326,22 +410,89 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
   });
 });
 
+interface CfnLintMatch {
+  readonly Rule: { readonly Id: string };
+  readonly Filename: string;
+  readonly Location: { readonly Path: readonly (string | number)[] };
+  readonly Message: string;
+}
+
+/** Runs cfn-lint over `templates` with our ignores; every match it reports, parsed. */
+function cfnLint(templates: readonly string[]): { matches: CfnLintMatch[]; stderr: string } {
+  const lint = spawnSync(
+    'cfn-lint',
+    ['--format', 'json', '--ignore-checks', ...Object.keys(CFN_LINT_IGNORED), '--', ...templates],
+    { encoding: 'utf8' },
+  );
+  expect(lint.error, 'cfn-lint must be on PATH (pip install cfn-lint)').toBeUndefined();
+  return { matches: JSON.parse(lint.stdout || '[]') as CfnLintMatch[], stderr: lint.stderr.trim() };
+}
+
+/** Whether a match is cfn-lint not knowing a resource type that the registry-schema check covers. */
+function unknownEventsV2Type(match: CfnLintMatch): boolean {
+  if (match.Rule.Id !== UNKNOWN_TO_CFN_LINT.rule) return false;
+  const [section, logicalId, field] = match.Location.Path;
+  if (section !== 'Resources' || field !== 'Type') return false;
+  const template = JSON.parse(readFileSync(match.Filename, 'utf8')) as {
+    Resources: Record<string, { Type: string }>;
+  };
+  return template.Resources[String(logicalId)]?.Type.startsWith(UNKNOWN_TO_CFN_LINT.typePrefix) === true;
+}
+
+function templateFiles(): string[] {
+  return configurations.flatMap(({ assembly }) =>
+    assembly.stacks.map((stack) => path.join(assembly.directory, stack.templateFile)),
+  );
+}
+
 describe('cfn-lint', () => {
-  it('finds no error or warning in any synthesized template', () => {
-    const templates = configurations.flatMap(({ assembly }) =>
-      assembly.stacks.map((stack) => path.join(assembly.directory, stack.templateFile)),
+  it('finds no error or warning in any synthesized template, but unknown EventsV2 types', () => {
+    const { matches, stderr } = cfnLint(templateFiles());
+    const findings = matches
+      .filter((match) => !unknownEventsV2Type(match))
+      .map((match) => `${match.Rule.Id} ${match.Location.Path.join('/')}: ${match.Message}`);
+
+    expect(stderr).toBe('');
+    expect(findings).toEqual([]);
+    // The custom bus configuration has them: the filter above is what lets it through.
+    expect(matches.filter(unknownEventsV2Type).length).toBeGreaterThan(0);
+  });
+
+  it('still reports E3006 for any other unknown type', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'poller-lint-'));
+    try {
+      const file = path.join(directory, 'template.json');
+      const template = {
+        Resources: {
+          Bus: { Type: 'AWS::EventsV2::EventBus', Properties: { Name: 'bus' } },
+          Typo: { Type: 'AWS::Events::EventBuss', Properties: { Name: 'bus' } },
+        },
+      };
+      writeFileSync(file, JSON.stringify(template));
+
+      const { matches } = cfnLint([file]);
+
+      expect(
+        matches.filter((match) => !unknownEventsV2Type(match)).map((match) => match.Location.Path),
+      ).toEqual([['Resources', 'Typo', 'Type']]);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the EventsV2 resources against their registry schemas', () => {
+  it('finds every EventsV2 resource of every configuration conforming', () => {
+    const problems = templateFiles().flatMap((file) =>
+      registrySchemaProblems(JSON.parse(readFileSync(file, 'utf8')), 'AWS::EventsV2::'),
+    );
+    const checked = templateFiles().flatMap((file) =>
+      Object.values(
+        (JSON.parse(readFileSync(file, 'utf8')) as { Resources: Record<string, { Type: string }> }).Resources,
+      ).filter((resource) => resource.Type.startsWith('AWS::EventsV2::')),
     );
 
-    const lint = spawnSync(
-      'cfn-lint',
-      ['--ignore-checks', ...Object.keys(CFN_LINT_IGNORED), '--', ...templates],
-      {
-        encoding: 'utf8',
-      },
-    );
-
-    expect(lint.error, 'cfn-lint must be on PATH (pip install cfn-lint)').toBeUndefined();
-    expect(`${lint.stdout}${lint.stderr}`.trim(), `cfn-lint exited with ${lint.status}`).toBe('');
-    expect(lint.status).toBe(0);
+    expect(problems).toEqual([]);
+    expect(checked.length).toBeGreaterThanOrEqual(5);
   });
 });

@@ -894,3 +894,54 @@ describe('existing secrets under their own keys (programs[].secretKeyArn)', () =
     }
   });
 });
+
+describe('the custom bus (-c eventBusKind=custom)', () => {
+  let custom: SynthesizedPollerApp;
+  beforeAll(() => {
+    custom = synthPollerApp({
+      eventBusKind: 'custom',
+      eventGroupBy: 'account',
+      routes: { account_status: { ordered: true }, transaction: { retryAttempts: 10 } },
+    });
+  });
+  afterAll(() => custom.dispose());
+
+  it('outputs the bus by its ARN, its retention, and each subscriber and queue, and no archive', () => {
+    const outputs = custom.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const customBus = custom.stack.poller.customBus!;
+    const busId = custom.stack.getLogicalId(customBus.resource);
+
+    expect(outputs.EventBusKind?.Value).toBe('custom');
+    expect(outputs.EventBusName?.Value).toBe('banking-events');
+    expect(outputs.EventBusArn?.Value).toEqual({ 'Fn::GetAtt': [busId, 'EventBusArn'] });
+    expect(outputs.BusRetentionDays?.Value).toBe('14');
+    expect(outputs.ArchiveName).toBeUndefined();
+    for (const suffix of ['AccountStatus', 'Transaction', 'Quarantine', 'Unrouted']) {
+      expect(Object.keys(outputs)).toEqual(
+        expect.arrayContaining([
+          `SubscriberArn${suffix}`,
+          `QueueUrl${suffix}`,
+          `QueueArn${suffix}`,
+          `DeadLetterQueueUrl${suffix}`,
+          `DeadLetterQueueArn${suffix}`,
+        ]),
+      );
+    }
+    const ordered = custom.stack.poller.subscriberRouting!.routes.find((route) => route.ordered)!;
+    expect(outputs.SubscriberArnAccountStatus?.Value).toEqual({
+      'Fn::GetAtt': [custom.stack.getLogicalId(ordered.subscriber), 'SubscriberArn'],
+    });
+  });
+
+  it('passes the route options of the context to the subscribers', () => {
+    custom.template.hasResourceProperties('AWS::EventsV2::Subscriber', {
+      Type: 'FIFO',
+      Description: 'Delivers account_status events from banking.events',
+    });
+    custom.template.hasResourceProperties('AWS::EventsV2::Subscriber', {
+      Type: 'UNORDERED',
+      Description: 'Delivers transaction events from banking.events',
+      RetryPolicy: Match.objectLike({ MaxRetryAttempts: 10 }),
+    });
+  });
+});

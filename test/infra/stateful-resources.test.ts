@@ -8,8 +8,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, synthPollerApp } from './support/poller-app-fixture.ts';
+import { replacementPropertiesOf } from './support/registry-schema.ts';
 import {
   constructPaths,
+  STATEFUL_TYPES,
   type StatefulResources,
   statefulResourcesOf,
   upgradeProblems,
@@ -53,22 +55,56 @@ describe('an upgrade replaces no stateful resource', () => {
   );
 
   it('records the stateful resources the issue names, in every configuration', () => {
+    const everywhere = [
+      'AWS::DynamoDB::Table',
+      'AWS::EventSchemas::Registry',
+      'AWS::Lambda::Function',
+      'AWS::Logs::LogGroup',
+      'AWS::S3::Bucket',
+      'AWS::SNS::Topic',
+      'AWS::SQS::Queue',
+      'AWS::SecretsManager::Secret',
+    ];
     for (const configuration of RECORD.configurations) {
       const types = new Set(Object.values(configuration.resources).map((resource) => resource.type));
-      expect([...types].sort(), configuration.name).toEqual([
-        'AWS::DynamoDB::Table',
-        'AWS::EventSchemas::Registry',
-        'AWS::Events::Archive',
-        'AWS::Events::EventBus',
-        'AWS::Lambda::Function',
-        'AWS::Logs::LogGroup',
-        'AWS::S3::Bucket',
-        'AWS::SNS::Topic',
-        'AWS::SQS::Queue',
-        'AWS::SecretsManager::Secret',
-      ]);
+      const bus =
+        configuration.context.eventBusKind === 'custom'
+          ? ['AWS::EventsV2::EventBus', 'AWS::EventsV2::Subscriber']
+          : ['AWS::Events::Archive', 'AWS::Events::EventBus'];
+      expect([...types].sort(), configuration.name).toEqual([...everywhere, ...bus].sort());
     }
   });
+
+  it('records the custom bus, every subscriber and the FIFO queues of an ordered route', () => {
+    const custom = RECORD.configurations.find(({ context }) => context.eventBusKind === 'custom')!;
+    const byPath = (type: string) =>
+      Object.values(custom.resources)
+        .filter((resource) => resource.type === type)
+        .map((resource) => resource.path)
+        .sort();
+
+    expect(byPath('AWS::EventsV2::EventBus')).toEqual(['Poller/CustomEventBus']);
+    expect(byPath('AWS::EventsV2::Subscriber')).toEqual([
+      'Poller/Routing/Quarantine/Subscriber',
+      'Poller/Routing/RouteAccountStatus/Subscriber',
+      'Poller/Routing/RouteTransaction/Subscriber',
+      'Poller/Routing/Unrouted/Subscriber',
+    ]);
+    const fifo = Object.values(custom.resources).filter((resource) => resource.properties.FifoQueue === true);
+    expect(fifo.map((resource) => resource.path).sort()).toEqual([
+      'Poller/Routing/RouteAccountStatus/FifoDeadLetterQueue',
+      'Poller/Routing/RouteAccountStatus/FifoQueue',
+    ]);
+  });
+
+  it.each(['AWS::EventsV2::EventBus', 'AWS::EventsV2::Subscriber'])(
+    'watches every property of %s whose change replaces it, per its registry schema',
+    (type) => {
+      expect([...STATEFUL_TYPES[type]!.replacementProperties].sort()).toEqual(
+        replacementPropertiesOf(type).sort(),
+      );
+    },
+  );
 });
 
 describe('upgradeProblems', () => {

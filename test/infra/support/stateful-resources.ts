@@ -13,6 +13,7 @@ interface StatefulType {
    * Properties whose change forces a replacement: the type's `createOnlyProperties` in its
    * CloudFormation registry schema (the template reference's "Update requires: Replacement"),
    * plus, for the table, its key schema and local indexes (replacement in the template reference).
+   * A nested property is a dotted path (`InvokeConfiguration.TargetArn`).
    */
   readonly replacementProperties: readonly string[];
 }
@@ -53,6 +54,23 @@ export const STATEFUL_TYPES: Readonly<Record<string, StatefulType>> = Object.fre
   'AWS::SNS::Topic': {
     loses: 'the subscriptions confirmed on the alarm topic (every recipient must confirm again)',
     replacementProperties: ['TopicName', 'FifoTopic'],
+  },
+  'AWS::EventsV2::EventBus': {
+    loses: 'every event the custom bus retains (where replays come from), and its subscribers',
+    replacementProperties: ['Name'],
+  },
+  'AWS::EventsV2::Subscriber': {
+    loses:
+      'its place on the bus: a new subscriber starts from the newest event, and what the old one had not ' +
+      'delivered yet is never delivered',
+    replacementProperties: [
+      'Name',
+      'EventBusArn',
+      'Type',
+      'StartingPosition',
+      'PointInTimeConfiguration',
+      'InvokeConfiguration.TargetArn',
+    ],
   },
   'AWS::Lambda::Function': {
     loses: 'nothing stored, but references to the function outside the stack (pinned all the same)',
@@ -103,12 +121,22 @@ export function statefulResourcesOf(
       type: resource.Type,
       path: paths[logicalId] ?? logicalId,
       properties: Object.fromEntries(
-        stateful.replacementProperties.map((name) => [name, resource.Properties?.[name] ?? null]),
+        stateful.replacementProperties.map((name) => [name, valueAt(resource.Properties, name) ?? null]),
       ),
       deletionPolicy: resource.DeletionPolicy ?? null,
     };
   }
   return resources;
+}
+
+function valueAt(properties: Readonly<Record<string, unknown>> | undefined, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>(
+      (node, key) =>
+        node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined,
+      properties,
+    );
 }
 
 /**

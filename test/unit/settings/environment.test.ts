@@ -9,6 +9,7 @@ const DEPLOYED = {
   PROGRAM_SECRETS: undefined,
   CHECKPOINT_TABLE: 'checkpoints',
   EVENT_BUS_NAME: 'bus',
+  EVENT_BUS_KIND: undefined,
   LEASE_WAIT_MS: '20000',
   CLAIM_CHECK_BUCKET: 'claims',
 };
@@ -68,6 +69,23 @@ describe('writeEnvironment, then readEnvironment', () => {
     expect(Object.keys(environment).filter((name) => name.startsWith('STREAM_'))).toEqual([]);
     expect(environment).not.toHaveProperty('PUBLISH_MAX_REQUESTS_PER_SECOND');
     expect(environment).not.toHaveProperty('PROGRAM_SECRETS');
+  });
+
+  it('writes the custom bus variables for the custom bus only, so a classic environment stays as it was', () => {
+    const classic = writeEnvironment(
+      { ...STREAM_VALUES, eventBusKind: 'classic', eventGroupBy: 'account' },
+      DEPLOYED,
+    );
+    const custom = writeEnvironment(
+      { ...STREAM_VALUES, eventBusKind: 'custom', eventGroupBy: 'account' },
+      { ...DEPLOYED, EVENT_BUS_NAME: 'arn:aws:events:eu-west-1:1:event-busv2/b/x', EVENT_BUS_KIND: 'custom' },
+    );
+
+    expect(classic).not.toHaveProperty('EVENT_BUS_KIND');
+    expect(classic).not.toHaveProperty('EVENT_GROUP_BY');
+    expect(custom).toMatchObject({ EVENT_BUS_KIND: 'custom', EVENT_GROUP_BY: 'account' });
+    expect(readEnvironment(custom)).toMatchObject({ eventBusKind: 'custom', eventGroupBy: 'account' });
+    expect(readEnvironment(classic)).toMatchObject({ eventBusKind: 'classic', eventGroupBy: 'program' });
   });
 });
 

@@ -1,0 +1,64 @@
+/**
+ * The classic bus stays the default, and a stack deployed from it before the custom bus existed
+ * (issue 27) sees no change at all: the cdk.json defaults synthesize to the template recorded in
+ * classic-default-template.json, taken from the release before the custom-bus settings, byte for
+ * byte. Only the handler asset's key is left out: it is the hash of the bundle, which every change
+ * to the handler moves.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, synthPollerApp } from './support/poller-app-fixture.ts';
+
+interface Template {
+  readonly Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+}
+
+const RECORDED = path.join(REPO_ROOT, 'test/infra/classic-default-template.json');
+
+/**
+ * The template as CDK serializes it (keys in their order, every value with its type), the handler
+ * asset's key replaced by `<asset>`. Serialized again here, so the recorded file's layout (the
+ * formatter's) does not count.
+ */
+function withoutAssetKey(template: Template): string {
+  const copy = structuredClone(template);
+  for (const resource of Object.values(copy.Resources)) {
+    const code = resource.Properties?.Code as { S3Key?: unknown } | undefined;
+    if (resource.Type === 'AWS::Lambda::Function' && typeof code?.S3Key === 'string') code.S3Key = '<asset>';
+  }
+  return JSON.stringify(copy, null, 1);
+}
+
+describe('the classic default', () => {
+  it('synthesizes the template it had before the custom bus, byte for byte', () => {
+    const synth = synthPollerApp();
+    try {
+      const current = withoutAssetKey(synth.template.toJSON() as Template);
+
+      // Text, not objects: key order and each value's type count too.
+      expect(current).toBe(withoutAssetKey(JSON.parse(readFileSync(RECORDED, 'utf8')) as Template));
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('gives the function none of the custom bus variables', () => {
+    const synth = synthPollerApp();
+    try {
+      const [fn] = Object.values(
+        synth.template.findResources('AWS::Lambda::Function', {
+          Properties: { Handler: 'index.handler' },
+        }),
+      ) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
+
+      const variables = Object.keys(fn!.Properties.Environment.Variables);
+
+      expect(variables).toContain('EVENT_BUS_NAME');
+      expect(variables).not.toContain('EVENT_BUS_KIND');
+      expect(variables).not.toContain('EVENT_GROUP_BY');
+    } finally {
+      synth.dispose();
+    }
+  });
+});
