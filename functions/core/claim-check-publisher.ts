@@ -69,6 +69,13 @@ export class ClaimCheckPublisher implements EventPublisher {
     if (inner.eventGroup !== undefined) this.eventGroup = (event) => inner.eventGroup?.(event);
   }
 
+  /** The inner bus's group: a pointer is published in its event's group, as the event would be. */
+  eventGroup(event: BankingEvent): string | undefined {
+    // Read structurally: the port's optional `eventGroup` (issue 27) may be absent from the inner publisher.
+    const inner = this.#deps.inner as { eventGroup?(event: BankingEvent): string | undefined };
+    return inner.eventGroup?.(event);
+  }
+
   entrySize(event: BankingEvent): number {
     const size = this.#deps.inner.entrySize(event);
     if (size <= this.#maxEntryBytes) return size;

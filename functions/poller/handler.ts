@@ -14,6 +14,8 @@ import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
+import { CustomBusPublisher } from '../adapters/aws/eventbridgev2/custom-bus-publisher.ts';
+import { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
@@ -50,10 +52,10 @@ interface Runtime {
   readonly config: PollerConfig;
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
-  /** The bus, behind the claim check when a bucket is configured. */
-  readonly publisher: EventPublisher;
-  /** The bus alone, as operator replays publish. */
-  readonly bus: EventPublisher;
+  /** The bus alone, for a program's events (replays publish through it). */
+  readonly bus: (program: string) => EventPublisher;
+  /** The bus behind the claim check when a bucket is configured, for a program's events. */
+  readonly publisher: (program: string) => EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
 }
@@ -75,36 +77,76 @@ let runtime: Runtime | undefined;
 function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
-    const bus = new EventBridgePublisher({
-      client: withScrubbedErrors(new EventBridgeClient(boundedClientConfig)),
-      eventBusName: config.eventBus,
-      source: config.eventSource,
-      maxRequestBytes: config.maxEventEntryBytes,
-    });
+    const bus = busFactory(config);
+    const claimCheck = claimCheckFactory(config);
+    const publishers = new Map<string, EventPublisher>();
     runtime = {
       config,
       // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
       secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
       dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
-      publisher: publisherFor(config, bus),
       bus,
+      publisher: (program) => {
+        let publisher = publishers.get(program);
+        if (publisher === undefined) {
+          publisher = claimCheck(bus(program));
+          publishers.set(program, publisher);
+        }
+        return publisher;
+      },
       upstreams: new Map(),
     };
   }
   return runtime;
 }
 
-function publisherFor(config: PollerConfig, bus: EventPublisher): EventPublisher {
-  if (config.claimCheckBucket === undefined) return bus;
-  return new ClaimCheckPublisher(
-    {
-      inner: bus,
-      store: new S3ClaimCheckStore({ bucket: config.claimCheckBucket, clientConfig: boundedClientConfig }),
-      metrics: metricsSink,
-      logger: cycleLogger,
-    },
-    { maxEntryBytes: config.maxEventEntryBytes },
-  );
+/**
+ * The bus for a program's events. The classic bus needs no program: one publisher serves all. On
+ * the custom bus the program names the event group (`EVENT_GROUP_BY`), so each program has its
+ * own view of one publisher, over one signed client.
+ */
+function busFactory(config: PollerConfig): (program: string) => EventPublisher {
+  // The SDK client only supplies credentials, region and endpoint to the hand-signed requests.
+  const client = withScrubbedErrors(new EventBridgeClient(boundedClientConfig));
+  if (config.eventBusKind === 'classic') {
+    const classic = new EventBridgePublisher({
+      client,
+      eventBusName: config.eventBus,
+      source: config.eventSource,
+      maxRequestBytes: config.maxEventEntryBytes,
+    });
+    return () => classic;
+  }
+  const custom = new CustomBusPublisher({
+    rpc: new EventBridgeV2Rpc({ client }),
+    eventBusArn: config.eventBus,
+    source: config.eventSource,
+    program: config.defaultProgram,
+    groupBy: config.eventGroupBy,
+    maxRequestBytes: config.maxEventEntryBytes,
+  });
+  const views = new Map<string, CustomBusPublisher>([[config.defaultProgram, custom]]);
+  return (program) => {
+    let view = views.get(program);
+    if (view === undefined) {
+      view = custom.forProgram(program);
+      // Only the function's own programs are kept: an operator request may name another (refused later).
+      if (config.programSecrets.has(program)) views.set(program, view);
+    }
+    return view;
+  };
+}
+
+/** Wraps a bus in the claim check when a bucket is configured; one store for every program. */
+function claimCheckFactory(config: PollerConfig): (bus: EventPublisher) => EventPublisher {
+  const bucket = config.claimCheckBucket;
+  if (bucket === undefined) return (bus) => bus;
+  const store = new S3ClaimCheckStore({ bucket, clientConfig: boundedClientConfig });
+  return (bus) =>
+    new ClaimCheckPublisher(
+      { inner: bus, store, metrics: metricsSink, logger: cycleLogger },
+      { maxEntryBytes: config.maxEventEntryBytes },
+    );
 }
 
 function upstreamFor(current: Runtime, secretId: string): Upstream {
@@ -158,7 +200,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         feed: upstream.feed,
         lookup: upstream.feed,
         stream: upstream.stream,
-        publisher: current.publisher,
+        publisher: current.publisher(target.program),
         checkpoints: new DynamoDbCheckpointStore({
           client: current.dynamodb,
           tableName: current.config.checkpointTable,
@@ -218,7 +260,7 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
       upstream: (secretId) => upstreamFor(current, secretId),
       freshCredentials: (secretId) =>
         new SecretsManagerCredentialsProvider({ client: current.secretsManager, secretId, cache: new Map() }),
-      bus: current.bus,
+      bus: current.bus(request.program),
       clock: systemClock,
       logger: cycleLogger,
       deadline: computeDeadline(

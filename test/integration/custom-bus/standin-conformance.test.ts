@@ -8,6 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -26,6 +27,7 @@ import {
   type RecordedExchange,
   startCustomBus,
 } from '../../support/custom-bus/index.ts';
+import { extractRequestModel, loadRequestModel } from '../../support/custom-bus/request-validation.ts';
 
 const GOLDEN_DIR = fileURLToPath(new URL('../../fixtures/eventbridgev2/', import.meta.url));
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
@@ -266,6 +268,105 @@ describe('custom-bus stand-in, driven by boto3 eventbridgev2', () => {
     expect(all.sort()).toEqual(['after-1', 'before-1', 'before-2', 'inside-1', 'inside-2']);
   });
 
+  it("holds a STOPPED subscriber's backlog and delivers it on resume, or skips it with ResumePosition LATEST", async () => {
+    const busArn = await activeBus();
+    const kept = await createQueue(aws.sqs, aws.uniqueName('kept'));
+    const skipped = await createQueue(aws.sqs, aws.uniqueName('skipped'));
+    const subscriber = async (queueArn: string) =>
+      (
+        await call('create_subscriber', {
+          Name: aws.uniqueName('paused'),
+          EventBusArn: busArn,
+          InvokeConfiguration: { RoleArn: ROLE_ARN, TargetArn: queueArn },
+          State: 'STOPPED',
+        })
+      ).SubscriberArn as string;
+    const keptArn = await subscriber(kept.arn);
+    const skippedArn = await subscriber(skipped.arn);
+    const publish = (n: string) =>
+      putEvents(busArn, [
+        { Source: 'banking.events', DetailType: 'transaction', Detail: JSON.stringify({ n }) },
+      ]);
+    await publish('while-stopped');
+    await bus.settled();
+    expect(await drainBodies(aws.sqs, kept.url)).toEqual([]);
+
+    await call('update_subscriber', { SubscriberArn: keptArn, State: 'RUNNING' });
+    await call('update_subscriber', {
+      SubscriberArn: skippedArn,
+      State: 'RUNNING',
+      ResumePosition: 'LATEST',
+    });
+    await publish('after-resume');
+    await bus.settled();
+
+    expect(await drainDetails(aws.sqs, kept.url)).toEqual(['while-stopped', 'after-resume']);
+    expect(await drainDetails(aws.sqs, skipped.url)).toEqual(['after-resume']);
+  });
+
+  it('lets events expire after the retention period: the window start moves on and HORIZON starts there', async () => {
+    const created = await call('create_event_bus', {
+      Name: aws.uniqueName('short'),
+      StorageConfiguration: { RetentionPeriodInDays: 1 },
+    });
+    const busArn = created.EventBusArn as string;
+    await boto3.wait('event_bus_active', { EventBusArn: busArn, WaiterConfig: { Delay: 0 } });
+    const publish = (n: string) =>
+      putEvents(busArn, [
+        { Source: 'banking.events', DetailType: 'transaction', Detail: JSON.stringify({ n }) },
+      ]);
+    await publish('expires');
+    await bus.advanceClock(12 * 3_600_000);
+    await publish('kept');
+    await bus.advanceClock(13 * 3_600_000);
+    const queue = await createQueue(aws.sqs, aws.uniqueName('horizon'));
+
+    const described = await call('describe_event_bus', { EventBusArn: busArn });
+    await call('create_subscriber', {
+      Name: aws.uniqueName('horizon'),
+      EventBusArn: busArn,
+      InvokeConfiguration: { RoleArn: ROLE_ARN, TargetArn: queue.arn },
+      StartingPosition: 'POINT_IN_TIME',
+      PointInTimeConfiguration: { PointType: 'HORIZON' },
+    });
+    await bus.settled();
+
+    expect(
+      (described.StorageConfiguration as { RetentionWindowStartTime: unknown }).RetentionWindowStartTime,
+    ).toEqual({
+      $timestamp: (bus.now() - 86_400_000) / 1000,
+    });
+    expect(await drainDetails(aws.sqs, queue.url)).toEqual(['kept']);
+  });
+
+  it('lists and deletes: a bus with a subscriber is in use until the subscriber is deleted', async () => {
+    const busArn = await activeBus();
+    const queue = await createQueue(aws.sqs, aws.uniqueName('listed'));
+    const name = aws.uniqueName('listed');
+    const created = await call('create_subscriber', {
+      Name: name,
+      EventBusArn: busArn,
+      InvokeConfiguration: { RoleArn: ROLE_ARN, TargetArn: queue.arn },
+    });
+
+    const listed = await call('list_subscribers', { EventBusArn: busArn });
+    const inUse = await boto3.call('delete_event_bus', { EventBusArn: busArn });
+    await call('delete_subscriber', { SubscriberArn: created.SubscriberArn });
+    await call('delete_event_bus', { EventBusArn: busArn });
+    const gone = await boto3.wait('event_bus_deleted', { EventBusArn: busArn, WaiterConfig: { Delay: 0 } });
+
+    expect(listed.Subscribers).toEqual([
+      expect.objectContaining({
+        SubscriberArn: created.SubscriberArn,
+        Name: name,
+        TargetArn: queue.arn,
+        State: 'RUNNING',
+      }),
+    ]);
+    expect(inUse.error).toMatchObject({ code: 'ResourceInUseException', status: 409 });
+    expect(gone.error).toBeUndefined();
+  });
+
   it('refuses a starting point before the retention window or in the future', async () => {
     const busArn = await activeBus();
     const queue = await createQueue(aws.sqs, aws.uniqueName('refused'));
@@ -383,6 +484,33 @@ describe('custom-bus stand-in, driven by boto3 eventbridgev2', () => {
       'MalformedDetail',
       'PUBLISHED',
     ]);
+  });
+
+  it("checks requests against the installed botocore's model of their input", () => {
+    const service = JSON.parse(
+      gunzipSync(
+        readFileSync(`${pythonPath}/botocore/data/eventbridgev2/2025-05-15/service-2.json.gz`),
+      ).toString('utf8'),
+    );
+    const vendored = loadRequestModel();
+
+    expect(extractRequestModel(service, Object.keys(vendored.operations))).toEqual(vendored);
+  });
+
+  it('refuses, whole, a request that does not fit the model (as botocore would have stopped it)', async () => {
+    const busArn = await activeBus();
+
+    const refused = await boto3.call(
+      'put_events',
+      {
+        EventBusArn: busArn,
+        Entries: [{ Source: 'banking.events', DetailType: 'x'.repeat(129), Detail: '{}' }],
+      },
+      'unvalidated',
+    );
+
+    expect(refused.error).toMatchObject({ code: 'InvalidInputException', status: 400 });
+    expect(refused.error?.message).toContain('Entries[0].DetailType');
   });
 
   it('refuses a request whose signature does not match, and does not act on it', async () => {

@@ -23,7 +23,7 @@ export interface Boto3Driver {
   call(
     call: string,
     args: Record<string, unknown>,
-    client?: 'default' | 'wrong-secret',
+    client?: 'default' | 'wrong-secret' | 'unvalidated',
   ): Promise<Boto3Answer>;
   /** `client.get_waiter(waiter).wait(**args)`. */
   wait(waiter: string, args: Record<string, unknown>): Promise<Boto3Answer>;

@@ -25,7 +25,7 @@ from botocore.validate import ParamValidator
 REGION = os.environ.get("AWS_REGION", "us-east-1")
 
 
-def make_client(secret):
+def make_client(secret, validate=True):
     return boto3.client(
         "eventbridgev2",
         endpoint_url=os.environ["CUSTOM_BUS_ENDPOINT"],
@@ -33,11 +33,16 @@ def make_client(secret):
         aws_access_key_id="testing",
         aws_secret_access_key=secret,
         # No retries: a throttled or refused request is what the test wants to see.
-        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}, parameter_validation=validate),
     )
 
 
-CLIENTS = {"default": make_client("testing"), "wrong-secret": make_client("not-the-secret")}
+CLIENTS = {
+    "default": make_client("testing"),
+    "wrong-secret": make_client("not-the-secret"),
+    # Sends what botocore's own validation would stop: the stand-in must refuse it itself.
+    "unvalidated": make_client("testing", validate=False),
+}
 
 
 def from_wire(value):

@@ -3,7 +3,8 @@
  * moto has none. A loopback server speaking Smithy RPC v2 CBOR with SigV4 checked on every request
  * (`rpc-v2-cbor-server.ts`, `sigv4-check.ts`), buses, subscribers and retained events
  * (`bus-state.ts`), publish-time de-duplication (`dedup-window.ts`), delivery to SQS queues on the
- * moto server the tests already run (`sqs-delivery.ts`), all on a test-controlled clock.
+ * moto server the tests already run (`sqs-delivery.ts`), all on a test-controlled clock. Every
+ * request is first checked against botocore's model of its input (`request-validation.ts`).
  * `test/integration/custom-bus/standin-conformance.test.ts` drives it through boto3's real
  * `eventbridgev2` client and checks every request and answer against botocore's service model.
  *
@@ -32,7 +33,8 @@
  */
 import { BusState } from './bus-state.ts';
 import { StandInFaults } from './faults.ts';
-import { type RecordedExchange, startRpcV2CborServer } from './rpc-v2-cbor-server.ts';
+import { loadRequestModel, requestProblems } from './request-validation.ts';
+import { type RecordedExchange, serviceError, startRpcV2CborServer } from './rpc-v2-cbor-server.ts';
 import { SeededIds } from './seeded-ids.ts';
 import type { StandInCredentials } from './sigv4-check.ts';
 import { SqsDelivery } from './sqs-delivery.ts';
@@ -92,6 +94,7 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
   let now = options.startTime ?? Date.now();
   const clock = () => now;
   const faults = new StandInFaults();
+  const requestModel = loadRequestModel();
   const delivery = new SqsDelivery({ sqsEndpoint: options.motoEndpoint, region, now: clock, faults });
   const state = new BusState({
     accountId,
@@ -110,6 +113,15 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
     region,
     credentials: options.credentials ?? [{ accessKeyId: 'testing', secretAccessKey: 'testing' }],
     operations: state.operations(),
+    beforeOperation(operation, input) {
+      const problems = requestProblems(requestModel, operation, input);
+      if (problems.length > 0) {
+        throw serviceError(
+          'InvalidInputException',
+          `${problems.length} validation error(s) detected: ${problems.slice(0, 5).join('; ')}`,
+        );
+      }
+    },
   });
   return {
     endpoint: server.endpoint,

@@ -61,6 +61,7 @@ export class SqsDelivery implements BusListener {
   #loop: Promise<void> | undefined;
   #again = false;
   #closed = false;
+  #fault: unknown;
 
   constructor(options: SqsDeliveryOptions) {
     this.#options = options;
@@ -128,15 +129,19 @@ export class SqsDelivery implements BusListener {
           this.#again = false;
           await this.#pass();
         }
+      } catch (error) {
+        // A stand-in bug: kept for `settled()` to throw, not left as an unhandled rejection.
+        this.#fault ??= error;
       } finally {
         this.#loop = undefined;
       }
     })();
   }
 
-  /** Resolves once no delivery work is running and nothing is due. */
+  /** Resolves once no delivery work is running and nothing is due; throws a fault of the stand-in's own. */
   async settled(): Promise<void> {
     while (this.#loop !== undefined) await this.#loop;
+    if (this.#fault !== undefined) throw this.#fault;
   }
 
   /** Events waiting (not yet delivered nor dead-lettered) for a subscriber. */

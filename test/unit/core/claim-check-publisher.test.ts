@@ -164,4 +164,18 @@ describe('ClaimCheckPublisher', () => {
         ),
     ).toThrow(/claim-check threshold 2000 is above/);
   });
+
+  it("names the inner bus's event group, for a pointer as for its event; none when the bus names none", () => {
+    class GroupedBus extends InMemoryPublisher {
+      eventGroup(event: BankingEvent): string {
+        return `group-${event.sequence_number % 2}`;
+      }
+    }
+    const grouped = setup(new GroupedBus({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })).publisher;
+    const ungrouped = setup().publisher;
+
+    expect(grouped.eventGroup(makeEvent(3))).toBe('group-1');
+    expect(grouped.eventGroup(big(4, 8_000))).toBe('group-0');
+    expect(ungrouped.eventGroup(makeEvent(3))).toBeUndefined();
+  });
 });

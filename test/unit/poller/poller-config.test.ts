@@ -130,6 +130,40 @@ describe('loadPollerConfig', () => {
   });
 });
 
+describe('loadPollerConfig on the custom bus', () => {
+  const busArn = 'arn:aws:events:eu-west-1:123456789012:event-busv2/bank-events/abcdefghijklmnopqrstuvwxy';
+
+  it('reads the bus kind and the grouping, classic and program by default', () => {
+    expect(loadPollerConfig(base)).toMatchObject({ eventBusKind: 'classic', eventGroupBy: 'program' });
+    expect(
+      loadPollerConfig({
+        ...base,
+        EVENT_BUS_KIND: 'custom',
+        EVENT_BUS_NAME: ` ${busArn} `,
+        EVENT_GROUP_BY: 'account',
+      }),
+    ).toMatchObject({ eventBusKind: 'custom', eventBus: busArn, eventGroupBy: 'account' });
+  });
+
+  it.each([
+    ['a bus name', 'bank-events'],
+    ['a classic bus ARN', 'arn:aws:events:eu-west-1:123456789012:event-bus/bank-events'],
+    ['an ARN without the bus id', 'arn:aws:events:eu-west-1:123456789012:event-busv2/bank-events'],
+  ])('refuses %s in EVENT_BUS_NAME, naming the variable and the expected form', (_label, value) => {
+    const load = () => loadPollerConfig({ ...base, EVENT_BUS_KIND: 'custom', EVENT_BUS_NAME: value });
+
+    expect(load).toThrow(ConfigurationError);
+    expect(load).toThrow(
+      /^Environment variable EVENT_BUS_NAME must be the ARN of a Custom Event Bus, arn:aws:events:/,
+    );
+    expect(() => loadPollerConfig({ ...base, EVENT_BUS_NAME: value })).not.toThrow();
+  });
+
+  it('refuses a grouping it does not know, naming the variable', () => {
+    expect(() => loadPollerConfig({ ...base, EVENT_GROUP_BY: 'customer' })).toThrow(/EVENT_GROUP_BY/);
+  });
+});
+
 describe('resolveInvocationTarget', () => {
   const config = loadPollerConfig({
     ...base,
