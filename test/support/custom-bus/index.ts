@@ -31,7 +31,7 @@
  * - A FIFO subscriber sends one message per call down each group; events without a group form one
  *   group of their own.
  */
-import { BusState } from './bus-state.ts';
+import { BusState, type StoredEvent } from './bus-state.ts';
 import { StandInFaults } from './faults.ts';
 import { loadRequestModel, requestProblems } from './request-validation.ts';
 import { type RecordedExchange, serviceError, startRpcV2CborServer } from './rpc-v2-cbor-server.ts';
@@ -39,6 +39,7 @@ import { SeededIds } from './seeded-ids.ts';
 import type { StandInCredentials } from './sigv4-check.ts';
 import { SqsDelivery } from './sqs-delivery.ts';
 
+export type { StoredEvent } from './bus-state.ts';
 export { DEDUPLICATION_WINDOW_MS } from './dedup-window.ts';
 export type { DeliveryFailure, DeliveryView, EntryRejection, EntryView, StandInFaults } from './faults.ts';
 export type { RecordedExchange } from './rpc-v2-cbor-server.ts';
@@ -76,7 +77,25 @@ export interface CustomBus {
   settled(): Promise<void>;
   /** Events a subscriber has yet to deliver (or dead-letter). */
   backlog(subscriberArn: string): number;
+  /**
+   * Set-up without a client: the operations called in-process (model-checked, not signed), for tests
+   * whose subject is not the API itself. Timestamps in inputs are CBOR tags (`tag({ tag: 1, value: s })`).
+   */
+  readonly admin: CustomBusAdmin;
   close(): Promise<void>;
+}
+
+export interface CustomBusAdmin {
+  /** A bus, ACTIVE at once; resolves to its ARN. */
+  createEventBus(name: string, options?: { retentionDays?: number }): string;
+  /** `CreateSubscriber` with this input; resolves to the subscriber's ARN. */
+  createSubscriber(input: Record<string, unknown>): string;
+  /** `UpdateSubscriber` with this input. */
+  updateSubscriber(input: Record<string, unknown>): void;
+  /** `PutEvents` with this input; its output (`FailedEntryCount`, `Entries`). */
+  putEvents(input: Record<string, unknown>): { FailedEntryCount: number; Entries: Record<string, unknown>[] };
+  /** The bus's retained events, in sequence order. */
+  retainedEvents(busArn: string): readonly StoredEvent[];
 }
 
 /**
@@ -108,20 +127,26 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
       : { describesUntilActive: options.describesUntilActive }),
   });
   delivery.attach(state);
+  const operations = state.operations();
+  const checkRequest = (operation: string, input: Record<string, unknown>): void => {
+    const problems = requestProblems(requestModel, operation, input);
+    if (problems.length > 0) {
+      throw serviceError(
+        'InvalidInputException',
+        `${problems.length} validation error(s) detected: ${problems.slice(0, 5).join('; ')}`,
+      );
+    }
+  };
+  const invoke = (operation: string, input: Record<string, unknown>): Record<string, unknown> => {
+    checkRequest(operation, input);
+    return (operations[operation] as (input: Record<string, unknown>) => Record<string, unknown>)(input);
+  };
   const server = await startRpcV2CborServer({
     service: 'events',
     region,
     credentials: options.credentials ?? [{ accessKeyId: 'testing', secretAccessKey: 'testing' }],
-    operations: state.operations(),
-    beforeOperation(operation, input) {
-      const problems = requestProblems(requestModel, operation, input);
-      if (problems.length > 0) {
-        throw serviceError(
-          'InvalidInputException',
-          `${problems.length} validation error(s) detected: ${problems.slice(0, 5).join('; ')}`,
-        );
-      }
-    },
+    operations,
+    beforeOperation: checkRequest,
   });
   return {
     endpoint: server.endpoint,
@@ -137,6 +162,29 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
     },
     settled: () => delivery.settled(),
     backlog: (subscriberArn) => delivery.backlog(subscriberArn),
+    admin: {
+      createEventBus(name, busOptions = {}) {
+        const { EventBusArn } = invoke('CreateEventBus', {
+          Name: name,
+          ...(busOptions.retentionDays === undefined
+            ? {}
+            : { StorageConfiguration: { RetentionPeriodInDays: busOptions.retentionDays } }),
+        });
+        const bus = state.buses.get(EventBusArn as string)!;
+        bus.state = 'ACTIVE';
+        return bus.arn;
+      },
+      createSubscriber: (input) => invoke('CreateSubscriber', input).SubscriberArn as string,
+      updateSubscriber(input) {
+        invoke('UpdateSubscriber', input);
+      },
+      putEvents: (input) => invoke('PutEvents', input) as ReturnType<CustomBusAdmin['putEvents']>,
+      retainedEvents(busArn) {
+        const bus = state.buses.get(busArn);
+        if (bus === undefined) throw new Error(`No bus ${busArn} on the stand-in`);
+        return [...bus.events];
+      },
+    },
     async close() {
       await server.close();
       await delivery.close();
