@@ -8,11 +8,18 @@
  * Two ways an event is claim-checked: its entry is larger than `maxEntryBytes`, or the bus refused
  * it for its size (an entry on its own, or a request whose entries are then sent one at a time to
  * find the one too large).
+ *
+ * With event groups (`eventGroup`, forwarded from the bus) the extra requests keep each group in
+ * order: an entry after one of its group that already failed in this send is not sent (it fails
+ * too, for the pipeline to resend in order), and an entry refused for its size after a later one
+ * of its group was accepted is reported rejected rather than resent as a pointer behind it, so
+ * that the pipeline counts the break (`OrderBroken`); it is claim-checked when resent.
  */
 
 import type { BankingEvent } from './banking-event.ts';
 import { claimCheckKey, claimCheckPointer, isSizeRefusal } from './claim-check.ts';
 import { ConfigurationError, PollerError } from './errors.ts';
+import { EARLIER_ENTRY_FAILED } from './group-sequencer.ts';
 import type {
   ClaimCheckStore,
   CycleLogger,
@@ -53,6 +60,8 @@ export class ClaimCheckPublisher implements EventPublisher {
   readonly #maxEntryBytes: number;
   /** One store per event however often it is sent (resends, duplicates in flight). */
   readonly #pointers = new WeakMap<BankingEvent, Promise<BankingEvent>>();
+  /** Refused for their size and reported rejected (see above): claim-checked when sent again. */
+  readonly #claimCheckNext = new WeakSet<BankingEvent>();
 
   constructor(deps: ClaimCheckPublisherDeps, options: ClaimCheckPublisherOptions) {
     if (options.maxEntryBytes > deps.inner.limits.maxBatchBytes) {
@@ -69,13 +78,6 @@ export class ClaimCheckPublisher implements EventPublisher {
     if (inner.eventGroup !== undefined) this.eventGroup = (event) => inner.eventGroup?.(event);
   }
 
-  /** The inner bus's group: a pointer is published in its event's group, as the event would be. */
-  eventGroup(event: BankingEvent): string | undefined {
-    // Read structurally: the port's optional `eventGroup` (issue 27) may be absent from the inner publisher.
-    const inner = this.#deps.inner as { eventGroup?(event: BankingEvent): string | undefined };
-    return inner.eventGroup?.(event);
-  }
-
   entrySize(event: BankingEvent): number {
     const size = this.#deps.inner.entrySize(event);
     if (size <= this.#maxEntryBytes) return size;
@@ -86,11 +88,12 @@ export class ClaimCheckPublisher implements EventPublisher {
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     const outcomes: EntryOutcome[] = new Array(batch.length);
-    const outgoing: Outgoing[] = [];
+    let outgoing: Outgoing[] = [];
     const large: Outgoing[] = [];
     batch.forEach((event, index) => {
       const entry = { index, event, sent: event };
-      if (this.#deps.inner.entrySize(event) <= this.#maxEntryBytes) outgoing.push(entry);
+      const small = this.#deps.inner.entrySize(event) <= this.#maxEntryBytes;
+      if (small && !this.#claimCheckNext.has(event)) outgoing.push(entry);
       else large.push(entry);
     });
     // Almost every batch has nothing to store: it goes out without waiting for anything.
@@ -98,13 +101,19 @@ export class ClaimCheckPublisher implements EventPublisher {
       const pointers = await Promise.all(large.map((entry) => this.#claimCheck(entry, outcomes, signal)));
       for (const pointer of pointers) if (pointer !== undefined) outgoing.push(pointer);
       outgoing.sort((a, b) => a.index - b.index);
+      outgoing = this.#inGroupOrder(batch, outgoing, outcomes);
     }
-    await this.#sendAll(outgoing, outcomes, signal);
+    await this.#sendAll(batch, outgoing, outcomes, signal);
     return outcomes;
   }
 
   /** Sends `entries` in one request and fills in their outcomes, claim-checking what the bus refused for its size. */
-  async #sendAll(entries: readonly Outgoing[], outcomes: EntryOutcome[], signal: AbortSignal): Promise<void> {
+  async #sendAll(
+    batch: readonly BankingEvent[],
+    entries: readonly Outgoing[],
+    outcomes: EntryOutcome[],
+    signal: AbortSignal,
+  ): Promise<void> {
     if (entries.length === 0) return;
     let results: readonly EntryOutcome[];
     try {
@@ -116,7 +125,9 @@ export class ClaimCheckPublisher implements EventPublisher {
       if (!(error instanceof PollerError && error.context.tooLarge === true)) throw error;
       if (entries.length > 1) {
         // Which entry is too large the answer does not say: one request each finds it.
-        for (const entry of entries) await this.#sendAll([entry], outcomes, signal);
+        for (const entry of entries) {
+          await this.#sendAll(batch, this.#inGroupOrder(batch, [entry], outcomes), outcomes, signal);
+        }
         return;
       }
       results = [
@@ -132,15 +143,55 @@ export class ClaimCheckPublisher implements EventPublisher {
       };
       const tooLarge = !result.ok && isSizeRefusal(result.errorCode, result.errorMessage);
       // A pointer refused for its size would be refused again: report it rather than loop.
-      if (tooLarge && entry.sent === entry.event) refused.push(entry);
-      else outcomes[entry.index] = result;
+      if (tooLarge && entry.sent === entry.event && !this.#overtaken(position, entries, results)) {
+        refused.push(entry);
+      } else {
+        if (tooLarge && entry.sent === entry.event) this.#claimCheckNext.add(entry.event);
+        outcomes[entry.index] = result;
+      }
     });
     const pointers = await Promise.all(refused.map((entry) => this.#claimCheck(entry, outcomes, signal)));
     await this.#sendAll(
+      batch,
       pointers.filter((entry): entry is Outgoing => entry !== undefined),
       outcomes,
       signal,
     );
+  }
+
+  /** Whether the bus accepted, in the same request, a later entry of this entry's group. */
+  #overtaken(position: number, entries: readonly Outgoing[], results: readonly EntryOutcome[]): boolean {
+    const group = this.eventGroup?.(entries[position]!.event);
+    if (group === undefined) return false;
+    return entries.some(
+      (other, at) => at > position && results[at]?.ok === true && this.eventGroup?.(other.event) === group,
+    );
+  }
+
+  /**
+   * With event groups, `entries` without those after an entry of their group that already failed
+   * in this send: they would reach the bus ahead of it. They fail too, for the pipeline to resend.
+   */
+  #inGroupOrder(batch: readonly BankingEvent[], entries: Outgoing[], outcomes: EntryOutcome[]): Outgoing[] {
+    const { eventGroup } = this;
+    if (eventGroup === undefined) return entries;
+    const failedAt = new Map<string, number>();
+    batch.forEach((event, index) => {
+      const group = outcomes[index]?.ok === false ? eventGroup(event) : undefined;
+      if (group !== undefined && !failedAt.has(group)) failedAt.set(group, index);
+    });
+    if (failedAt.size === 0) return entries;
+    return entries.filter((entry) => {
+      const group = eventGroup(entry.event);
+      const at = group === undefined ? undefined : failedAt.get(group);
+      if (at === undefined || entry.index < at) return true;
+      outcomes[entry.index] = {
+        ok: false,
+        errorCode: EARLIER_ENTRY_FAILED,
+        errorMessage: `Not sent: event ${batch[at]!.sequence_number}, earlier in its event group, failed in this request`,
+      };
+      return false;
+    });
   }
 
   /**

@@ -5,11 +5,12 @@
  * The rule: an entry is sent only once every entry of its group registered before it has been
  * accepted by the bus, or goes in the same request ahead of it (the bus keeps a request's entries
  * in order). Entries are registered in the order the pipeline is given them: pages in the order
- * they are published, batches of a page in order, entries of a batch in order. A batch waits
- * until that holds for each of its groups, then goes out whole; requests of different groups
- * still overlap. A resend never waits: whatever of its groups came before it was accepted before
- * its first send, or is in the resend with it. With a single group for the whole feed this means
- * one request in flight at a time, by design.
+ * they are published, batches of a page in order, entries of a batch in order. (So a late event,
+ * found by gap repair below numbers already registered, goes after them: it came late.) A batch
+ * waits until that holds for each of its groups, then goes out whole; requests of different
+ * groups still overlap. A resend never waits: whatever of its groups came before it was accepted
+ * before its first send, or is in the resend with it. With a single group for the whole feed this
+ * means one request in flight at a time, by design.
  *
  * An entry that ends without being accepted (rejected for good, cut short by the deadline, not
  * sent because publishing was halted) blocks its group: later entries of it are never sent (the
@@ -19,14 +20,14 @@
  *
  * The one break this cannot prevent: within one request, the bus rejected an entry of a group
  * and accepted a later entry of the same group. The API does not say in which order a FIFO
- * subscriber then gets them; we take the harsher reading. The later one is delivered at once;
- * the earlier one is resent and delivered after it (or, rejected for good, is delivered after it
- * on the next run, sent again from the checkpoint with what follows, which the bus drops as
- * duplicates within its de-duplication window). So a FIFO subscriber sees the sequence number
- * of that group go backwards once. Each such group of each request counts 1 in the
- * `OrderBroken` metric and is logged as an error naming the earlier rejected and the first later
- * accepted event (id and sequence number), so that subscribers can be told which events came
- * out of order.
+ * subscriber then gets them; we take the harsher reading: the later one is delivered at once, the
+ * earlier one only once resent, after it. If it is rejected for good, the next run sends it again
+ * from the checkpoint, followed by the later ones the subscriber already had (the bus drops them
+ * as duplicates within its de-duplication window; after it they are delivered twice). Either way
+ * a FIFO subscriber sees the group's sequence numbers go backwards there. Each such group of each
+ * request counts 1 in the `OrderBroken` metric (per group rather than per pair of events: one
+ * rejection in a request of 100 entries would count up to 99 pairs), and is logged as an error
+ * naming the first rejected entry and the first later one accepted (id and sequence number).
  */
 import type { BankingEvent } from './banking-event.ts';
 import type { CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
@@ -50,8 +51,8 @@ class GroupState {
   head = 0;
   /** The first entry given up: nothing of the group after it may be sent. */
   blockedBy: Ticket | undefined;
-  /** Wakes the batches waiting for their turn in this group; each checks again. */
-  readonly waiters = new Set<() => void>();
+  /** The batches waiting for their turn in this group, by their first entry of it. */
+  readonly waiters = new Map<Ticket, () => void>();
 
   /** The first entry of the group not yet accepted. */
   get first(): Ticket | undefined {
@@ -67,8 +68,9 @@ class GroupState {
     }
   }
 
-  wake(): void {
-    for (const waiter of [...this.waiters]) waiter();
+  /** Wakes every waiting batch (a block, a halt); each checks again. */
+  wakeAll(): void {
+    for (const waiter of [...this.waiters.values()]) waiter();
   }
 }
 
@@ -140,7 +142,7 @@ export class GroupSequencer {
   halt(): void {
     if (this.#shared.halted) return;
     this.#shared.halted = true;
-    for (const group of this.#shared.groups.values()) group.wake();
+    for (const group of this.#shared.groups.values()) group.wakeAll();
   }
 }
 
@@ -196,7 +198,9 @@ export class BatchTurn {
     const { group } = ticket;
     if (group.first !== ticket) return;
     group.advance();
-    group.wake();
+    // Only the batch whose turn it now is: a group of a whole feed may have dozens waiting.
+    const next = group.first;
+    if (next !== undefined) group.waiters.get(next)?.();
   }
 
   /**
@@ -241,7 +245,7 @@ export class BatchTurn {
       if (ticket.accepted || (group.blockedBy !== undefined && group.blockedBy.order < ticket.order))
         continue;
       group.blockedBy = ticket;
-      group.wake();
+      group.wakeAll();
     }
   }
 
@@ -255,15 +259,15 @@ export class BatchTurn {
     return new Promise<void>((resolve, reject) => {
       const check = () => {
         if (!this.#shared.halted && !this.#ready(first)) return;
-        waiters.delete(check);
+        waiters.delete(first);
         signal.removeEventListener('abort', onAbort);
         resolve();
       };
       const onAbort = () => {
-        waiters.delete(check);
+        waiters.delete(first);
         reject(signal.reason);
       };
-      waiters.add(check);
+      waiters.set(first, check);
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -3,7 +3,16 @@ import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import { claimCheckKey } from '../../../functions/core/claim-check.ts';
 import { ClaimCheckPublisher } from '../../../functions/core/claim-check-publisher.ts';
 import { ConfigurationError, PublishError } from '../../../functions/core/errors.ts';
-import type { ClaimCheckLocation, ClaimCheckStore, EntryOutcome } from '../../../functions/core/ports.ts';
+import { EARLIER_ENTRY_FAILED } from '../../../functions/core/group-sequencer.ts';
+import type {
+  ClaimCheckLocation,
+  ClaimCheckStore,
+  EntryOutcome,
+  EventPublisher,
+} from '../../../functions/core/ports.ts';
+import { PublishPipeline } from '../../../functions/core/publish-pipeline.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { groupOf } from '../../support/fifo-bus.ts';
 import {
   InMemoryPublisher,
   makeEvent,
@@ -52,8 +61,20 @@ class SizeLimitedBus extends InMemoryPublisher {
   }
 }
 
-function big(sequence: number, bytes: number): BankingEvent {
-  return makeEvent(sequence, { data: { note: 'x'.repeat(bytes) } });
+function big(sequence: number, bytes: number, group?: string): BankingEvent {
+  return makeEvent(sequence, {
+    data: { note: 'x'.repeat(bytes), ...(group === undefined ? {} : { group }) },
+  });
+}
+
+/** An event of a group (`groupOf`). */
+function inGroup(sequence: number, group: string): BankingEvent {
+  return makeEvent(sequence, { data: { group } });
+}
+
+/** The bus, naming event groups as a custom bus's publisher does. */
+function withGroups<T extends EventPublisher>(bus: T): T {
+  return Object.assign(bus, { eventGroup: groupOf });
 }
 
 function setup(inner = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })) {
@@ -165,17 +186,73 @@ describe('ClaimCheckPublisher', () => {
     ).toThrow(/claim-check threshold 2000 is above/);
   });
 
-  it("names the inner bus's event group, for a pointer as for its event; none when the bus names none", () => {
-    class GroupedBus extends InMemoryPublisher {
-      eventGroup(event: BankingEvent): string {
-        return `group-${event.sequence_number % 2}`;
-      }
-    }
-    const grouped = setup(new GroupedBus({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })).publisher;
-    const ungrouped = setup().publisher;
+  describe('with event groups', () => {
+    it("forwards the bus's event group, and names none for a bus without groups", () => {
+      const grouped = setup(
+        withGroups(new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })),
+      );
 
-    expect(grouped.eventGroup(makeEvent(3))).toBe('group-1');
-    expect(grouped.eventGroup(big(4, 8_000))).toBe('group-0');
-    expect(ungrouped.eventGroup(makeEvent(3))).toBeUndefined();
+      expect(grouped.publisher.eventGroup?.(big(1, 8_000, 'A'))).toBe('A');
+      expect(setup().publisher.eventGroup).toBeUndefined();
+    });
+
+    it('does not send the entries after one of their group whose store failed', async () => {
+      const { inner, store, publisher } = setup(
+        withGroups(new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })),
+      );
+      store.failures.push(new PublishError('S3 slow down', { retryable: true }));
+
+      const outcomes = await publisher.send(
+        [inGroup(1, 'A'), big(2, 8_000, 'A'), inGroup(3, 'A'), inGroup(4, 'B')],
+        live(),
+      );
+
+      expect(outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.errorCode))).toEqual([
+        'ok',
+        'ClaimCheckFailed',
+        EARLIER_ENTRY_FAILED,
+        'ok',
+      ]);
+      expect(inner.batches).toEqual([[1, 4]]);
+    });
+
+    it('sends no entry of a group after one that failed when a refused request is sent one entry at a time', async () => {
+      const inner = withGroups(new SizeLimitedBus(3_000, 'requests'));
+      inner.rejectSequence(1, 1);
+      const { publisher } = setup(inner);
+
+      const outcomes = await publisher.send([inGroup(1, 'A'), big(2, 4_000, 'B'), inGroup(3, 'A')], live());
+
+      expect(outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.errorCode))).toEqual([
+        'InternalFailure',
+        'ok',
+        EARLIER_ENTRY_FAILED,
+      ]);
+      expect(inner.requests.filter((request) => request.includes(3))).toEqual([[1, 2, 3]]);
+    });
+
+    it('reports an entry refused for its size behind an accepted later one of its group, so the pipeline counts the break, and claim-checks it on the resend', async () => {
+      const inner = withGroups(new SizeLimitedBus(3_000, 'entries'));
+      const { store, publisher } = setup(inner);
+      const clock = new FakeClock();
+      const metrics = new RecordingMetrics();
+      const pipeline = new PublishPipeline({ publisher, clock, metrics, logger: new RecordingLogger() });
+      const large = big(2, 4_000, 'A');
+
+      const accepted: number[] = [];
+
+      const report = await pipeline.publish([inGroup(1, 'A'), large, inGroup(3, 'A')], {
+        deadline: clock.now() + 60_000,
+        signal: live(),
+        onAccepted: (event) => accepted.push(event.sequence_number),
+      });
+
+      // The bus refuses 2 for its size: its resend, a pointer (the bus takes it), goes after 3.
+      expect(report.failed).toEqual([]);
+      expect(inner.requests).toEqual([[1, 2, 3], [2]]);
+      expect(accepted).toEqual([1, 3, 2]);
+      expect([...store.objects.keys()]).toEqual([claimCheckKey(large)]);
+      expect(metrics.sum('OrderBroken')).toBe(1);
+    });
   });
 });
