@@ -16,7 +16,7 @@
  * and splits its CPU by where it goes (AWS SDK, undici, our code, GC…): shares, not absolute times.
  *
  *   npm run bench:deployed -- [--events 20000] [--memory 256,1024] [--bus classic,custom]
- *                             [--rounds 1] [--no-profile] [--profile-bus classic|custom]
+ *                             [--rounds 1] [--no-profile] [--profile-bus classic|custom] [--out <file>]
  *
  * On its own it prints the figures and writes them to bench/results/deployed-<date>.json.
  */
