@@ -292,6 +292,15 @@ try {
         'peak RSS MiB': drain.peak_rss_mb.naive,
         'CPU ms/1000': drain.cpu_ms_per_1000_events.naive,
       },
+      ...(drain.naive_100_per_request === undefined
+        ? []
+        : [
+            {
+              run: `naive, custom (100 events per PutEvents, awaited), at ${drain.memory_mb} MB`,
+              'events/s': drain.naive_100_per_request.events_per_s,
+              'CPU ms/1000': drain.naive_100_per_request.cpu_ms_per_1000_events,
+            },
+          ]),
     ]),
   );
   for (const drain of deployed.figures) {
