@@ -5,7 +5,8 @@
  *   npm run bench -- [--events 50000] [--upstream-ms 25] [--publish-ms 15] [--page 100] [--quick]
  *
  * Leads with the drain as deployed: the handler's process (and the naive loop's) at the CPU share
- * Lambda gives 256 MB and 1 024 MB (bench/as-deployed.ts), and where that CPU goes; then the same
+ * Lambda gives 256 MB and 1 024 MB (bench/as-deployed.ts), on the classic bus and on the Custom
+ * Event Bus (EVENT_GROUP_BY=program and =none), and where that CPU goes on each; then the same
  * drain on the machine's cores, the sweep, caps, latency and the bundle.
  *
  * Writes a table to stdout, bench/results/<date>.json and latest.json, and
@@ -62,14 +63,26 @@ const bench = await startBench();
 try {
   log(`as deployed: ${deployedEvents} events at the CPU share of ${memorySizes.join(' MB, ')} MB`);
   const deployedSettings = { ...base, events: deployedEvents };
-  const deployed = await drainsAsDeployed(bench, deployedSettings, memorySizes, log);
-  log(`where the CPU goes at ${memorySizes[0]} MB (profiled drain)`);
-  const profiledAt = deployed.figures[0]!;
+  const deployed = await drainsAsDeployed(bench, deployedSettings, memorySizes, log, {
+    buses: ['classic', 'custom'],
+  });
+  log(`where the CPU goes at ${memorySizes[0]} MB (profiled drains)`);
+  const profiledAt = deployed.figures.find((drain) => drain.bus === 'classic')!;
   const breakdown = await cpuBreakdownAsDeployed(
     bench,
     deployedSettings,
     profiledAt.memory_mb,
     profiledAt.cpu_ms_per_1000_events.ours,
+  );
+  const customProfiledAt = deployed.figures.find(
+    (drain) => drain.bus === 'custom, EVENT_GROUP_BY=program' && drain.memory_mb === profiledAt.memory_mb,
+  )!;
+  const customBreakdown = await cpuBreakdownAsDeployed(
+    bench,
+    deployedSettings,
+    customProfiledAt.memory_mb,
+    customProfiledAt.cpu_ms_per_1000_events.ours,
+    { kind: 'custom', groupBy: 'program' },
   );
 
   log(
@@ -158,7 +171,12 @@ try {
   ];
   const at = new Date();
   const result = {
-    as_deployed: { events: deployedEvents, drains: deployed.figures, cpu_breakdown: breakdown },
+    as_deployed: {
+      events: deployedEvents,
+      drains: deployed.figures,
+      cpu_breakdown: breakdown,
+      cpu_breakdown_custom_bus: customBreakdown,
+    },
     ours_over_bound: round(ours.eventsPerSecond / bound),
     ours_over_naive: round(ours.eventsPerSecond / naive.eventsPerSecond),
     ours_events_per_s: round(ours.eventsPerSecond, 0),
@@ -262,17 +280,27 @@ try {
   console.table(
     deployed.figures.flatMap((drain) => [
       {
-        run: `ours at ${drain.memory_mb} MB (${drain.cpu_share_of_a_core} core)`,
+        run: `ours, ${drain.bus}, at ${drain.memory_mb} MB (${drain.cpu_share_of_a_core} core)`,
         'events/s': drain.ours_events_per_s,
         'peak RSS MiB': drain.peak_rss_mb.ours,
         'CPU ms/1000': drain.cpu_ms_per_1000_events.ours,
+        'after init': drain.ours_cpu_ms_per_1000_events_after_init,
       },
       {
-        run: `naive at ${drain.memory_mb} MB`,
+        run: `naive, ${drain.bus === 'classic' ? 'classic' : 'custom'} (${drain.naive_loop}), at ${drain.memory_mb} MB`,
         'events/s': drain.naive_events_per_s,
         'peak RSS MiB': drain.peak_rss_mb.naive,
         'CPU ms/1000': drain.cpu_ms_per_1000_events.naive,
       },
+      ...(drain.naive_100_per_request === undefined
+        ? []
+        : [
+            {
+              run: `naive, custom (100 events per PutEvents, awaited), at ${drain.memory_mb} MB`,
+              'events/s': drain.naive_100_per_request.events_per_s,
+              'CPU ms/1000': drain.naive_100_per_request.cpu_ms_per_1000_events,
+            },
+          ]),
     ]),
   );
   for (const drain of deployed.figures) {
@@ -282,8 +310,12 @@ try {
       );
     }
   }
-  console.log(`where the CPU goes at ${breakdown.memory_mb} MB (profiled drain: %, and ms per 1 000 events)`);
-  console.table([breakdown.percent, breakdown.ms_per_1000_events]);
+  for (const profiled of [breakdown, customBreakdown]) {
+    console.log(
+      `where the CPU goes at ${profiled.memory_mb} MB, ${profiled.bus} (profiled drain: %, and ms per 1 000 events)`,
+    );
+    console.table([profiled.percent, profiled.ms_per_1000_events]);
+  }
   console.log("unthrottled (the machine's cores)");
   console.table([
     {
@@ -308,10 +340,14 @@ try {
   }
   console.log(
     [
-      ...deployed.figures.map(
-        (drain) =>
-          `at ${drain.memory_mb} MB: ours ÷ naive ${drain.ours_over_naive}, CPU ${drain.cpu_ms_per_1000_events.ours} ms per 1 000 events (${drain.ours_cpu_ms_per_1000_events_after_init} after init), peak RSS ${drain.peak_rss_mb.ours} MiB${drain.memory_mb === 256 ? ' (targets ≥ 3, ≤ 100 ms, ≤ 150 MiB)' : ''}`,
-      ),
+      ...deployed.figures.map((drain) => {
+        const targets = drain.bus === 'classic' ? '≥ 3, ≤ 100 ms, ≤ 150 MiB' : '≥ 5, ≤ 60 ms';
+        const hundred =
+          drain.naive_100_per_request === undefined
+            ? ''
+            : ` (÷ the naive loop at 100 per request ${drain.naive_100_per_request.ours_over_naive})`;
+        return `${drain.bus} at ${drain.memory_mb} MB: ours ÷ naive ${drain.ours_over_naive}${hundred}, CPU ${drain.cpu_ms_per_1000_events.ours} ms per 1 000 events (${drain.ours_cpu_ms_per_1000_events_after_init} after init), peak RSS ${drain.peak_rss_mb.ours} MiB${drain.memory_mb === 256 ? ` (targets ${targets})` : ''}`;
+      }),
       `ours ÷ bound ${result.ours_over_bound} (target ≥ 0.9) · ours ÷ naive ${result.ours_over_naive} (target ≥ 5) · ours ÷ simulator ceiling ${result.ours_over_ceiling}`,
       `peak RSS ${result.peak_rss_mb} MiB (target ≤ 150)`,
       `bundle ${size.bytes} B (${size.gzipBytes} B gzip) · cold import ${result.bundle.cold_import_ms} ms vs SDK-only ${result.bundle.sdk_only_cold_import_ms} ms (${result.bundle.cold_import_over_sdk_only}×, target ≤ 1.3)`,

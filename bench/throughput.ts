@@ -28,8 +28,30 @@ import { startMoto } from '../test/support/moto-server.ts';
 import { type PollerArtifact, synthPollerArtifact } from '../test/support/poller-artifact.ts';
 import { bundleLikeThePoller } from './support/bundle.ts';
 import type { CpuShare } from './support/cpu-share.ts';
+import { CustomBusTarget } from './support/custom-bus-target.ts';
 import { processUsage } from './support/process-usage.ts';
 import { PutEventsStandIn } from './support/put-events-standin.ts';
+
+/** The bus published to: the classic one (the default) or the Custom Event Bus's stand-in. */
+export interface CustomBusSettings {
+  readonly kind: 'custom';
+  /** EVENT_GROUP_BY of the handler. */
+  readonly groupBy: 'program' | 'account' | 'none';
+  /** Entries per PutEvents request of the naive loop on this bus. @default 1 */
+  readonly naiveBatch?: number;
+}
+
+/** What the drain and no-loss checks read of a bus stand-in. */
+type PublishTarget = Pick<
+  PutEventsStandIn,
+  | 'endpoint'
+  | 'accepted'
+  | 'requestTimes'
+  | 'duplicates'
+  | 'waitForAccepted'
+  | 'maxRequestsInWindow'
+  | 'close'
+>;
 
 export interface Settings {
   readonly events: number;
@@ -43,6 +65,8 @@ export interface Settings {
   readonly throttleRatio?: number;
   /** Runs the handler's (or the naive loop's) process at Lambda's CPU share of a memory size. */
   readonly cpuShare?: CpuShare;
+  /** Publishes to the Custom Event Bus (EVENT_BUS_KIND=custom). @default the classic bus */
+  readonly bus?: CustomBusSettings;
 }
 
 export interface RunFigures {
@@ -77,6 +101,8 @@ export interface Bench {
   /** Extra `node` options for the handler's process, e.g. `--cpu-prof` (BENCH_NODE_ARGS). */
   readonly handlerNodeArgs: readonly string[];
   readonly naiveBundle: string;
+  /** The naive loop on the Custom Event Bus (bench/naive-custom-bus-poller.ts). */
+  readonly naiveCustomBusBundle: string;
   /**
    * Where the handler's CPU profile is written at the end of each drain (the handler's process
    * must preload `support/profile-hook.mjs`, see `cpu-breakdown.ts`). @default no profile
@@ -109,6 +135,11 @@ export async function startBench(): Promise<Bench> {
   const artifact = synthPollerArtifact(path.join(workdir, 'cdk.out'));
   const naiveBundle = path.join(workdir, 'naive', 'index.mjs');
   await bundleLikeThePoller(path.join(import.meta.dirname, 'naive-poller.ts'), naiveBundle);
+  const naiveCustomBusBundle = path.join(workdir, 'naive-custom-bus', 'index.mjs');
+  await bundleLikeThePoller(
+    path.join(import.meta.dirname, 'naive-custom-bus-poller.ts'),
+    naiveCustomBusBundle,
+  );
   const moto = await startMoto();
   const config = {
     region: 'us-east-1',
@@ -132,6 +163,7 @@ export async function startBench(): Promise<Bench> {
     artifact,
     handlerNodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     naiveBundle,
+    naiveCustomBusBundle,
     motoEndpoint: keepAlive.endpoint,
     dynamodb,
     secrets,
@@ -224,7 +256,7 @@ function medianPollInterval(simulator: RunningSimulator, events: number, pageSiz
 }
 
 /** Drain rate and start-up time from the stand-in's acceptance times. */
-function drainFigures(standIn: PutEventsStandIn, events: number, started: number) {
+function drainFigures(standIn: PublishTarget, events: number, started: number) {
   const times = [...standIn.accepted.values()].map((accepted) => accepted.acceptedAt);
   const first = Math.min(...times);
   const last = Math.max(...times);
@@ -235,11 +267,7 @@ function drainFigures(standIn: PutEventsStandIn, events: number, started: number
   };
 }
 
-function lossCheck(
-  standIn: PutEventsStandIn,
-  checkpoint: number | null,
-  watched: readonly string[],
-): string[] {
+function lossCheck(standIn: PublishTarget, checkpoint: number | null, watched: readonly string[]): string[] {
   const problems = [...watched];
   for (let sequence = 1; sequence <= (checkpoint ?? 0); sequence += 1) {
     if (!standIn.accepted.has(sequence)) {
@@ -264,13 +292,37 @@ async function collectProfile(pid: number, dir: string): Promise<void> {
   );
 }
 
+/** The stand-in of the bus `settings` name, answering after the publish latency. */
+async function startTarget(bench: Bench, settings: Settings, throttleRatio?: number): Promise<PublishTarget> {
+  if (settings.bus?.kind === 'custom') {
+    if (throttleRatio !== undefined) throw new Error('the custom bus bench does not throttle');
+    return CustomBusTarget.start({
+      motoEndpoint: bench.motoEndpoint,
+      region: AWS_ENV.AWS_REGION,
+      credentials: { accessKeyId: AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: AWS_ENV.AWS_SECRET_ACCESS_KEY },
+      latencyMs: settings.publishLatencyMs,
+    });
+  }
+  return PutEventsStandIn.start({ latencyMs: settings.publishLatencyMs, throttleRatio });
+}
+
+/** The handler's (or the naive loop's) variables that point it at the bus stand-in. */
+function busEnvironment(settings: Settings, standIn: PublishTarget): Record<string, string> {
+  if (settings.bus?.kind !== 'custom') {
+    return { EVENT_BUS_NAME: 'bench-bus', AWS_ENDPOINT_URL_EVENTBRIDGE: standIn.endpoint };
+  }
+  return {
+    EVENT_BUS_KIND: 'custom',
+    EVENT_GROUP_BY: settings.bus.groupBy,
+    EVENT_BUS_NAME: (standIn as CustomBusTarget).busArn,
+    AWS_ENDPOINT_URL_EVENTBRIDGEV2: standIn.endpoint,
+  };
+}
+
 /** Drains a backlog with the shipped handler, invocation after invocation. */
 export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigures> {
   const { simulator, secretArn, program } = await prepare(bench, settings);
-  const standIn = await PutEventsStandIn.start({
-    latencyMs: settings.publishLatencyMs,
-    throttleRatio: settings.throttleRatio,
-  });
+  const standIn = await startTarget(bench, settings, settings.throttleRatio);
   let initCpuMs = Number.NaN;
   const container = new LambdaContainer({
     codeDir: bench.artifact.codeDir,
@@ -287,7 +339,6 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
       ...AWS_ENV,
       SECRET_ID: secretArn,
       CHECKPOINT_TABLE: bench.table,
-      EVENT_BUS_NAME: 'bench-bus',
       DEFAULT_PROGRAM: program,
       POLL_LIMIT: String(settings.pageSize),
       PUBLISH_CONCURRENCY: String(settings.concurrency),
@@ -296,7 +347,7 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
         : { PUBLISH_MAX_REQUESTS_PER_SECOND: String(settings.maxRequestsPerSecond) }),
       POWERTOOLS_LOG_LEVEL: 'WARN',
       AWS_ENDPOINT_URL: bench.motoEndpoint,
-      AWS_ENDPOINT_URL_EVENTBRIDGE: standIn.endpoint,
+      ...busEnvironment(settings, standIn),
     },
   });
   const watch = watchCheckpoint(bench, program);
@@ -349,24 +400,25 @@ export async function runOurs(bench: Bench, settings: Settings): Promise<RunFigu
 /** Drains the same backlog with the hand-written loop, in its own process. */
 export async function runNaive(bench: Bench, settings: Settings): Promise<RunFigures> {
   const { simulator, program } = await prepare(bench, settings);
-  const standIn = await PutEventsStandIn.start({ latencyMs: settings.publishLatencyMs });
+  const standIn = await startTarget(bench, settings);
+  const custom = settings.bus?.kind === 'custom';
   const credentials = simulator.programs[0]!;
   const watch = watchCheckpoint(bench, program);
   try {
     const started = performance.now();
-    const child = spawn(process.execPath, [bench.naiveBundle], {
+    const child = spawn(process.execPath, [custom ? bench.naiveCustomBusBundle : bench.naiveBundle], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: {
         PATH: process.env.PATH,
         ...AWS_ENV,
         AWS_ENDPOINT_URL: bench.motoEndpoint,
-        AWS_ENDPOINT_URL_EVENTBRIDGE: standIn.endpoint,
+        ...busEnvironment(settings, standIn),
+        ...(custom ? { NAIVE_BATCH: String(settings.bus?.naiveBatch ?? 1) } : {}),
         BANKING_BASE_URL: simulator.url,
         BANKING_CLIENT_ID: credentials.clientId,
         BANKING_CLIENT_SECRET: credentials.clientSecret,
         CHECKPOINT_TABLE: bench.table,
         PROGRAM: program,
-        EVENT_BUS_NAME: 'bench-bus',
         POLL_LIMIT: String(settings.pageSize),
         NAIVE_TARGET: String(settings.events),
       },

@@ -9,6 +9,8 @@ export class LatencyProxy {
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   readonly port: number;
+  /** Connections accepted so far. */
+  connections = 0;
 
   private constructor(server: Server, port: number) {
     this.#server = server;
@@ -36,7 +38,10 @@ export class LatencyProxy {
     if (address === null || typeof address === 'string') throw new Error('proxy has no port');
     const proxy = new LatencyProxy(server, address.port);
     for (const socket of sockets) proxy.#sockets.add(socket);
-    server.on('connection', (socket) => proxy.#sockets.add(socket));
+    server.on('connection', (socket) => {
+      proxy.#sockets.add(socket);
+      proxy.connections += 1;
+    });
     return proxy;
   }
 
