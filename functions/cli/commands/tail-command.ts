@@ -186,6 +186,8 @@ function deliveryRoleOf(flags: TailFlags): string {
 /** What feeds tail's queue from the bus: a rule (classic) or a subscriber (Custom Event Bus). */
 interface QueueFeed {
   readonly kind: 'rule' | 'subscriber';
+  /** Whether `attach` created anything (to say what was removed). */
+  readonly attached: boolean;
   /** Starts delivering events matching `pattern` to the queue. */
   attach(
     queue: { readonly url: string; readonly arn: string },
@@ -199,6 +201,10 @@ class RuleFeed implements QueueFeed {
   readonly kind = 'rule';
   #ruleCreated = false;
   #targetAdded = false;
+
+  get attached(): boolean {
+    return this.#ruleCreated;
+  }
 
   constructor(
     private readonly context: CommandContext,
@@ -270,6 +276,10 @@ class RuleFeed implements QueueFeed {
 class SubscriberFeed implements QueueFeed {
   readonly kind = 'subscriber';
   #subscriberArn: string | undefined;
+
+  get attached(): boolean {
+    return this.#subscriberArn !== undefined;
+  }
 
   constructor(
     private readonly context: CommandContext,
@@ -377,7 +387,7 @@ class TemporaryListener {
         `warning: could not remove ${failures.join(', ')}; delete them by hand (names start with ${TAIL_RESOURCE_PREFIX})\n`,
       );
     } else if (this.#queueUrl !== undefined) {
-      terminal.err(`Removed ${this.feed.kind} and queue ${this.name}.\n`);
+      terminal.err(`Removed ${this.feed.attached ? `${this.feed.kind} and queue` : 'queue'} ${this.name}.\n`);
     }
   }
 }

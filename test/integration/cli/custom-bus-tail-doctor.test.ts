@@ -10,10 +10,10 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
-import { cborAnswer } from '../../support/cbor-responders.ts';
+import { cborAnswer, decodedBody } from '../../support/cbor-responders.ts';
 import { motoCliEnvironment, runCli, startCli } from '../../support/cli-process.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
-import { closeAll, startScriptedServer } from '../../support/scripted-http-server.ts';
+import { closeAll, type Responder, startScriptedServer } from '../../support/scripted-http-server.ts';
 import { lines } from './cli-scenario.ts';
 
 const ACCOUNT = '123456789012';
@@ -178,6 +178,44 @@ describe('tail and doctor on a Custom Event Bus', () => {
     expect(result.stderr).toMatch(/--delivery-role ARN/);
     expect(badRole.stderr).toMatch(/not an IAM role ARN/);
     expect(bus.exchanges).toEqual([]);
+  });
+
+  /** The bus's API scripted: DescribeEventBus answers `busState`, CreateSubscriber is refused as IAM refuses a PassRole. */
+  const refusingBus =
+    (busArn: string, busState: string): Responder =>
+    (request, response) => {
+      const operation = request.url.split('/').pop();
+      if (operation === 'DescribeEventBus') {
+        cborAnswer(200, { EventBusArn: busArn, Name: 'banking-events', State: busState })(request, response);
+        return;
+      }
+      cborAnswer(403, {
+        __type: 'AccessDeniedException',
+        Message: 'not authorized to perform: iam:PassRole',
+      })(request, response);
+    };
+
+  it('tail removes its queue when the subscriber cannot be created, and refuses a bus that is not ACTIVE', async () => {
+    const busArn = `arn:aws:events:us-east-1:${ACCOUNT}:event-busv2/banking-events/0123456789abcdefghijklmno`;
+    const active = await startScriptedServer(refusingBus(busArn, 'ACTIVE'));
+    const creating = await startScriptedServer(refusingBus(busArn, 'CREATING'));
+    const args = ['tail', '--event-bus', busArn, '--delivery-role', DELIVERY_ROLE];
+
+    const refused = await runCli(args, { env: env(active.baseUrl) });
+    const notActive = await runCli(args, { env: env(creating.baseUrl) });
+
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/iam:PassRole/);
+    const create = active.requests.find((request) => request.url.endsWith('/CreateSubscriber'))!;
+    const name = (decodedBody(create) as { Name: string }).Name;
+    expect(name).toMatch(/^bep-tail-[0-9a-f]{8}$/);
+    expect(refused.stderr).toContain(`Removed queue ${name}.`);
+    expect((await aws.sqs.send(new ListQueuesCommand({ QueueNamePrefix: name }))).QueueUrls ?? []).toEqual(
+      [],
+    );
+    expect(notActive.code).toBe(2);
+    expect(notActive.stderr).toMatch(/is CREATING, not ACTIVE/);
+    expect(creating.requests.map((request) => request.url.split('/').pop())).toEqual(['DescribeEventBus']);
   });
 
   it("doctor checks the custom bus: ACTIVE, its retention against the stack's, each stack subscriber RUNNING", async () => {
