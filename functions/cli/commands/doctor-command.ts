@@ -103,9 +103,7 @@ async function doctor(context: CommandContext, flags: DoctorFlags): Promise<void
   const results: CheckResult[] = [];
   for (const program of programs) results.push(...(await checkProgram(context, deployment, program, flags)));
   results.push(await checkTable(context, deployment, flags));
-  const customBus = deployment.customEventBusArn;
-  if (customBus === undefined) results.push(await checkBus(context, deployment, flags));
-  else results.push(...(await checkCustomBus(context, deployment, customBus)));
+  results.push(...(await checkEventBus(context, deployment, flags)));
   for (const program of programs) results.push(await checkSchedule(context, deployment, program));
   results.push(await checkAlarms(context.aws.cloudWatch, deployment));
 
@@ -218,6 +216,24 @@ async function checkTable(
       'operators need dynamodb:UpdateItem on the table (rewind)',
     );
   }
+}
+
+/** The classic bus's check, or the Custom Event Bus's checks when the deployment has one. */
+async function checkEventBus(
+  context: CommandContext,
+  deployment: Deployment,
+  flags: DoctorFlags,
+): Promise<CheckResult[]> {
+  let customBus: string | undefined;
+  try {
+    customBus = deployment.customEventBusArn;
+  } catch (error) {
+    // A stack that says custom but has no EventBusArn output: no bus to check.
+    return [skipped('event bus', message(error))];
+  }
+  return customBus === undefined
+    ? [await checkBus(context, deployment, flags)]
+    : checkCustomBus(context, deployment, customBus);
 }
 
 async function checkBus(
