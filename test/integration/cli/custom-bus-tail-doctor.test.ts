@@ -338,4 +338,24 @@ describe('tail and doctor on a Custom Event Bus', () => {
       detail: expect.stringMatching(/does not exist/),
     });
   });
+
+  it('doctor skips the bus checks of a stack that says custom but names no bus, and checks the rest', async () => {
+    const tableName = await aws.createCheckpointTable();
+    const stackName = await createStack({
+      Programs: 'default',
+      CheckpointTableName: tableName,
+      EventBusKind: 'custom',
+    });
+
+    const result = await runCli(['--stack', stackName, 'doctor', '--no-write-probes', '--json'], {
+      env: motoCliEnvironment(inject('motoEndpoint')),
+    });
+
+    const checks = (JSON.parse(result.stdout) as { checks: Check[] }).checks;
+    expect(checks.find((check) => check.check === 'event bus')).toMatchObject({
+      verdict: 'skipped',
+      detail: expect.stringMatching(/has no output EventBusArn/),
+    });
+    expect(checks.find((check) => check.check === 'checkpoint table')).toMatchObject({ verdict: 'ok' });
+  });
 });
