@@ -24,11 +24,16 @@ export interface BusRetention {
   readonly retentionPeriodInDays?: number;
   /** The earliest point stored events are available from: where a replay can start. */
   readonly retentionWindowStartTime?: Date;
+  /** Its lifecycle state (`ACTIVE` when it works) and, when not `ACTIVE`, why. */
+  readonly state?: string;
+  readonly stateReason?: string;
 }
 
 interface DescribeEventBusOutput {
   readonly EventBusArn?: string;
   readonly Name?: string;
+  readonly State?: string;
+  readonly StateReason?: string;
   readonly StorageConfiguration?: {
     readonly RetentionPeriodInDays?: number;
     readonly RetentionWindowStartTime?: Date;
@@ -55,6 +60,8 @@ export async function describeRetention(rpc: EventBridgeV2Rpc, eventBusArn: stri
   return {
     eventBusArn,
     ...(bus.Name === undefined ? {} : { name: bus.Name }),
+    ...(bus.State === undefined ? {} : { state: bus.State }),
+    ...(bus.StateReason === undefined ? {} : { stateReason: bus.StateReason }),
     ...(storage.RetentionPeriodInDays === undefined
       ? {}
       : { retentionPeriodInDays: storage.RetentionPeriodInDays }),
@@ -64,9 +71,14 @@ export async function describeRetention(rpc: EventBridgeV2Rpc, eventBusArn: stri
   };
 }
 
-interface SubscriberSummary {
+/** A subscriber as ListSubscribers and DescribeSubscriber name it, with its run state. */
+export interface SubscriberSummary {
   readonly SubscriberArn?: string;
   readonly Name?: string;
+  /** `RUNNING` or `STOPPED`: only a running subscriber delivers. */
+  readonly State?: string;
+  /** Present (true) once the bus owner revoked it: it never delivers again. */
+  readonly Revoked?: boolean;
 }
 
 /** What DescribeSubscriber returns; the members a replay copies are passed on as they came. */
@@ -90,7 +102,11 @@ const COPIED_MEMBERS = [
 /** Names of the replay subscribers this CLI creates; they are left out when replaying "to every subscriber". */
 export const REPLAY_SUBSCRIBER_PREFIX = 'bep-replay-';
 
-async function listSubscribers(rpc: EventBridgeV2Rpc, eventBusArn: string): Promise<SubscriberSummary[]> {
+/** Every subscriber of the bus, page by page. */
+export async function listSubscribers(
+  rpc: EventBridgeV2Rpc,
+  eventBusArn: string,
+): Promise<SubscriberSummary[]> {
   const found: SubscriberSummary[] = [];
   let nextToken: string | undefined;
   do {
@@ -218,4 +234,53 @@ export async function startRetentionReplay(
     });
   }
   return { retention, subscribers };
+}
+
+/** Whether `value` is an IAM role's ARN, as `InvokeConfiguration.RoleArn` takes one. */
+export function isRoleArn(value: string): boolean {
+  return /^arn:aws[a-z0-9-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/.test(value);
+}
+
+export interface TemporarySubscriberOptions {
+  readonly eventBusArn: string;
+  readonly name: string;
+  /** An EventBridge pattern on the published envelope (`source`, `detail-type`). */
+  readonly pattern: Record<string, unknown>;
+  readonly queueArn: string;
+  /** The role EventBridge assumes to send to the queue (`sqs:SendMessage`). */
+  readonly roleArn: string;
+  readonly description: string;
+}
+
+/**
+ * A subscriber that delivers what is published from now on (`LATEST`) to a queue, unordered, each
+ * event `WITH_METADATA` so the reader sees its group and the bus's sequence number; resolves to
+ * its ARN.
+ */
+export async function createTemporarySubscriber(
+  rpc: EventBridgeV2Rpc,
+  options: TemporarySubscriberOptions,
+): Promise<string> {
+  const created = await rpc.call<{ SubscriberArn?: string }>('CreateSubscriber', {
+    Name: options.name,
+    EventBusArn: options.eventBusArn,
+    Description: options.description.slice(0, 512),
+    InvokeConfiguration: { TargetArn: options.queueArn, RoleArn: options.roleArn },
+    FilterConfiguration: {
+      Language: 'EVENT_BRIDGE_PATTERN',
+      // PutEvents publishes the classic envelope as the event's data: source and detail-type are in it.
+      Filters: [{ Scope: 'DATA', Pattern: JSON.stringify(options.pattern) }],
+    },
+    Type: 'UNORDERED',
+    StartingPosition: 'LATEST',
+    Transformer: { Type: 'WITH_METADATA' },
+    State: 'RUNNING',
+  });
+  if (created.SubscriberArn === undefined)
+    throw new Error('CreateSubscriber answered without a SubscriberArn');
+  return created.SubscriberArn;
+}
+
+export async function deleteSubscriber(rpc: EventBridgeV2Rpc, subscriberArn: string): Promise<void> {
+  await rpc.call('DeleteSubscriber', { SubscriberArn: subscriberArn });
 }

@@ -27,6 +27,10 @@ export const STACK_OUTPUTS = Object.freeze({
   /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */
   eventBusKind: 'EventBusKind',
   eventSource: 'EventSource',
+  /** The Custom Event Bus's retention as deployed (`busRetentionDays`). */
+  busRetentionDays: 'BusRetentionDays',
+  /** `SubscriberArn<Route>`: one per subscriber the construct made on a Custom Event Bus. */
+  subscriberArnPrefix: 'SubscriberArn',
   archiveName: 'ArchiveName',
   /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
   pollerFunctionName: 'PollerFunctionName',
@@ -79,6 +83,11 @@ export class Deployment {
   /** An output of the stack, if `--stack` was given and has it. */
   output(key: string): string | undefined {
     return this.#outputs.get(key);
+  }
+
+  /** Keys of the stack's outputs (none without `--stack`). */
+  outputKeys(): string[] {
+    return [...this.#outputs.keys()];
   }
 
   /** The stack's programs, the default one first; `undefined` without `--stack`. */
