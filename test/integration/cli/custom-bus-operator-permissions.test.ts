@@ -21,7 +21,7 @@ import { pascalCase } from '../../../infra/constructs/construct-names.ts';
 import { BankingEventsPoller } from '../../../infra/constructs/index.ts';
 import { cdkJsonContext } from '../../infra/support/poller-app-fixture.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
-import { type CliResult, motoCliEnvironment, runCli, startCli } from '../../support/cli-process.ts';
+import { type CliResult, motoCliEnvironment, startCli } from '../../support/cli-process.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
 import type { RecordedExchange } from '../../support/custom-bus/rpc-v2-cbor-server.ts';
 import {
