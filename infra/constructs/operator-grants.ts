@@ -5,8 +5,10 @@
  * the few that cannot are named in `OPERATOR_WILDCARDS` with the reason. No grant reads a secret:
  * commands that need the banking service ask the deployed function (`lambda:InvokeFunction`),
  * which holds the credentials. On a Custom Event Bus the bus statements are its own (subscribers
- * instead of rules, retention instead of an archive); the rest is the same. `test/integration/cli/operator-permissions.test.ts` records every
- * call each command makes at moto and holds it against these statements.
+ * instead of rules, retention instead of an archive); the rest is the same.
+ * `test/integration/cli/operator-permissions.test.ts` records every call each command makes at
+ * moto and holds it against these statements; `custom-bus-operator-permissions.test.ts` does so
+ * for the calls to a Custom Event Bus.
  */
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -142,9 +144,9 @@ export function grantOperatorTail(
   resources: OperatorResources,
   grantee: iam.IGrantable,
 ): iam.Grant {
+  if (resources.bus.kind === 'custom') return grantCustomBusTail(scope, resources.bus, grantee);
   const stack = Stack.of(scope);
   const queues = tailQueueArns(scope);
-  if (resources.bus.kind === 'custom') return grantCustomBusTail(scope, resources.bus, grantee);
   const { eventBus } = resources.bus;
   const rules = ruleArns(eventBus, `${TAIL_RESOURCE_PREFIX}*`);
   const grants = [
@@ -208,11 +210,13 @@ export function grantOperatorRecovery(
       actions: ['lambda:InvokeFunction'],
       resourceArns: [resources.pollerFunction.functionArn],
     }),
-    ...[...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee)),
   ];
+  // Granted last (a grant adds its statement when made): a classic grant's statements keep the
+  // order they had before the custom bus.
+  const secrets = () => [...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee));
   if (resources.bus.kind === 'custom') {
-    return [...common, grantCustomBusReplay(scope, resources.bus, grantee)].reduce((all, grant) =>
-      all.combine(grant),
+    return [...common, grantCustomBusReplay(scope, resources.bus, grantee), ...secrets()].reduce(
+      (all, grant) => all.combine(grant),
     );
   }
   const { eventBus, archive } = resources.bus;
@@ -238,6 +242,7 @@ export function grantOperatorRecovery(
       resourceArns: [replays, archive.archiveArn, eventBus.eventBusArn],
     }),
     iam.Grant.addToPrincipal({ grantee, actions: ['events:DescribeReplay'], resourceArns: [replays] }),
+    ...secrets(),
   ];
   acknowledgeWildcards(grantee, [
     [stackArn(stack), OPERATOR_WILDCARDS.stack],
