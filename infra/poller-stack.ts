@@ -5,6 +5,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from 'banking-events-poller';
 import type { Construct } from 'constructs';
+import { TAIL_DELIVERY_ROLE_OUTPUT } from '../functions/cli/operator-resource-names.ts';
 import type { AppConfig, ProgramConfig } from './app-config.ts';
 import { pascalCase } from './constructs/construct-names.ts';
 import { settingProps } from './constructs/setting-props.ts';
@@ -130,6 +131,11 @@ export class PollerStack extends Stack {
       new CfnOutput(this, 'BusRetentionDays', {
         value: String(config.busRetentionDays),
         description: 'How far back a subscriber can start (replay from the bus)',
+      });
+      new CfnOutput(this, TAIL_DELIVERY_ROLE_OUTPUT, {
+        value: poller.tailDeliveryRole!.roleArn,
+        description:
+          "The role the bus delivers tail's events through (tail reads it; grantOperatorTail may pass it)",
       });
     }
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });

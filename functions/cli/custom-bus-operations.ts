@@ -10,6 +10,7 @@
 import { tag } from '@smithy/core/cbor';
 import type { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { UsageError } from './cli-errors.ts';
+import { REPLAY_SUBSCRIBER_PREFIX } from './operator-resource-names.ts';
 import type { TimeWindow } from './time-window.ts';
 
 /** Whether `value` is the ARN of a Custom Event Bus (`…:event-busv2/NAME/ID`), not a classic bus's name or ARN. */
@@ -100,7 +101,7 @@ const COPIED_MEMBERS = [
 ] as const;
 
 /** Names of the replay subscribers this CLI creates; they are left out when replaying "to every subscriber". */
-export const REPLAY_SUBSCRIBER_PREFIX = 'bep-replay-';
+export { REPLAY_SUBSCRIBER_PREFIX };
 
 /** Every subscriber of the bus, page by page. */
 export async function listSubscribers(

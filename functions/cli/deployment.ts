@@ -9,6 +9,7 @@ import { SETTINGS } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { UsageError } from './cli-errors.ts';
 import { isCustomBusArn } from './custom-bus-operations.ts';
+import { TAIL_DELIVERY_ROLE_OUTPUT } from './operator-resource-names.ts';
 
 /** Flags any command may pass; a command reads only the resources it needs. */
 export interface DeploymentFlags {
@@ -31,6 +32,8 @@ export const STACK_OUTPUTS = Object.freeze({
   busRetentionDays: 'BusRetentionDays',
   /** `SubscriberArn<Route>`: one per subscriber the construct made on a Custom Event Bus. */
   subscriberArnPrefix: 'SubscriberArn',
+  /** The role a Custom Event Bus delivers `tail`'s events through (the construct's `tailDeliveryRole`). */
+  tailDeliveryRole: TAIL_DELIVERY_ROLE_OUTPUT,
   archiveName: 'ArchiveName',
   /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
   pollerFunctionName: 'PollerFunctionName',

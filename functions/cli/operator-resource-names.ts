@@ -5,3 +5,9 @@
 
 /** `tail`'s temporary rule and queue carry this prefix, so a leftover one (after `kill -9`) is easy to find. */
 export const TAIL_RESOURCE_PREFIX = 'bep-tail-';
+
+/** `archive-replay`'s point-in-time copies of a Custom Event Bus's subscribers carry this prefix. */
+export const REPLAY_SUBSCRIBER_PREFIX = 'bep-replay-';
+
+/** The stack output naming the role a Custom Event Bus delivers `tail`'s events through. */
+export const TAIL_DELIVERY_ROLE_OUTPUT = 'TailDeliveryRoleArn';

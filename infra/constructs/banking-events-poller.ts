@@ -45,6 +45,7 @@ import {
 } from './poller-storage.ts';
 import { settingDuration } from './setting-props.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
+import { createTailDeliveryRole } from './tail-delivery-role.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
 
@@ -93,6 +94,12 @@ export class BankingEventsPoller extends Construct {
   public readonly customBus: CustomEventBus | undefined;
   /** With `eventBusKind: 'custom'`: one subscriber per route, quarantine and catch-all included. */
   public readonly subscriberRouting: CustomBusRouting | undefined;
+  /**
+   * With `eventBusKind: 'custom'`: the role the bus delivers the CLI's `tail` through (its
+   * subscriber is created at run time). It may send only to `bep-tail-*` queues; `grantOperatorTail`
+   * lets an operator pass it, and `tail --stack` reads it from the `TailDeliveryRoleArn` output.
+   */
+  public readonly tailDeliveryRole: iam.Role | undefined;
   public readonly schemas: EventSchemas;
   /**
    * The full text of events too large for the bus; grant consumers read access
@@ -169,9 +176,11 @@ export class BankingEventsPoller extends Construct {
         eventGroups: settings.eventGroupBy !== 'none',
         encryptionKey,
       });
+      this.tailDeliveryRole = createTailDeliveryRole(this, 'TailDeliveryRole', this.customBus.eventBusName);
     } else {
       this.customBus = undefined;
       this.subscriberRouting = undefined;
+      this.tailDeliveryRole = undefined;
       createdBus =
         props.existingEventBus === undefined
           ? new events.EventBus(this, 'EventBus', {
@@ -398,7 +407,8 @@ export class BankingEventsPoller extends Construct {
 
   /**
    * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
-   * stack, the checkpoint table, the bus, the schedules and the stack's alarms. No write, no
+   * stack, the checkpoint table, the bus (on a Custom Event Bus also its subscribers: listed, and
+   * the construct's described), the schedules and the stack's alarms. No write, no
    * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
    * policies, and which command needs what, are listed in docs/security.md ("Operator permissions").
    *
@@ -411,8 +421,9 @@ export class BankingEventsPoller extends Construct {
 
   /**
    * What `tail` calls: a temporary rule on the bus and a queue, both named `bep-tail-…` (the rule
-   * may target only such a queue), read and removed when it stops. Apart from read because it
-   * writes, and shows the events themselves.
+   * may target only such a queue), read and removed when it stops; on a Custom Event Bus a
+   * subscriber named `bep-tail-…` instead of the rule, and `iam:PassRole` on `tailDeliveryRole`
+   * only. Apart from read because it writes, and shows the events themselves.
    */
   grantOperatorTail(principal: iam.IGrantable): iam.Grant {
     return grantOperatorTail(this, this.#operatorResources(), principal);
@@ -423,26 +434,26 @@ export class BankingEventsPoller extends Construct {
    * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
    * run inside it, with the secret it holds), describing the bus and archive and starting and
    * following an archive replay to the bus, and `PutSecretValue` on the programs' secrets. Never
-   * `GetSecretValue`.
+   * `GetSecretValue`. On a Custom Event Bus, instead of the archive: describing the bus and its
+   * subscribers, creating point-in-time copies named `bep-replay-…`, and `iam:PassRole` (to
+   * EventBridge) on the construct's subscribers' delivery roles only.
    */
   grantOperatorRecovery(principal: iam.IGrantable): iam.Grant {
     return grantOperatorRecovery(this, this.#operatorResources(), principal);
   }
 
   #operatorResources(): OperatorResources {
-    if (this.customBus !== undefined) {
-      // The operator CLI's custom-bus commands (replay from retention, status) grant what they call
-      // once they exist; the classic grants name the classic bus and its archive.
-      throw new ConfigurationError(
-        "BankingEventsPoller: the operator grants cover the classic bus only; with eventBusKind 'custom' grant " +
-          'the eventsv2 actions your operators need on customBus.eventBusArn yourself',
-        { prop: 'eventBusKind' },
-      );
-    }
     return {
       checkpointTable: this.checkpointTable,
-      eventBus: this.eventBus,
-      archive: this.archive,
+      bus:
+        this.customBus === undefined
+          ? { kind: 'classic', eventBus: this.eventBus, archive: this.archive }
+          : {
+              kind: 'custom',
+              bus: this.customBus,
+              subscribers: this.subscriberRouting!.routes,
+              tailDeliveryRole: this.tailDeliveryRole!,
+            },
       secrets: this.secrets,
       schedules: this.schedules,
       pollerFunction: this.pollerFunction,

@@ -11,6 +11,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { REPLAY_SUBSCRIBER_PREFIX } from '../../functions/cli/operator-resource-names.ts';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import { pascalCase } from './construct-names.ts';
@@ -155,15 +156,18 @@ export class CustomBusRouting extends Construct {
     const deliveryRole = new iam.Role(scope, 'DeliveryRole', {
       description: `EventBridge delivers the ${name} events of bus ${bus.eventBusName} to their queue`,
       // Only EventBridge, on behalf of this subscriber of this account (its ARN ends in a
-      // service-generated id, hence the pattern).
+      // service-generated id, hence the pattern), or of a point-in-time copy of it that the CLI's
+      // archive-replay creates (named bep-replay-…; creating one also needs iam:PassRole on this role).
       assumedBy: new iam.ServicePrincipal('events.amazonaws.com').withConditions({
         StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
         ArnLike: {
-          'aws:SourceArn': Stack.of(this).formatArn({
-            service: 'events',
-            resource: 'subscriber',
-            resourceName: `${subscriberName}/*`,
-          }),
+          'aws:SourceArn': [subscriberName, `${REPLAY_SUBSCRIBER_PREFIX}*`].map((name) =>
+            Stack.of(this).formatArn({
+              service: 'events',
+              resource: 'subscriber',
+              resourceName: `${name}/*`,
+            }),
+          ),
         },
       }),
     });

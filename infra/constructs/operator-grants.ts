@@ -4,8 +4,11 @@
  * `event`, `archive-replay`, `secret set`). Each statement names the construct's own resources;
  * the few that cannot are named in `OPERATOR_WILDCARDS` with the reason. No grant reads a secret:
  * commands that need the banking service ask the deployed function (`lambda:InvokeFunction`),
- * which holds the credentials. `test/integration/cli/operator-permissions.test.ts` records every
- * call each command makes at moto and holds it against these statements.
+ * which holds the credentials. On a Custom Event Bus the bus statements are its own (subscribers
+ * instead of rules, retention instead of an archive); the rest is the same.
+ * `test/integration/cli/operator-permissions.test.ts` records every call each command makes at
+ * moto and holds it against these statements; `custom-bus-operator-permissions.test.ts` does so
+ * for the calls to a Custom Event Bus.
  */
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -16,14 +19,34 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, type IConstruct } from 'constructs';
-import { TAIL_RESOURCE_PREFIX } from '../../functions/cli/operator-resource-names.ts';
+import {
+  REPLAY_SUBSCRIBER_PREFIX,
+  TAIL_RESOURCE_PREFIX,
+} from '../../functions/cli/operator-resource-names.ts';
+import type { SubscriberRoute } from './custom-bus-routing.ts';
+import type { CustomEventBus } from './custom-event-bus.ts';
 import { grantKeyThrough } from './encryption-key.ts';
+import { tailQueueArns } from './tail-delivery-role.ts';
+
+/** The classic bus and its archive. */
+export interface ClassicOperatorBus {
+  readonly kind: 'classic';
+  readonly eventBus: events.IEventBus;
+  readonly archive: events.Archive;
+}
+
+/** The Custom Event Bus, the construct's subscribers on it, and the role tail's subscriber delivers through. */
+export interface CustomOperatorBus {
+  readonly kind: 'custom';
+  readonly bus: CustomEventBus;
+  readonly subscribers: readonly SubscriberRoute[];
+  readonly tailDeliveryRole: iam.IRole;
+}
 
 /** The construct's resources the operator commands work on. */
 export interface OperatorResources {
   readonly checkpointTable: dynamodb.ITable;
-  readonly eventBus: events.IEventBus;
-  readonly archive: events.Archive;
+  readonly bus: ClassicOperatorBus | CustomOperatorBus;
   /** Program name → its credentials secret. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /** Program name → its schedule. */
@@ -45,6 +68,8 @@ export const OPERATOR_WILDCARDS = Object.freeze({
     'archive-replay names its replay at run time (--name, or bep-<time>-<4 hex>); StartReplay is also bound to the archive and the bus.',
   rules: "archive-replay --rule names any rule of the poller's bus to replay to; DescribeRule only.",
   listArchives: 'events:ListArchives has no resource type: "*" is the only resource IAM accepts for it.',
+  tailSubscribers: `tail creates its subscriber at run time on the poller's Custom Event Bus, named ${TAIL_RESOURCE_PREFIX}<random> (the ARN ends in a service-generated id); only such subscribers.`,
+  replaySubscribers: `archive-replay copies subscribers at run time on the poller's Custom Event Bus, named ${REPLAY_SUBSCRIBER_PREFIX}<time>-<4 hex>-<n> (the ARN ends in a service-generated id); only such subscribers.`,
 });
 
 /** `cloudformation:DescribeStacks` on the construct's stack: how `--stack` finds everything else. */
@@ -87,7 +112,9 @@ export function grantOperatorRead(
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:DescribeTable'),
     ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt']),
-    grantDescribeBus(resources.eventBus, grantee),
+    ...(resources.bus.kind === 'classic'
+      ? [grantDescribeBus(resources.bus.eventBus, grantee)]
+      : [grantDescribeCustomBus(resources.bus, grantee)]),
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['scheduler:GetSchedule'],
@@ -117,16 +144,14 @@ export function grantOperatorTail(
   resources: OperatorResources,
   grantee: iam.IGrantable,
 ): iam.Grant {
+  if (resources.bus.kind === 'custom') return grantCustomBusTail(scope, resources.bus, grantee);
   const stack = Stack.of(scope);
-  const queues = stack.formatArn({
-    service: 'sqs',
-    resource: `${TAIL_RESOURCE_PREFIX}*`,
-    arnFormat: ArnFormat.NO_RESOURCE_NAME,
-  });
-  const rules = ruleArns(resources.eventBus, `${TAIL_RESOURCE_PREFIX}*`);
+  const queues = tailQueueArns(scope);
+  const { eventBus } = resources.bus;
+  const rules = ruleArns(eventBus, `${TAIL_RESOURCE_PREFIX}*`);
   const grants = [
     grantDescribeStack(scope, grantee),
-    grantDescribeBus(resources.eventBus, grantee),
+    grantDescribeBus(eventBus, grantee),
     iam.Grant.addToPrincipal({
       grantee,
       // TagQueue: CreateQueue with tags (tail tags its queue "created-by") needs it too.
@@ -176,9 +201,7 @@ export function grantOperatorRecovery(
   grantee: iam.IGrantable,
 ): iam.Grant {
   const stack = Stack.of(scope);
-  const { eventBus, archive } = resources;
-  const replays = stack.formatArn({ service: 'events', resource: 'replay', resourceName: '*' });
-  const grants = [
+  const common = [
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:UpdateItem'),
     ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt', 'kms:GenerateDataKey']),
@@ -187,6 +210,19 @@ export function grantOperatorRecovery(
       actions: ['lambda:InvokeFunction'],
       resourceArns: [resources.pollerFunction.functionArn],
     }),
+  ];
+  // Granted last (a grant adds its statement when made): a classic grant's statements keep the
+  // order they had before the custom bus.
+  const secrets = () => [...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee));
+  if (resources.bus.kind === 'custom') {
+    return [...common, grantCustomBusReplay(scope, resources.bus, grantee), ...secrets()].reduce(
+      (all, grant) => all.combine(grant),
+    );
+  }
+  const { eventBus, archive } = resources.bus;
+  const replays = stack.formatArn({ service: 'events', resource: 'replay', resourceName: '*' });
+  const grants = [
+    ...common,
     grantDescribeBus(eventBus, grantee),
     iam.Grant.addToPrincipal({
       grantee,
@@ -206,7 +242,7 @@ export function grantOperatorRecovery(
       resourceArns: [replays, archive.archiveArn, eventBus.eventBusArn],
     }),
     iam.Grant.addToPrincipal({ grantee, actions: ['events:DescribeReplay'], resourceArns: [replays] }),
-    ...[...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee)),
+    ...secrets(),
   ];
   acknowledgeWildcards(grantee, [
     [stackArn(stack), OPERATOR_WILDCARDS.stack],
@@ -237,6 +273,126 @@ function grantDescribeBus(eventBus: events.IEventBus, grantee: iam.IGrantable): 
     actions: ['events:DescribeEventBus'],
     resourceArns: [eventBus.eventBusArn],
   });
+}
+
+/**
+ * What `status` and `doctor` read on a Custom Event Bus: the bus (its state and retention window),
+ * its subscribers listed, and the construct's subscribers described (doctor checks they run).
+ * IAM checks `DescribeEventBus` and `ListSubscribers` (scoped to the bus) against the bus, and
+ * `DescribeSubscriber` against the subscriber (docs: eb-custom-bus-permissions).
+ */
+function grantDescribeCustomBus(custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['events:DescribeEventBus', 'events:ListSubscribers'],
+    resourceArns: [custom.bus.eventBusArn],
+  }).combine(grantDescribeSubscribers(custom, grantee));
+}
+
+function grantDescribeSubscribers(custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['events:DescribeSubscriber'],
+    resourceArns: custom.subscribers.map((route) => route.subscriber.attrSubscriberArn),
+  });
+}
+
+/** Subscribers named `<prefix>…`: `arn:…:events:REGION:ACCOUNT:subscriber/<prefix>*\/*` (the id is the service's). */
+function subscriberArns(scope: Construct, prefix: string): string {
+  return Stack.of(scope).formatArn({
+    service: 'events',
+    resource: 'subscriber',
+    resourceName: `${prefix}*/*`,
+  });
+}
+
+/**
+ * `iam:PassRole` on `roles`, to EventBridge only: a subscriber names the role it delivers through,
+ * and creating one passes it.
+ */
+function grantPassToEventBridge(roleArns: readonly string[], grantee: iam.IGrantable): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['iam:PassRole'],
+    resourceArns: [...roleArns],
+    conditions: { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } },
+  });
+}
+
+/**
+ * `tail` on a Custom Event Bus: a subscriber named `bep-tail-…` (created on the bus, hence both
+ * resources for `CreateSubscriber`), delivering through the construct's tail delivery role (the
+ * only role it may pass), and the queue (no queue policy: the subscriber delivers with its role).
+ */
+function grantCustomBusTail(scope: Construct, custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
+  const stack = Stack.of(scope);
+  const queues = tailQueueArns(scope);
+  const subscribers = subscriberArns(scope, TAIL_RESOURCE_PREFIX);
+  const grants = [
+    grantDescribeStack(scope, grantee),
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['events:DescribeEventBus'],
+      resourceArns: [custom.bus.eventBusArn],
+    }),
+    iam.Grant.addToPrincipal({
+      grantee,
+      // TagQueue: CreateQueue with tags (tail tags its queue "created-by") needs it too.
+      actions: [
+        'sqs:CreateQueue',
+        'sqs:TagQueue',
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:DeleteQueue',
+      ],
+      resourceArns: [queues],
+    }),
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['events:CreateSubscriber'],
+      resourceArns: [custom.bus.eventBusArn, subscribers],
+    }),
+    iam.Grant.addToPrincipal({ grantee, actions: ['events:DeleteSubscriber'], resourceArns: [subscribers] }),
+    grantPassToEventBridge([custom.tailDeliveryRole.roleArn], grantee),
+  ];
+  acknowledgeWildcards(grantee, [
+    [stackArn(stack), OPERATOR_WILDCARDS.stack],
+    [queues, OPERATOR_WILDCARDS.tailQueues],
+    [subscribers, OPERATOR_WILDCARDS.tailSubscribers],
+  ]);
+  return grants.reduce((all, grant) => all.combine(grant));
+}
+
+/**
+ * `archive-replay` on a Custom Event Bus: reads the bus's retention window, lists and describes
+ * the construct's subscribers, and creates point-in-time copies named `bep-replay-…` that deliver
+ * through the copied subscribers' roles (the only roles it may pass).
+ */
+function grantCustomBusReplay(
+  scope: Construct,
+  custom: CustomOperatorBus,
+  grantee: iam.IGrantable,
+): iam.Grant {
+  const stack = Stack.of(scope);
+  const replays = subscriberArns(scope, REPLAY_SUBSCRIBER_PREFIX);
+  const grants = [
+    grantDescribeCustomBus(custom, grantee),
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['events:CreateSubscriber'],
+      resourceArns: [custom.bus.eventBusArn, replays],
+    }),
+    grantPassToEventBridge(
+      custom.subscribers.map((route) => route.deliveryRole.roleArn),
+      grantee,
+    ),
+  ];
+  acknowledgeWildcards(grantee, [
+    [stackArn(stack), OPERATOR_WILDCARDS.stack],
+    [replays, OPERATOR_WILDCARDS.replaySubscribers],
+  ]);
+  return grants.reduce((all, grant) => all.combine(grant));
 }
 
 /** Rules of `eventBus` named `pattern`; rules of the default bus have no bus name in their ARN. */

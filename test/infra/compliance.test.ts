@@ -283,6 +283,8 @@ describe('cdk-nag AwsSolutionsChecks', () => {
       ],
       'custom bus': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        // tail's delivery role sends to tail's run-time queues only (bep-tail-*).
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { BankingEventsPoller } from 'banking-events-poller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -915,6 +916,13 @@ describe('the custom bus (-c eventBusKind=custom)', () => {
     expect(outputs.EventBusName?.Value).toBe('banking-events');
     expect(outputs.EventBusArn?.Value).toEqual({ 'Fn::GetAtt': [busId, 'EventBusArn'] });
     expect(outputs.BusRetentionDays?.Value).toBe('14');
+    // What tail --stack delivers through (functions/cli/deployment.ts reads it).
+    expect(outputs.TailDeliveryRoleArn?.Value).toEqual({
+      'Fn::GetAtt': [
+        custom.stack.getLogicalId(custom.stack.poller.tailDeliveryRole!.node.defaultChild as CfnElement),
+        'Arn',
+      ],
+    });
     expect(outputs.ArchiveName).toBeUndefined();
     for (const suffix of ['AccountStatus', 'Transaction', 'Quarantine', 'Unrouted']) {
       expect(Object.keys(outputs)).toEqual(

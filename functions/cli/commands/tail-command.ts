@@ -32,6 +32,7 @@ import {
   describeRetention,
   isRoleArn,
 } from '../custom-bus-operations.ts';
+import { STACK_OUTPUTS } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { TAIL_RESOURCE_PREFIX } from '../operator-resource-names.ts';
 import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
@@ -56,7 +57,8 @@ export function registerTailCommand(program: Command): void {
         'removes both when it stops: Ctrl-C, SIGTERM, SIGHUP, --max-events or --duration. On a Custom Event Bus (the ' +
         "stack's EventBusKind output is custom, or --event-bus is an event-busv2 ARN) a temporary subscriber takes the " +
         "rule's place (from now on, unordered, WITH_METADATA: each event also shows its group and the bus's sequence " +
-        'number, under "bus" in NDJSON); it delivers through --delivery-role, a role EventBridge assumes ' +
+        'number, under "bus" in NDJSON); it delivers through --delivery-role (default: the stack\'s TailDeliveryRoleArn ' +
+        'output), a role EventBridge assumes ' +
         `(trusting events.amazonaws.com, with sqs:SendMessage on the ${TAIL_RESOURCE_PREFIX}* queues), and needs ` +
         'iam:PassRole on it.',
     )
@@ -64,7 +66,7 @@ export function registerTailCommand(program: Command): void {
     .option('--event-bus <name-or-arn>', 'the bus (default: from --stack)')
     .option(
       '--delivery-role <arn>',
-      "Custom Event Bus only: the role EventBridge assumes to deliver to tail's queue",
+      "Custom Event Bus only: the role EventBridge assumes to deliver to tail's queue (default: the stack's TailDeliveryRoleArn output)",
     )
     .option(
       '--event-source <source>',
@@ -104,7 +106,7 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
     await describeClassicBus(context, busShown);
     feed = new RuleFeed(context, busShown, name);
   } else {
-    const roleArn = deliveryRoleOf(flags);
+    const roleArn = deliveryRoleOf(flags, deployment.output(STACK_OUTPUTS.tailDeliveryRole));
     const bus = await describeRetention(context.aws.eventBridgeV2, customBusArn);
     if (bus.state !== undefined && bus.state !== 'ACTIVE') {
       throw new UsageError(
@@ -161,17 +163,19 @@ async function describeClassicBus(context: CommandContext, busName: string): Pro
 }
 
 /**
- * The role a Custom Event Bus subscriber delivers through. tail does not create one: that needs
- * iam:CreateRole and iam:PutRolePolicy, which no operator grant has, and a new role is usable
- * only after IAM propagates it; the construct's route roles trust only their own subscriber.
+ * The role a Custom Event Bus subscriber delivers through: `--delivery-role`, else the stack's
+ * (the construct creates one). tail does not create one: that needs iam:CreateRole and
+ * iam:PutRolePolicy, which no operator grant has, and a new role is usable only after IAM
+ * propagates it; the construct's route roles trust only their own subscribers.
  */
-function deliveryRoleOf(flags: TailFlags): string {
-  const role = flags.deliveryRole;
+function deliveryRoleOf(flags: TailFlags, stackRole: string | undefined): string {
+  const role = flags.deliveryRole ?? stackRole;
   if (role === undefined) {
     throw new UsageError(
       "tail on a Custom Event Bus needs a role EventBridge assumes to deliver to tail's queue",
       `pass --delivery-role ARN: a role trusting events.amazonaws.com with sqs:SendMessage on the ${TAIL_RESOURCE_PREFIX}* ` +
-        "queues (and iam:PassRole on it for you); or read a route's queue instead (the stack's QueueUrl… outputs)",
+        `queues (and iam:PassRole on it for you); a stack deployed by this version has one (output ${STACK_OUTPUTS.tailDeliveryRole}). ` +
+        "Or read a route's queue instead (the stack's QueueUrl… outputs)",
     );
   }
   if (!isRoleArn(role)) {

@@ -331,3 +331,176 @@ describe('operator grants with a customer-managed key (encryptionKey)', () => {
     );
   });
 });
+
+describe('the operator grants on a Custom Event Bus', () => {
+  const custom = (): BankingEventsPollerProps => ({
+    eventBusKind: 'custom',
+    eventBusName: 'payments',
+    programs: [{ name: 'cards' }],
+  });
+  const subscriberPattern = (prefix: string) => formatted('events', `:subscriber/${prefix}*/*`);
+  const passToEventBridge = { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } };
+  /** CDK writes a statement's resources in an order of its own. */
+  const unordered = (values: readonly unknown[]) =>
+    [...values].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+  it("read: the bus and its subscribers listed (on the bus), the construct's subscribers described; nothing written", () => {
+    const { stack, poller, operator } = embedding(custom);
+
+    poller.grantOperatorRead(operator);
+
+    const statements = statementsOf(stack, operator);
+    expect(actionsOf(statements)).toEqual([
+      'cloudformation:DescribeStacks',
+      'cloudwatch:DescribeAlarms',
+      'dynamodb:DescribeTable',
+      'dynamodb:GetItem',
+      'dynamodb:Scan',
+      'events:DescribeEventBus',
+      'events:DescribeSubscriber',
+      'events:ListSubscribers',
+      'scheduler:GetSchedule',
+    ]);
+    const bus = arnOf(stack, poller.customBus!.eventBusArn);
+    expect(resourcesFor(statements, 'events:DescribeEventBus')).toEqual([bus]);
+    expect(resourcesFor(statements, 'events:ListSubscribers')).toEqual([bus]);
+    expect(unordered(resourcesFor(statements, 'events:DescribeSubscriber'))).toEqual(
+      unordered(
+        poller.subscriberRouting!.routes.map((route) => arnOf(stack, route.subscriber.attrSubscriberArn)),
+      ),
+    );
+  });
+
+  it('tail: a bep-tail-… subscriber on the bus and a bep-tail-… queue, passing the tail delivery role only, to EventBridge only', () => {
+    const { stack, poller, operator } = embedding(custom);
+
+    poller.grantOperatorTail(operator);
+
+    const statements = statementsOf(stack, operator);
+    const bus = arnOf(stack, poller.customBus!.eventBusArn);
+    expect(actionsOf(statements)).toEqual([
+      'cloudformation:DescribeStacks',
+      'events:CreateSubscriber',
+      'events:DeleteSubscriber',
+      'events:DescribeEventBus',
+      'iam:PassRole',
+      'sqs:CreateQueue',
+      'sqs:DeleteMessage',
+      'sqs:DeleteQueue',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:TagQueue',
+    ]);
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        { Effect: 'Allow', Action: 'events:DescribeEventBus', Resource: bus },
+        {
+          Effect: 'Allow',
+          Action: 'events:CreateSubscriber',
+          Resource: [bus, subscriberPattern('bep-tail-')],
+        },
+        { Effect: 'Allow', Action: 'events:DeleteSubscriber', Resource: subscriberPattern('bep-tail-') },
+        {
+          Effect: 'Allow',
+          Action: 'iam:PassRole',
+          Resource: arnOf(stack, poller.tailDeliveryRole!.roleArn),
+          Condition: passToEventBridge,
+        },
+      ]),
+    );
+    expect(resourcesFor(statements, 'sqs:CreateQueue')).toEqual([formatted('sqs', ':bep-tail-*')]);
+  });
+
+  it("creates the tail delivery role: assumed by EventBridge for this account's bep-tail-… subscribers, sending to bep-tail-… queues only", () => {
+    const { stack, poller } = embedding(custom);
+    const template = Template.fromStack(stack);
+    const roleId = stack.getLogicalId(poller.tailDeliveryRole!.node.defaultChild as iam.CfnRole);
+
+    expect(template.toJSON().Resources[roleId].Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: { 'aws:SourceArn': subscriberPattern('bep-tail-') },
+        },
+      },
+    ]);
+    expect(statementsOf(stack, poller.tailDeliveryRole!)).toEqual([
+      { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: formatted('sqs', ':bep-tail-*') },
+    ]);
+  });
+
+  it("recovery: bep-replay-… copies on the bus, passing only the construct's subscribers' delivery roles, and no archive action", () => {
+    const { stack, poller, operator } = embedding(custom);
+
+    poller.grantOperatorRecovery(operator);
+
+    const statements = statementsOf(stack, operator);
+    const bus = arnOf(stack, poller.customBus!.eventBusArn);
+    expect(actionsOf(statements)).toEqual([
+      'cloudformation:DescribeStacks',
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'events:CreateSubscriber',
+      'events:DescribeEventBus',
+      'events:DescribeSubscriber',
+      'events:ListSubscribers',
+      'iam:PassRole',
+      'lambda:InvokeFunction',
+      'secretsmanager:PutSecretValue',
+    ]);
+    const routes = poller.subscriberRouting!.routes;
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        {
+          Effect: 'Allow',
+          Action: 'events:CreateSubscriber',
+          Resource: [bus, subscriberPattern('bep-replay-')],
+        },
+      ]),
+    );
+    const passRole = statements.find((statement) => statement.Action === 'iam:PassRole')!;
+    expect(passRole.Condition).toEqual(passToEventBridge);
+    expect(unordered([passRole.Resource].flat())).toEqual(
+      unordered(routes.map((route) => arnOf(stack, route.deliveryRole.roleArn))),
+    );
+    expect(unordered(resourcesFor(statements, 'events:DescribeSubscriber'))).toEqual(
+      unordered(routes.map((route) => arnOf(stack, route.subscriber.attrSubscriberArn))),
+    );
+    expect(resourcesFor(statements, 'iam:PassRole')).not.toContainEqual(
+      arnOf(stack, poller.tailDeliveryRole!.roleArn),
+    );
+  });
+
+  it('leave no unacknowledged cdk-nag finding, each subscriber pattern acknowledged on its own', () => {
+    const { app, stack, poller } = embedding(custom);
+    const roles = ['Reader', 'Tailer', 'Recoverer'].map(
+      (id) => new iam.Role(stack, id, { assumedBy: new iam.AccountRootPrincipal() }),
+    );
+    poller.grantOperatorRead(roles[0]!);
+    poller.grantOperatorTail(roles[1]!);
+    poller.grantOperatorRecovery(roles[2]!);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+
+    const findings = app
+      .synth()
+      .getStackArtifact(stack.artifactId)
+      .messages.filter((message) => message.level === 'error' || message.level === 'warning');
+
+    expect(findings.map((finding) => `${finding.id}: ${String(finding.entry.data)}`)).toEqual([]);
+    const acknowledged = (role: iam.Role) =>
+      role.node.metadata
+        .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+        .flatMap((entry) => Object.keys(entry.data as Record<string, string>))
+        .map((rule) => rule.replace(/^Annotation::/, ''));
+    const partOfArn = 'arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:';
+    expect(acknowledged(roles[1]!)).toContain(
+      `AwsSolutions-IAM5[Resource::${partOfArn}subscriber/bep-tail-*/*]`,
+    );
+    expect(acknowledged(roles[2]!)).toContain(
+      `AwsSolutions-IAM5[Resource::${partOfArn}subscriber/bep-replay-*/*]`,
+    );
+  });
+});
