@@ -513,7 +513,16 @@ function streamEvents(
   const heartbeat = setInterval(() => {
     if (!waitingForDrain) res.write(formatComment('ping'));
   }, context.heartbeatMs);
-  const expiry = setTimeout(tokenStillValid, Math.max(0, context.tokens.expiresAt(token) - context.now()));
+  // A timer may fire a millisecond before the wall clock reaches the expiry: look again then,
+  // or the stream would outlive its token (once in a few runs, the client was never cut off).
+  const watchExpiry = (): NodeJS.Timeout =>
+    setTimeout(
+      () => {
+        if (tokenStillValid()) expiry = watchExpiry();
+      },
+      Math.min(2 ** 31 - 1, Math.max(1, context.tokens.expiresAt(token) - context.now())),
+    );
+  let expiry = watchExpiry();
   const unsubscribe = feed.subscribe(pump);
   const release = () => {
     ended = true;
