@@ -56,15 +56,7 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
         conditions: { StringEquals: { 'kms:EncryptionContext:aws:events:event-bus:arn': uses.bus.arn } },
       }),
     });
-    statements.push({
-      sid: 'EventBridgeDescribeKey',
-      statement: new iam.PolicyStatement({
-        sid: 'EventBridgeDescribeKey',
-        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
-        actions: ['kms:DescribeKey'],
-        resources: ['*'],
-      }),
-    });
+    statements.push(eventBridgeDescribeKey());
     statements.push({
       sid: 'EventBridgeRuleDelivery',
       statement: new iam.PolicyStatement({
@@ -85,15 +77,7 @@ export function admitKeyServices(scope: Construct, key: kms.IKey, uses: KeyServi
     // The custom bus: DescribeKey to check the key when the bus is created or updated, and the
     // data-key actions for this one bus of this account (the custom bus's user guide,
     // eb-custom-bus-encryption: "the key's policy must allow the events.amazonaws.com principal").
-    statements.push({
-      sid: 'EventBridgeDescribeKey',
-      statement: new iam.PolicyStatement({
-        sid: 'EventBridgeDescribeKey',
-        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
-        actions: ['kms:DescribeKey'],
-        resources: ['*'],
-      }),
-    });
+    statements.push(eventBridgeDescribeKey());
     statements.push({
       sid: 'EventBridgeCustomBus',
       statement: new iam.PolicyStatement({
@@ -170,4 +154,17 @@ export function grantKeyThrough(
     // The key's region: a service uses keys of its own region only.
     conditions: { StringEquals: { 'kms:ViaService': `${service}.${key.env.region}.amazonaws.com` } },
   });
+}
+
+/** `kms:DescribeKey` for EventBridge: either bus checks the key when it is created or updated. */
+function eventBridgeDescribeKey(): { sid: string; statement: iam.PolicyStatement } {
+  return {
+    sid: 'EventBridgeDescribeKey',
+    statement: new iam.PolicyStatement({
+      sid: 'EventBridgeDescribeKey',
+      principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+      actions: ['kms:DescribeKey'],
+      resources: ['*'],
+    }),
+  };
 }
