@@ -31,6 +31,9 @@ export interface EventBridgePublisherOptions {
   readonly maxRequestBytes?: number;
 }
 
+/** Entries per PutEvents request on the classic bus (100 on the Custom Event Bus). */
+export const CLASSIC_BUS_MAX_ENTRIES = 10;
+
 /**
  * "Calculating Amazon EventBridge PutEvents event entry size",
  * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html :
@@ -64,7 +67,7 @@ export class EventBridgePublisher implements EventPublisher {
       throw new ConfigurationError('EventBridge source must be a non-empty string', { field: 'source' });
     }
     this.limits = Object.freeze({
-      maxEntriesPerBatch: 10,
+      maxEntriesPerBatch: CLASSIC_BUS_MAX_ENTRIES,
       maxBatchBytes: options.maxRequestBytes ?? DEFAULT_MAX_ENTRY_BYTES,
     });
     this.#transport =

@@ -57,7 +57,7 @@ const KEYS = {
  * The CBOR body of `PutEvents` for `entries` on the bus `eventBusArn`.
  *
  * @example
- * const body = encodePutEventsRequest(arn, [{ source: 'banking.events', detailType: 'transaction', detail, time: Date.now(), eventGroupId: 'retail', deduplicationId: event.id }]);
+ * const body = encodePutEventsRequest(arn, [{ source: 'banking.events', detailType: 'transaction', detail, time: Date.now(), eventGroupId: 'retail', deduplicationId: deduplicationIdOf(event) }]);
  */
 export function encodePutEventsRequest(eventBusArn: string, entries: readonly CustomBusEntry[]): Buffer {
   // The text lengths, measured once: the sizing pass records them, the writing pass reads them.
