@@ -34,8 +34,19 @@ import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
+import {
+  checkInvocationBounds,
+  OPERATOR_REQUEST_KEY,
+  parseScheduledInvocation,
+  SCHEDULE_KEYS,
+} from './invocation-input.ts';
 import { runOperatorRequest } from './operator-dispatch.ts';
-import { isOperatorInvocation, type OperatorResult, parseOperatorRequest } from './operator-request.ts';
+import {
+  isOperatorInvocation,
+  OPERATOR_REQUEST_FIELD_NAMES,
+  type OperatorResult,
+  parseOperatorRequest,
+} from './operator-request.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
@@ -72,6 +83,13 @@ interface Upstream {
 }
 
 let runtime: Runtime | undefined;
+
+/** The keys an error about an invocation's event may name whole: the fields of both shapes. */
+const INVOCATION_KEYS: ReadonlySet<string> = new Set([
+  ...SCHEDULE_KEYS,
+  OPERATOR_REQUEST_KEY,
+  ...OPERATOR_REQUEST_FIELD_NAMES,
+]);
 
 /** Built on the first invocation rather than at import, so a bad variable is reported per invocation. */
 function getRuntime(): Runtime {
@@ -185,11 +203,19 @@ export type PollerResult = CycleSummary;
 
 export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
   logger.addContext(context);
+  try {
+    // First of all: an event out of bounds is refused before anything is built, read or called.
+    checkInvocationBounds(event, INVOCATION_KEYS);
+  } catch (error) {
+    logger.error('Invocation refused; nothing was read, published or written', { error });
+    throw error;
+  }
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
   let upstream: Upstream | undefined;
   try {
+    const input = parseScheduledInvocation(event);
     const current = getRuntime();
-    const target = resolveInvocationTarget(event, current.config);
+    const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
