@@ -102,9 +102,9 @@ export class OperatorClient {
     } catch {
       result = undefined;
     }
-    if (isAnswer<StoredAnswer>(result, 'stored', request.kind))
+    if (isAnswer<StoredAnswer>(result, 'stored-answer', 'stored', request.kind))
       result = await this.#readStored(request.kind, result.stored);
-    else if (isAnswer<OversizeAnswer>(result, 'oversize', request.kind)) {
+    else if (isAnswer<OversizeAnswer>(result, 'oversize-answer', 'oversize', request.kind)) {
       throw new CliError(
         `The poller function ${this.functionName} answered ${request.kind} with ${result.oversize.bytes} bytes, more than ` +
           `Lambda returns from an invocation (${result.oversize.maxBytes}), and it has no claim-check bucket to leave the answer in`,
@@ -173,14 +173,15 @@ export class OperatorClient {
 /** A stored answer is a few times the largest event the bank may send (10 MiB): more is not ours. */
 const MAX_STORED_ANSWER_BYTES = 64 * 1024 * 1024;
 
-/** Whether `value` is an answer of `kind` carrying `field` (`stored`, `oversize`) instead of a result. */
-function isAnswer<T extends { kind: string }>(value: unknown, field: string, kind: string): value is T {
+/** Whether `value` is an answer of kind `kind` (`stored-answer`, …) to a request of `answers`, carrying `field`. */
+function isAnswer<T>(value: unknown, kind: string, field: string, answers: string): value is T {
+  if (typeof value !== 'object' || value === null) return false;
+  const answer = value as Record<string, unknown>;
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { kind?: unknown }).kind === kind &&
-    typeof (value as Record<string, unknown>)[field] === 'object' &&
-    (value as Record<string, unknown>)[field] !== null
+    answer.kind === kind &&
+    answer.answers === answers &&
+    typeof answer[field] === 'object' &&
+    answer[field] !== null
   );
 }
 

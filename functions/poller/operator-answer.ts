@@ -11,9 +11,9 @@
  *   `through` just before it; the CLI asks again from there, as it does after a deadline;
  * - an answer still over the limit (an `event` lookup of a large event, a page of one such event)
  *   is left in the claim-check bucket under `operator-answers/` and the function answers where
- *   (`stored`: bucket, key, size, SHA-256); the CLI reads it there (`s3:GetObject` on that prefix
+ *   (`stored-answer`: bucket, key, size, SHA-256); the CLI reads it there (`s3:GetObject` on that prefix
  *   only, the recovery grant) and checks it before use. Without a bucket (`CLAIM_CHECK_BUCKET`
- *   unset) it answers how large it would have been (`oversize`), and the CLI names `--local`.
+ *   unset) it answers how large it would have been (`oversize-answer`), and the CLI names `--local`.
  */
 import { createHash } from 'node:crypto';
 import { OPERATOR_ANSWER_PREFIX } from '../cli/operator-resource-names.ts';
@@ -30,9 +30,14 @@ export const LAMBDA_RESPONSE_MAX_BYTES = 6_291_556;
  */
 export const REPLAY_PAGE_MAX_BYTES = 6_000_000;
 
-/** An answer too large to return, left in the claim-check bucket: the CLI reads it there. */
+/**
+ * An answer too large to return, left in the claim-check bucket: the CLI reads it there. A kind
+ * of its own, so that a CLI older than this takes it for no result at all, never for one.
+ */
 export interface StoredAnswer {
-  readonly kind: OperatorRequestKind;
+  readonly kind: 'stored-answer';
+  /** The kind of the request it answers. */
+  readonly answers: OperatorRequestKind;
   readonly stored: {
     readonly bucket: string;
     readonly key: string;
@@ -45,7 +50,9 @@ export interface StoredAnswer {
 
 /** An answer too large to return, with nowhere to leave it (no claim-check bucket). */
 export interface OversizeAnswer {
-  readonly kind: OperatorRequestKind;
+  readonly kind: 'oversize-answer';
+  /** The kind of the request it answers. */
+  readonly answers: OperatorRequestKind;
   readonly oversize: { readonly bytes: number; readonly maxBytes: number };
 }
 
@@ -66,7 +73,8 @@ export interface DeliveryOptions {
 }
 
 /**
- * `result` itself when its JSON is within the limit; else stored, and where it is.
+ * `result` itself when its JSON is within the limit; else stored, and where it is (or, with no
+ * bucket, how large it was).
  *
  * @example
  * return deliverAnswer(result, { program: 'default', store, signal });
@@ -79,12 +87,20 @@ export async function deliverAnswer(
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= LAMBDA_RESPONSE_MAX_BYTES) return result;
   if (options.store === undefined)
-    return { kind: result.kind, oversize: { bytes, maxBytes: LAMBDA_RESPONSE_MAX_BYTES } };
+    return {
+      kind: 'oversize-answer',
+      answers: result.kind,
+      oversize: { bytes, maxBytes: LAMBDA_RESPONSE_MAX_BYTES },
+    };
   const sha256 = createHash('sha256').update(text, 'utf8').digest('hex');
   // Named by content: asking twice leaves one object.
   const key = `${OPERATOR_ANSWER_PREFIX}${options.program}/${result.kind}-${sha256}.json`;
   const location = await options.store.put(key, text, options.signal);
-  return { kind: result.kind, stored: { bucket: location.bucket, key: location.key, bytes, sha256 } };
+  return {
+    kind: 'stored-answer',
+    answers: result.kind,
+    stored: { bucket: location.bucket, key: location.key, bytes, sha256 },
+  };
 }
 
 /** What of one replay step the page took. */

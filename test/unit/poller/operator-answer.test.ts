@@ -106,7 +106,8 @@ describe('deliverAnswer', () => {
     const text = JSON.stringify(result);
     const sha256 = createHash('sha256').update(text).digest('hex');
     expect(answer).toEqual({
-      kind: 'event',
+      kind: 'stored-answer',
+      answers: 'event',
       stored: {
         bucket: 'claims',
         key: `operator-answers/cards/event-${sha256}.json`,
@@ -128,7 +129,8 @@ describe('deliverAnswer', () => {
     });
 
     expect(answer).toEqual({
-      kind: 'event',
+      kind: 'oversize-answer',
+      answers: 'event',
       oversize: { bytes: jsonBytes(result), maxBytes: LAMBDA_RESPONSE_MAX_BYTES },
     });
   });

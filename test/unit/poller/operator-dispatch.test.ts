@@ -211,11 +211,12 @@ describe('runOperatorRequest', () => {
     );
     const unstored = await runOperatorRequest(request, portsFor(feedOf([large]), { clock, budgetMs: 5_000 }));
 
-    expect(stored).toMatchObject({ kind: 'event', stored: { bucket: 'claims' } });
+    expect(stored).toMatchObject({ kind: 'stored-answer', answers: 'event', stored: { bucket: 'claims' } });
     const { key } = (stored as { stored: { key: string } }).stored;
     expect(JSON.parse(answers.objects.get(key)!)).toEqual({ kind: 'event', found: true, event: large });
     expect(unstored).toEqual({
-      kind: 'event',
+      kind: 'oversize-answer',
+      answers: 'event',
       oversize: {
         bytes: jsonBytes({ kind: 'event', found: true, event: large }),
         maxBytes: LAMBDA_RESPONSE_MAX_BYTES,
