@@ -20,7 +20,7 @@ import { OperatorRequestError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { isProgramName } from '../core/name-rules.ts';
 import type { ReplayFailure } from '../core/range-replay.ts';
-import { keyLabel, nearMiss, OPERATOR_REQUEST_KEY, valueLabel } from './invocation-input.ts';
+import { keyLabel, nearMiss, OPERATOR_REQUEST_KEY, SCHEDULE_KEYS, valueLabel } from './invocation-input.ts';
 
 export { OPERATOR_REQUEST_KEY };
 export const OPERATOR_REQUEST_VERSION = 1;
@@ -175,7 +175,7 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
   if (!isJsonObject(event)) refuse('the event must be an object', 'event');
   for (const key of Object.keys(event)) {
     if (key !== OPERATOR_REQUEST_KEY) {
-      const field = `event.${keyLabel(key, new Set(['program', 'secretId']))}`;
+      const field = `event.${keyLabel(key, new Set(SCHEDULE_KEYS))}`;
       refuse(`${field} is not allowed: an operator request carries ${OPERATOR_REQUEST_KEY} alone`, field);
     }
   }
