@@ -255,6 +255,20 @@ export class OperatorRequestError extends PollerError {
 }
 
 /**
+ * An invocation's event is not one the function takes: a key it does not know (a misspelling, a
+ * prototype key), a value of the wrong form, or one too large or too deeply nested. Refused
+ * before anything is read, published or written. `field` names where, bounded: a key the function
+ * does not know shows as a short prefix and its length, and no value is ever quoted.
+ */
+export class InvocationInputError extends PollerError {
+  static readonly code = 'INVOCATION_INVALID';
+
+  constructor(message: string, field: string) {
+    super(InvocationInputError.code, message, { context: { field } });
+  }
+}
+
+/**
  * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
  * and log queries and alarms match on them. A new class of this family belongs here (a test checks
  * that every exported class is listed).
@@ -277,6 +291,7 @@ export const POLLER_ERRORS = [
   FeedProgramMismatchError,
   StartPositionIncompleteError,
   OperatorRequestError,
+  InvocationInputError,
 ] as const;
 
 /** The stable codes of {@link POLLER_ERRORS}. */
