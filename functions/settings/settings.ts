@@ -26,8 +26,12 @@
  * written once. docs/configuration.md shows every default as a number.
  */
 
+import {
+  DEFAULT_MAX_ENTRY_BYTES,
+  MIN_MAX_ENTRY_BYTES,
+  PUT_EVENTS_MAX_BYTES,
+} from '../adapters/aws/put-events-limits.ts';
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
-import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
 import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
 import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';

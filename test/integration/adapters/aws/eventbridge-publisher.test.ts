@@ -110,8 +110,16 @@ describe('EventBridgePublisher against moto', () => {
       maxRequestBytes: 262_144,
     });
 
-    expect(publisher.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 1_000_000 });
-    expect(smaller.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 262_144 });
+    expect(publisher.limits).toEqual({
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: 1_000_000,
+      maxEntryBytes: 1_000_000,
+    });
+    expect(smaller.limits).toEqual({
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: 262_144,
+      maxEntryBytes: 262_144,
+    });
   });
 
   it('turns a missing bus into a ConfigurationError naming it', async () => {
