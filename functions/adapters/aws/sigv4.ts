@@ -47,9 +47,9 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
  * any, and `authorization`.
  *
  * @example
- * const headers = signJsonPost({ host: 'events.eu-west-1.amazonaws.com', body, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' }, service: 'events', region: 'eu-west-1', credentials, now: Date.now() }, keys);
+ * const headers = signPost({ host: 'events.eu-west-1.amazonaws.com', body, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' }, service: 'events', region: 'eu-west-1', credentials, now: Date.now() }, keys);
  */
-export function signJsonPost(request: SignableRequest, keys: SigningKeyCache): Record<string, string> {
+export function signPost(request: SignableRequest, keys: SigningKeyCache): Record<string, string> {
   const { credentials } = request;
   const amzDate = amzDateOf(request.now);
   const day = amzDate.slice(0, 8);

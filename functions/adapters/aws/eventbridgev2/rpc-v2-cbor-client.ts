@@ -34,7 +34,7 @@ import {
 } from '../aws-http-exchange.ts';
 import { ERROR_NAME, EventBridgeServiceError } from '../put-events-transport.ts';
 import { safeAwsMessage } from '../service-error-redaction.ts';
-import { type SigningCredentials, SigningKeyCache, signJsonPost } from '../sigv4.ts';
+import { type SigningCredentials, SigningKeyCache, signPost } from '../sigv4.ts';
 
 /** The service's Smithy shape id, the first part of every operation's path. */
 const SERVICE_PATH = '/service/AWSEventsV2/operation/';
@@ -121,7 +121,7 @@ export class EventBridgeV2Rpc {
     ]);
     const path = `${target.url.pathname.replace(/\/$/, '')}${SERVICE_PATH}${operation}`;
     // Awaited though ours is synchronous, as in `put-events-transport.ts`: `bench:signer` swaps in the library signer.
-    const headers = await signJsonPost(
+    const headers = await signPost(
       {
         host: target.url.host,
         path,
