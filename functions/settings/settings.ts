@@ -502,7 +502,9 @@ export const SETTINGS = {
     env: { name: 'LEASE_CHECK_INTERVAL_MS' },
   }),
   publishMaxAttempts: setting(integer({ min: 1, max: 20 }), {
-    doc: 'Attempts per PutEvents entry the bus rejects',
+    doc:
+      'Attempts per PutEvents entry the bus rejects for a reason that may pass (a server error); ' +
+      'throttled attempts do not count: they go on, with backoff, until the run must stop',
     default: PUBLISH_DEFAULTS.maxAttempts,
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },

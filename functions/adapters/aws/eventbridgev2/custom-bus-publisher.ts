@@ -1,6 +1,6 @@
 /**
  * Publishes banking events to an EventBridge Custom Event Bus (API `EventBridgeV2`): one
- * `PutEvents` call per batch of up to 100 entries, its CBOR body written directly
+ * `PutEvents` call per batch of up to 100 entries, its CBOR body encoded by the library's codec
  * (`put-events-request.ts`) and sent signed (`rpc-v2-cbor-client.ts`).
  *
  * Each entry carries `SystemMetadata`:

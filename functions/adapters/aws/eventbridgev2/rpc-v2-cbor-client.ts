@@ -113,7 +113,10 @@ export class EventBridgeV2Rpc {
     return this.callEncoded<T>(operation, cbor.serialize(input), signal);
   }
 
-  /** As `call`, with a body already encoded as CBOR (the publisher writes its requests itself). */
+  /**
+   * As `call`, with a body already encoded as CBOR (the publisher's `put-events-request.ts`, which
+   * `bench:cbor` swaps for a hand writer to compare the two).
+   */
   async callEncoded<T>(operation: string, body: Uint8Array, signal?: AbortSignal): Promise<T> {
     const [target, credentials] = await Promise.all([
       this.#resolveTarget(),
