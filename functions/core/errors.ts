@@ -3,6 +3,8 @@
  * queries and tests) and the context that helps the person on call: status, path, sequence
  * number, variable name. Never a secret, a token or an Authorization header.
  */
+import type { PublishFailure } from './ports.ts';
+
 export type ErrorContext = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
 export class PollerError extends Error {
@@ -168,12 +170,22 @@ export class EventTooLargeError extends PollerError {
   }
 }
 
-/** Some entries were still rejected by the bus when the budget ran out or retries were exhausted. */
+/**
+ * Some entries were still rejected by the bus when the budget ran out or retries were exhausted;
+ * or, thrown by a publisher, one request failed as a whole and `failure` says how, in the core's
+ * words (`PublishFailure`, `ports.ts`): the pipeline decides by that alone.
+ */
 export class PublishError extends PollerError {
   static readonly code = 'PUBLISH_FAILED';
+  /** How a whole request failed, as its publisher classified it; absent on the cycle's own report. */
+  readonly failure: PublishFailure | undefined;
 
-  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super(PublishError.code, message, { context, cause });
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown, failure?: PublishFailure) {
+    super(PublishError.code, message, {
+      context: failure === undefined ? context : { ...context, failure },
+      cause,
+    });
+    this.failure = failure;
   }
 }
 
