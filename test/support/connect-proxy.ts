@@ -16,7 +16,23 @@
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { connect as connectTcp, type Socket } from 'node:net';
+import { connectBackoffMs } from '../../functions/adapters/banking-http/proxy-tunnel.ts';
 import { readBody, withoutHopHeaders } from './proxy-http.ts';
+
+/**
+ * The most CONNECTs the poller's connection gate lets through in `elapsedMs` when every one fails:
+ * the first at once, then attempt `n` no sooner than `connectBackoffMs(n - 1)` after the failure
+ * before it. A bound from the rule, whatever the machine's speed (a slower one makes fewer).
+ */
+export function maxConnectsWithin(elapsedMs: number): number {
+  let attempts = 1;
+  let waited = 0;
+  while (waited + connectBackoffMs(attempts) <= elapsedMs) {
+    waited += connectBackoffMs(attempts);
+    attempts += 1;
+  }
+  return attempts;
+}
 
 /** How the proxy answers `CONNECT`: a tunnel, a dropped connection, silence, or a status. */
 export type ConnectAnswer = 'tunnel' | 'drop' | 'hold' | { readonly status: number };

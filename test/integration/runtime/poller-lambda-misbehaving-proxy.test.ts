@@ -6,11 +6,8 @@
  */
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CONNECT_BACKOFF_CAP_MS,
-  connectBackoffMs,
-} from '../../../functions/adapters/banking-http/proxy-tunnel.ts';
-import { type ConnectAnswer, ConnectProxy } from '../../support/connect-proxy.ts';
+import { CONNECT_BACKOFF_CAP_MS } from '../../../functions/adapters/banking-http/proxy-tunnel.ts';
+import { type ConnectAnswer, ConnectProxy, maxConnectsWithin } from '../../support/connect-proxy.ts';
 import { type PollerScenario, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 import { type IssuedCertificate, TestPki } from '../../support/test-pki.ts';
 import { TlsFront } from '../../support/tls-front.ts';
@@ -35,20 +32,6 @@ afterEach(async () => {
   for (const server of started.splice(0).reverse()) await server.close();
 });
 afterAll(() => pki.close());
-
-/**
- * The most CONNECTs the gate lets through in `elapsedMs`: after the first, attempt `n` waits
- * `connectBackoffMs(n - 1)` after the failure before it (the rule, not a measured time).
- */
-function maxConnectsWithin(elapsedMs: number): number {
-  let attempts = 1;
-  let waited = 0;
-  while (waited + connectBackoffMs(attempts) <= elapsedMs) {
-    waited += connectBackoffMs(attempts);
-    attempts += 1;
-  }
-  return attempts;
-}
 
 /** A scenario whose secret names the simulator behind a TLS front, reached through a proxy answering `answer`. */
 async function behindProxy(answer: ConnectAnswer): Promise<{ s: PollerScenario; proxy: ConnectProxy }> {
