@@ -3,7 +3,7 @@
  * expire, fetched once however many callers ask at the same moment.
  */
 import type { Dispatcher } from 'undici';
-import { AuthenticationError, PollerError } from '../../core/errors.ts';
+import { AuthenticationError, DeadlineExceededError, PollerError } from '../../core/errors.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { BankConnections, type DispatcherSource } from './bank-connections.ts';
@@ -256,7 +256,8 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
       } catch (error) {
         // The caller that started the request gave up (its run ended) while this one still has
         // time: it asks again, starting the request itself. At most once per other starter.
-        if (!(flight.starter !== signal && flight.starter.aborted && !signal.aborted)) throw error;
+        const starterLeft = flight.starter !== signal && flight.starter.aborted;
+        if (!(error instanceof DeadlineExceededError && starterLeft && !signal.aborted)) throw error;
       }
     }
   }

@@ -6,6 +6,7 @@
  * no secret, and makes a bounded number of requests.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -149,6 +150,24 @@ describe('run through a proxy that misbehaves', () => {
     expect(result.stderr).toContain('HTTP 407');
     expect(result.stderr).not.toContain('UND_ERR_ABORTED');
     expect(proxy.connects).toBeLessThanOrEqual(maxConnectsWithin(result.elapsedMs));
+    expectNothingSecret(result);
+  });
+
+  it('a proxy refusing connections: the proxy named as unreachable, its credentials not shown', async () => {
+    // A loopback port nothing listens on any more.
+    const listener = createServer();
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as { port: number };
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+
+    const result = await runAgainst('https://localhost:9', [], {
+      HTTPS_PROXY: `http://egress-user:${PROXY_PASSWORD}@127.0.0.1:${port}`,
+    });
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      `the egress proxy 127.0.0.1:${port} (HTTPS_PROXY) could not be reached (ECONNREFUSED)`,
+    );
     expectNothingSecret(result);
   });
 });
