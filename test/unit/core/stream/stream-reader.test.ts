@@ -126,7 +126,10 @@ describe('StreamReader', () => {
     ['days (retry: 999999999)', 999_999_999, MAX_SERVER_RETRY_MS],
     ['nothing (retry: 0)', 0, MIN_RECONNECT_WAIT_MS],
   ])('honours a stream asking to wait %s only within bounds', async (_label, retryMs, expectedWaitMs) => {
-    const { stream, reader, clock, logger, startedAt } = setup({ windowMs: 3 * MAX_SERVER_RETRY_MS, busy: false });
+    const { stream, reader, clock, logger, startedAt } = setup({
+      windowMs: 3 * MAX_SERVER_RETRY_MS,
+      busy: false,
+    });
     stream
       .connection({ message: { kind: 'retry', retryMs } }, { message: message(range(1, 1)) }, { end: true })
       .connection({ message: message(range(2, 2)) });
