@@ -279,7 +279,14 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);
+    await endOfWork();
   }
+}
+
+/** The invocation's work is over: connections a request is still stuck on are not handed to the next one. */
+async function endOfWork(): Promise<void> {
+  const upstreams = runtime?.upstreams.values() ?? [];
+  await Promise.all([...upstreams].map((upstream) => upstream.connections.endOfWork()));
 }
 
 /** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
@@ -307,5 +314,7 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
   } catch (error) {
     logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });
     throw error;
+  } finally {
+    await endOfWork();
   }
 }
