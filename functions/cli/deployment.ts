@@ -4,12 +4,14 @@
  * always wins over the stack. Every "not found" names the flag or output to fix.
  */
 import { DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
-import { parseProgramName, pascalCase } from '../core/name-rules.ts';
+import { parseProgramName } from '../core/name-rules.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { UsageError } from './cli-errors.ts';
 import { isCustomBusArn } from './custom-bus-operations.ts';
-import { TAIL_DELIVERY_ROLE_OUTPUT } from './operator-resource-names.ts';
+import { STACK_OUTPUTS } from './stack-outputs.ts';
+
+export { STACK_OUTPUTS };
 
 /** Flags any command may pass; a command reads only the resources it needs. */
 export interface DeploymentFlags {
@@ -18,29 +20,6 @@ export interface DeploymentFlags {
   readonly eventBus?: string;
   readonly secretId?: string;
 }
-
-/** The stack outputs the CLI reads (infra/poller-stack.ts writes them). */
-export const STACK_OUTPUTS = Object.freeze({
-  programs: 'Programs',
-  checkpointTable: 'CheckpointTableName',
-  eventBusName: 'EventBusName',
-  eventBusArn: 'EventBusArn',
-  /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */
-  eventBusKind: 'EventBusKind',
-  eventSource: 'EventSource',
-  /** The Custom Event Bus's retention as deployed (`busRetentionDays`). */
-  busRetentionDays: 'BusRetentionDays',
-  /** `SubscriberArn<Route>`: one per subscriber the construct made on a Custom Event Bus. */
-  subscriberArnPrefix: 'SubscriberArn',
-  /** The role a Custom Event Bus delivers `tail`'s events through (the construct's `tailDeliveryRole`). */
-  tailDeliveryRole: TAIL_DELIVERY_ROLE_OUTPUT,
-  archiveName: 'ArchiveName',
-  /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
-  pollerFunctionName: 'PollerFunctionName',
-  pollerFunctionArn: 'PollerFunctionArn',
-  secretArn: (program: string) => `SecretArn${pascalCase(program)}`,
-  scheduleName: (program: string) => `ScheduleName${pascalCase(program)}`,
-});
 
 export class Deployment {
   readonly stackName: string | undefined;
