@@ -11,3 +11,15 @@ export const REPLAY_SUBSCRIBER_PREFIX = 'bep-replay-';
 
 /** The stack output naming the role a Custom Event Bus delivers `tail`'s events through. */
 export const TAIL_DELIVERY_ROLE_OUTPUT = 'TailDeliveryRoleArn';
+
+/**
+ * A replay's name when `--name` gives none: `<prefix>`, the time to the second, and a random part,
+ * so two replays started within a second keep apart.
+ */
+export function defaultReplayName(prefix: string): string {
+  const time = new Date()
+    .toISOString()
+    .replace(/[^0-9]/g, '')
+    .slice(0, 14);
+  return `${prefix}${time}-${globalThis.crypto.randomUUID().slice(0, 4)}`;
+}
