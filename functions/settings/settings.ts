@@ -228,8 +228,7 @@ export const SETTINGS = {
       'retention and replay from it)',
     default: 'classic',
     actsIn: [
-      'functions/poller/poller-config.ts#loadPollerConfig',
-      'functions/poller/handler.ts#handler',
+      'functions/poller/bus-kinds.ts#HANDLER_BUS_KINDS',
       'infra/constructs/poller-bus-kinds.ts#POLLER_BUS_KINDS',
     ],
     // Written for the custom bus only: a classic function's environment stays as it was before
