@@ -32,8 +32,19 @@ import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
 import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
+import {
+  checkInvocationBounds,
+  OPERATOR_REQUEST_KEY,
+  parseScheduledInvocation,
+  SCHEDULE_KEYS,
+} from './invocation-input.ts';
+import type { OperatorAnswer } from './operator-answer.ts';
 import { runOperatorRequest } from './operator-dispatch.ts';
-import { isOperatorInvocation, type OperatorResult, parseOperatorRequest } from './operator-request.ts';
+import {
+  isOperatorInvocation,
+  OPERATOR_REQUEST_FIELD_NAMES,
+  parseOperatorRequest,
+} from './operator-request.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
@@ -56,6 +67,8 @@ interface Runtime {
   readonly publisher: (program: string) => EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
+  /** The claim-check bucket, when configured: events too large for the bus, operator answers too large to return. */
+  readonly claimCheckStore: S3ClaimCheckStore | undefined;
 }
 
 /**
@@ -71,12 +84,23 @@ interface Upstream {
 
 let runtime: Runtime | undefined;
 
+/** The keys an error about an invocation's event may name whole: the fields of both shapes. */
+const INVOCATION_KEYS: ReadonlySet<string> = new Set([
+  ...SCHEDULE_KEYS,
+  OPERATOR_REQUEST_KEY,
+  ...OPERATOR_REQUEST_FIELD_NAMES,
+]);
+
 /** Built on the first invocation rather than at import, so a bad variable is reported per invocation. */
 function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
     const bus = busFactory(config);
-    const claimCheck = claimCheckFactory(config);
+    const claimCheckStore =
+      config.claimCheckBucket === undefined
+        ? undefined
+        : new S3ClaimCheckStore({ bucket: config.claimCheckBucket, clientConfig: boundedClientConfig });
+    const claimCheck = claimCheckFactory(config, claimCheckStore);
     const publishers = new Map<string, EventPublisher>();
     runtime = {
       config,
@@ -93,6 +117,7 @@ function getRuntime(): Runtime {
         return publisher;
       },
       upstreams: new Map(),
+      claimCheckStore,
     };
   }
   return runtime;
@@ -106,10 +131,11 @@ function busFactory(config: PollerConfig): (program: string) => EventPublisher {
 }
 
 /** Wraps a bus in the claim check when a bucket is configured; one store for every program. */
-function claimCheckFactory(config: PollerConfig): (bus: EventPublisher) => EventPublisher {
-  const bucket = config.claimCheckBucket;
-  if (bucket === undefined) return (bus) => bus;
-  const store = new S3ClaimCheckStore({ bucket, clientConfig: boundedClientConfig });
+function claimCheckFactory(
+  config: PollerConfig,
+  store: S3ClaimCheckStore | undefined,
+): (bus: EventPublisher) => EventPublisher {
+  if (store === undefined) return (bus) => bus;
   return (bus) =>
     new ClaimCheckPublisher(
       { inner: bus, store, metrics: metricsSink, logger: cycleLogger },
@@ -151,13 +177,21 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
 export type PollerResult = CycleSummary;
 
-export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
+export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorAnswer> {
   logger.addContext(context);
+  try {
+    // First of all: an event out of bounds is refused before anything is built, read or called.
+    checkInvocationBounds(event, INVOCATION_KEYS);
+  } catch (error) {
+    logger.error('Invocation refused; nothing was read, published or written', { error });
+    throw error;
+  }
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
   let upstream: Upstream | undefined;
   try {
+    const input = parseScheduledInvocation(event);
     const current = getRuntime();
-    const target = resolveInvocationTarget(event, current.config);
+    const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
@@ -217,7 +251,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
 }
 
 /** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
-async function operatorRequest(event: unknown, context: Context): Promise<OperatorResult> {
+async function operatorRequest(event: unknown, context: Context): Promise<OperatorAnswer> {
   try {
     // Refused before anything is built or read: a malformed request touches nothing.
     const request = parseOperatorRequest(event);
@@ -236,6 +270,7 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
         context.getRemainingTimeInMillis(),
         current.config.safetyMarginMs,
       ),
+      answers: current.claimCheckStore,
     });
   } catch (error) {
     logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });

@@ -7,6 +7,7 @@ import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName } from '../core/name-rules.ts';
 import { type EnvironmentValues, readEnvironment } from '../settings/environment.ts';
 import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
+import type { ScheduledInvocation } from './invocation-input.ts';
 
 /**
  * The poller's configuration: every setting of the handler, keyed by its name in the settings
@@ -83,17 +84,13 @@ export interface InvocationTarget {
 }
 
 /**
- * Reads `{ program? }` from the invocation event and looks up the program's secret. An unknown
- * program, or a `secretId` in the event that is not the program's own, is refused here before
- * anything is polled or written: another program's credentials would feed this program's
- * checkpoint with numbers from another sequence.
+ * Looks up the secret of the program a scheduled invocation names (`parseScheduledInvocation`
+ * has checked its form). An unknown program, or a `secretId` in the event that is not the
+ * program's own, is refused here before anything is polled or written: another program's
+ * credentials would feed this program's checkpoint with numbers from another sequence.
  */
-export function resolveInvocationTarget(event: unknown, config: PollerConfig): InvocationTarget {
-  const payload = isJsonObject(event) ? event : {};
-  const program =
-    payload.program === undefined
-      ? config.defaultProgram
-      : parseProgramName(payload.program, 'event.program');
+export function resolveInvocationTarget(input: ScheduledInvocation, config: PollerConfig): InvocationTarget {
+  const program = input.program ?? config.defaultProgram;
   const secretId = config.programSecrets.get(program);
   if (secretId === undefined) {
     throw new ConfigurationError(
@@ -102,7 +99,7 @@ export function resolveInvocationTarget(event: unknown, config: PollerConfig): I
       { where: 'event.program', program },
     );
   }
-  if (payload.secretId !== undefined && payload.secretId !== secretId) {
+  if (input.secretId !== undefined && input.secretId !== secretId) {
     throw new ConfigurationError(
       `event.secretId is not the secret of program "${program}"; the function reads each program's credentials from ` +
         'its own secret (SECRET_ID or PROGRAM_SECRETS): leave secretId out of the event',

@@ -26,8 +26,12 @@
  * written once. docs/configuration.md shows every default as a number.
  */
 
+import {
+  DEFAULT_MAX_ENTRY_BYTES,
+  MIN_MAX_ENTRY_BYTES,
+  PUT_EVENTS_MAX_BYTES,
+} from '../adapters/aws/put-events-limits.ts';
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
-import { DEFAULT_MAX_ENTRY_BYTES, MIN_MAX_ENTRY_BYTES, PUT_EVENTS_MAX_BYTES } from '../core/claim-check.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
 import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
 import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';
@@ -500,7 +504,9 @@ export const SETTINGS = {
     env: { name: 'LEASE_CHECK_INTERVAL_MS' },
   }),
   publishMaxAttempts: setting(integer({ min: 1, max: 20 }), {
-    doc: 'Attempts per PutEvents entry the bus rejects',
+    doc:
+      'Attempts per PutEvents entry the bus rejects for a reason that may pass (a server error); ' +
+      'throttled attempts do not count: they go on, with backoff, until the run must stop',
     default: PUBLISH_DEFAULTS.maxAttempts,
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },

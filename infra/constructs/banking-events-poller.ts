@@ -338,7 +338,9 @@ export class BankingEventsPoller extends Construct {
   /**
    * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
    * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
-   * run inside it, with the secret it holds), describing the bus and archive and starting and
+   * run inside it, with the secret it holds), `s3:GetObject` on `operator-answers/*` of the
+   * claim-check bucket (where the poller leaves an answer too large to return; not the events'
+   * bodies), describing the bus and archive and starting and
    * following an archive replay to the bus, and `PutSecretValue` on the programs' secrets. Never
    * `GetSecretValue`. On a Custom Event Bus, instead of the archive: describing the bus and its
    * subscribers, creating point-in-time copies named `bep-replay-…`, and `iam:PassRole` (to
@@ -355,6 +357,7 @@ export class BankingEventsPoller extends Construct {
       secrets: this.secrets,
       schedules: this.schedules,
       pollerFunction: this.pollerFunction,
+      claimCheckBucket: this.claimCheckBucket,
     };
   }
 

@@ -15,10 +15,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, type IConstruct } from 'constructs';
 import {
+  OPERATOR_ANSWER_PREFIX,
   REPLAY_SUBSCRIBER_PREFIX,
   TAIL_RESOURCE_PREFIX,
 } from '../../functions/cli/operator-resource-names.ts';
@@ -35,6 +37,8 @@ export interface OperatorResources {
   /** Program name → its schedule. */
   readonly schedules: ReadonlyMap<string, scheduler.ISchedule>;
   readonly pollerFunction: lambda.IFunction;
+  /** Where the function leaves operator answers too large to return (`operator-answers/`). */
+  readonly claimCheckBucket: s3.IBucket;
 }
 
 /**
@@ -52,6 +56,7 @@ export const OPERATOR_WILDCARDS = Object.freeze({
   rules: "archive-replay --rule names any rule of the poller's bus to replay to; DescribeRule only.",
   listArchives: 'events:ListArchives has no resource type: "*" is the only resource IAM accepts for it.',
   tailSubscribers: `tail creates its subscriber at run time on the poller's Custom Event Bus, named ${TAIL_RESOURCE_PREFIX}<random> (the ARN ends in a service-generated id); only such subscribers.`,
+  operatorAnswers: `event and replay read an answer the function left in the claim-check bucket (too large to return) under ${OPERATOR_ANSWER_PREFIX}, named by its digest at run time; only those objects, not the events' bodies.`,
   replaySubscribers: `archive-replay copies subscribers at run time on the poller's Custom Event Bus, named ${REPLAY_SUBSCRIBER_PREFIX}<time>-<4 hex>-<n> (the ARN ends in a service-generated id); only such subscribers.`,
 });
 
@@ -134,7 +139,8 @@ export function grantOperatorTail(
  * `rewind`, `replay`, `event`, `archive-replay` and `secret set`: exactly what they call.
  * `GetItem`/`UpdateItem` on the checkpoint table (rewind's conditional move); invoking the poller
  * function (the operator requests: replay from the bank, event lookups, rewind's feed check and
- * `--to latest`, doctor's bank checks); describing the bus and its archive, starting and
+ * `--to latest`, doctor's bank checks) and reading an answer it left in the claim-check bucket
+ * (`operator-answers/*` only); describing the bus and its archive, starting and
  * following a replay of the archive to the bus; `PutSecretValue` on the programs' secrets (a
  * write: the value is never read back). No `GetSecretValue`, and no `PutEvents`: the function
  * publishes what an operator request replays.
@@ -153,12 +159,28 @@ export function grantOperatorRecovery(
       actions: ['lambda:InvokeFunction'],
       resourceArns: [resources.pollerFunction.functionArn],
     }),
+    ...grantReadOperatorAnswers(resources.claimCheckBucket, grantee),
   ];
   acknowledgeWildcards(grantee, [[stackArn(Stack.of(scope)), OPERATOR_WILDCARDS.stack]]);
   grants.push(resources.bus.grantOperatorRecovery(grantee));
   // The secrets last (a grant adds its statement when made): the statements keep their order.
   grants.push(...[...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee)));
   return grants.reduce((all, grant) => all.combine(grant));
+}
+
+/**
+ * `s3:GetObject` on the claim-check bucket's `operator-answers/*`, and nothing else: an operator
+ * request's answer too large for Lambda to return is left there and the CLI reads it. The events'
+ * own bodies (the pointers' objects) stay out of reach. A bucket under a customer-managed key is
+ * granted `kms:Decrypt` through S3 only.
+ */
+function grantReadOperatorAnswers(bucket: s3.IBucket, grantee: iam.IGrantable): iam.Grant[] {
+  const answers = bucket.arnForObjects(`${OPERATOR_ANSWER_PREFIX}*`);
+  acknowledgeWildcards(grantee, [[answers, OPERATOR_WILDCARDS.operatorAnswers]]);
+  const read = iam.Grant.addToPrincipal({ grantee, actions: ['s3:GetObject'], resourceArns: [answers] });
+  return bucket.encryptionKey === undefined
+    ? [read]
+    : [read, grantKeyThrough(bucket.encryptionKey, grantee, 's3', ['kms:Decrypt'])];
 }
 
 /**

@@ -349,7 +349,12 @@ class ScheduledStream implements EventStream {
  */
 function busRefusal(event: BankingEvent): EntryOutcome | undefined {
   if (event.type.length > 128) {
-    return { ok: false, errorCode: 'InvalidArgument', errorMessage: 'DetailType is longer than 128' };
+    return {
+      ok: false,
+      failure: 'rejected',
+      errorCode: 'InvalidArgument',
+      errorMessage: 'DetailType is longer than 128',
+    };
   }
   let depth = 0;
   let inString = false;
@@ -362,7 +367,12 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
     else if (char === '{' || char === '[') {
       depth += 1;
       if (depth > 1_000)
-        return { ok: false, errorCode: 'MalformedDetail', errorMessage: 'Detail is malformed.' };
+        return {
+          ok: false,
+          failure: 'rejected',
+          errorCode: 'MalformedDetail',
+          errorMessage: 'Detail is malformed.',
+        };
     } else if (char === '}' || char === ']') depth -= 1;
   }
   return undefined;
@@ -373,7 +383,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  * records what it accepted on the timeline.
  */
 class ScheduledBus implements EventPublisher {
-  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000 };
+  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
   constructor(
     private readonly sink: InMemoryPublisher,
     private readonly schedule: FaultSchedule,
@@ -390,10 +400,7 @@ class ScheduledBus implements EventPublisher {
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     return this.process.run(async () => {
       if (this.schedule.refusedRequests.includes(this.counters.requests++)) {
-        throw new this.modules.PublishError('injected throttle', {
-          awsError: 'ThrottlingException',
-          retryable: true,
-        });
+        throw new this.modules.PublishError('injected throttle', {}, undefined, 'throttled');
       }
       const refusals = batch.map(busRefusal);
       const sent = await this.sink.send(
@@ -592,7 +599,7 @@ export async function runSchedule(
   const bank = new Bank(records, clock);
   const lastArrivalAt = Math.max(firstRunAt, ...records.map((record) => record.createdAt));
   const highest = records.at(-1)!.event.sequence_number;
-  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000 });
+  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 });
   for (const { position, times } of schedule.rejectedEntries) {
     sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
   }

@@ -101,6 +101,11 @@ const COMMANDS: readonly CommandRow[] = [
   },
   { command: 'tail', grants: ['tail'] },
   { command: 'event', grants: ['recovery'], operatorRequests: ['event'] },
+  {
+    command: 'event (an answer left in the claim-check bucket)',
+    grants: ['recovery'],
+    operatorRequests: ['event'],
+  },
   { command: 'replay', grants: ['recovery'], operatorRequests: ['replay'] },
   { command: 'rewind --no-feed-check', grants: ['recovery'] },
   { command: 'rewind', grants: ['recovery'], operatorRequests: ['feed-oldest'] },
@@ -188,6 +193,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     functionName = aws.uniqueName('poller');
     deployment = await createMotoDeployment(aws, JSON.stringify(credentials), {
       pollerFunctionName: functionName,
+      claimCheckBucket: true,
     });
     pollerFunction = pollerLambda({
       artifact: inject('pollerArtifact'),
@@ -196,6 +202,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       checkpointTable: deployment.tableName,
       eventBusName: deployment.busName,
       timeoutMs: 20_000,
+      environment: { CLAIM_CHECK_BUCKET: deployment.claimCheckBucket! },
     });
     invoke = await LambdaInvokeEndpoint.start({ [functionName]: pollerFunction });
     recorder = await AwsCallRecorder.start(inject('motoEndpoint'), { routes: { lambda: invoke.endpoint } });
@@ -257,6 +264,12 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       },
     });
     await run('event', ['event', '2']);
+    // An event whose answer is larger than Lambda returns: left in the claim-check bucket, read there.
+    const large = simulator.append({
+      type: 'TRANSACTION',
+      data: { transaction_id: 'tx-large', note: 'x'.repeat(4 * 1024 * 1024) },
+    });
+    await run('event (an answer left in the claim-check bucket)', ['event', String(large.sequence_number)]);
     await run('replay', ['replay', '--from', '1', '--to', '2', '--json']);
     await run('rewind --no-feed-check', ['rewind', '--to', '3', '--yes', '--no-feed-check', '--json']);
     await run('rewind', ['rewind', '--to', '0', '--yes', '--json']);
@@ -330,6 +343,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       [key(poller.secrets.get('default')!.secretArn), secret.ARN!],
       [key(poller.schedules.get('default')!.scheduleArn), schedule.Arn!],
       [key(poller.pollerFunction.functionArn), functionArn],
+      [key(poller.claimCheckBucket.bucketArn), `arn:${scope.partition}:s3:::${deployment.claimCheckBucket!}`],
     ]);
   }
 
