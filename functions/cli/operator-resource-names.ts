@@ -17,3 +17,15 @@ export const TAIL_DELIVERY_ROLE_OUTPUT = 'TailDeliveryRoleArn';
  * bucket (`functions/poller/operator-answer.ts`); the recovery grant reads only these objects.
  */
 export const OPERATOR_ANSWER_PREFIX = 'operator-answers/';
+
+/**
+ * A replay's name when `--name` gives none: `<prefix>`, the time to the second, and a random part,
+ * so two replays started within a second keep apart.
+ */
+export function defaultReplayName(prefix: string): string {
+  const time = new Date()
+    .toISOString()
+    .replace(/[^0-9]/g, '')
+    .slice(0, 14);
+  return `${prefix}${time}-${globalThis.crypto.randomUUID().slice(0, 4)}`;
+}

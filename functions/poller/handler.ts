@@ -13,9 +13,6 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
-import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
-import { CustomBusPublisher } from '../adapters/aws/eventbridgev2/custom-bus-publisher.ts';
-import { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
@@ -34,6 +31,7 @@ import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
+import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
 import {
   checkInvocationBounds,
   OPERATOR_REQUEST_KEY,
@@ -125,41 +123,11 @@ function getRuntime(): Runtime {
   return runtime;
 }
 
-/**
- * The bus for a program's events. The classic bus needs no program: one publisher serves all. On
- * the custom bus the program names the event group (`EVENT_GROUP_BY`), so each program has its
- * own view of one publisher, over one signed client.
- */
+/** The bus for a program's events, as the bus's kind publishes them (`bus-kinds.ts`). */
 function busFactory(config: PollerConfig): (program: string) => EventPublisher {
   // The SDK client only supplies credentials, region and endpoint to the hand-signed requests.
   const client = withScrubbedErrors(new EventBridgeClient(boundedClientConfig));
-  if (config.eventBusKind === 'classic') {
-    const classic = new EventBridgePublisher({
-      client,
-      eventBusName: config.eventBus,
-      source: config.eventSource,
-      maxRequestBytes: config.maxEventEntryBytes,
-    });
-    return () => classic;
-  }
-  const custom = new CustomBusPublisher({
-    rpc: new EventBridgeV2Rpc({ client }),
-    eventBusArn: config.eventBus,
-    source: config.eventSource,
-    program: config.defaultProgram,
-    groupBy: config.eventGroupBy,
-    maxRequestBytes: config.maxEventEntryBytes,
-  });
-  const views = new Map<string, CustomBusPublisher>([[config.defaultProgram, custom]]);
-  return (program) => {
-    let view = views.get(program);
-    if (view === undefined) {
-      view = custom.forProgram(program);
-      // Only the function's own programs are kept: an operator request may name another (refused later).
-      if (config.programSecrets.has(program)) views.set(program, view);
-    }
-    return view;
-  };
+  return HANDLER_BUS_KINDS[config.eventBusKind].publishers(config, client);
 }
 
 /** Wraps a bus in the claim check when a bucket is configured; one store for every program. */

@@ -2,11 +2,11 @@
  * The handler's configuration: the environment, parsed once at cold start by the settings table
  * (`functions/settings/`), plus the programs' secrets bound together, frozen.
  */
-import { parseEventBusV2Arn } from '../adapters/aws/eventbridgev2/event-bus-arn.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName } from '../core/name-rules.ts';
 import { type EnvironmentValues, readEnvironment } from '../settings/environment.ts';
+import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
 import type { ScheduledInvocation } from './invocation-input.ts';
 
 /**
@@ -68,14 +68,10 @@ function programSecrets(raw: unknown, defaultProgram: string, defaultSecretId: s
  */
 export function loadPollerConfig(env: Env): PollerConfig {
   const values = readEnvironment(env);
-  // The Custom Event Bus API addresses a bus by its ARN only.
-  const eventBus =
-    values.eventBusKind === 'custom'
-      ? parseEventBusV2Arn(values.eventBus, 'Environment variable EVENT_BUS_NAME', 'EVENT_BUS_NAME')
-      : values.eventBus;
   return Object.freeze({
     ...values,
-    eventBus,
+    // As the bus's kind addresses it (the Custom Event Bus's API by its ARN only).
+    eventBus: HANDLER_BUS_KINDS[values.eventBusKind].address(values.eventBus),
     programSecrets: programSecrets(values.programSecrets, values.defaultProgram, values.secretId),
   });
 }

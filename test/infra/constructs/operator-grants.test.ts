@@ -89,7 +89,7 @@ describe('grantOperatorRead', () => {
       arnOf(stack, poller.checkpointTable.tableArn),
     ]);
     expect(resourcesFor(statements, 'events:DescribeEventBus')).toEqual([
-      arnOf(stack, poller.eventBus.eventBusArn),
+      arnOf(stack, poller.eventBus!.eventBusArn),
     ]);
     expect(resourcesFor(statements, 'scheduler:GetSchedule')).toEqual(
       [...poller.schedules.values()].map((schedule) => arnOf(stack, schedule.scheduleArn)),
@@ -108,7 +108,7 @@ describe('grantOperatorTail', () => {
 
     const statements = statementsOf(stack, operator);
     const queues = formatted('sqs', ':bep-tail-*');
-    const bus = arnOf(stack, poller.eventBus.eventBusName);
+    const bus = arnOf(stack, poller.eventBus!.eventBusName);
     const rules = {
       'Fn::Join': [
         '',
@@ -205,8 +205,8 @@ describe('grantOperatorRecovery', () => {
     expect(resourcesFor(statements, 'events:StartReplay')).toEqual(
       expect.arrayContaining([
         formatted('events', ':replay/*'),
-        arnOf(stack, poller.archive.archiveArn),
-        arnOf(stack, poller.eventBus.eventBusArn),
+        arnOf(stack, poller.archive!.archiveArn),
+        arnOf(stack, poller.eventBus!.eventBusArn),
       ]),
     );
     expect(resourcesFor(statements, 'events:StartReplay')).toHaveLength(3);
@@ -281,7 +281,7 @@ describe('the operator grants under cdk-nag', () => {
         .map((rule) => rule.replace(/^Annotation::/, '')),
     );
     const partOfArn = (service: string) => `arn:<AWS::Partition>:${service}:<AWS::Region>:<AWS::AccountId>:`;
-    const bus = `<${stack.getLogicalId(poller.eventBus.node.defaultChild as never)}>`;
+    const bus = `<${stack.getLogicalId(poller.eventBus!.node.defaultChild as never)}>`;
     const stackPattern = `AwsSolutions-IAM5[Resource::${partOfArn('cloudformation')}stack/Ops/*]`;
     expect(acknowledged).toEqual([
       [stackPattern, `AwsSolutions-IAM5[Resource::${partOfArn('cloudwatch')}alarm:Ops-*]`],

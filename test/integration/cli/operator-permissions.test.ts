@@ -28,7 +28,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PROBE_SOURCE } from '../../../functions/cli/commands/doctor-command.ts';
+import { PROBE_SOURCE } from '../../../functions/cli/classic-operator-bus.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import { BankingEventsPoller } from '../../../infra/constructs/index.ts';
 import { cdkJsonContext } from '../../infra/support/poller-app-fixture.ts';
@@ -337,9 +337,9 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       ['AWS::Region', scope.region],
       ['AWS::AccountId', scope.account],
       [key(poller.checkpointTable.tableArn), table.Table!.TableArn!],
-      [key(poller.eventBus.eventBusArn), busArn],
-      [key(poller.eventBus.eventBusName), deployment.busName],
-      [key(poller.archive.archiveArn), archive.ArchiveArn!],
+      [key(poller.eventBus!.eventBusArn), busArn],
+      [key(poller.eventBus!.eventBusName), deployment.busName],
+      [key(poller.archive!.archiveArn), archive.ArchiveArn!],
       [key(poller.secrets.get('default')!.secretArn), secret.ARN!],
       [key(poller.schedules.get('default')!.scheduleArn), schedule.Arn!],
       [key(poller.pollerFunction.functionArn), functionArn],
