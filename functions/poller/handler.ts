@@ -27,6 +27,7 @@ import { systemClock } from '../adapters/system-clock.ts';
 import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
@@ -45,7 +46,12 @@ import {
   OPERATOR_REQUEST_FIELD_NAMES,
   parseOperatorRequest,
 } from './operator-request.ts';
-import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
+import {
+  loadPollerConfig,
+  type PollerConfig,
+  resolveInvocationTarget,
+  resolveWorkerInvocation,
+} from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
 const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? SETTINGS.serviceName.default;
@@ -191,6 +197,16 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
   try {
     const input = parseScheduledInvocation(event);
     const current = getRuntime();
+    if (input.worker !== undefined) {
+      const worker = resolveWorkerInvocation(input.worker, current.config);
+      // The fleet runner (functions/core/fleet/) comes in the next change; until then, refused by name.
+      throw new ConfigurationError(
+        `event.worker ${worker}: this version of the function does not run workers yet`,
+        {
+          where: 'event.worker',
+        },
+      );
+    }
     const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
