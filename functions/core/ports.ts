@@ -216,6 +216,12 @@ export const METRIC_NAMES = [
    * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
    */
   'OrderBroken',
+  /** A program's turn in a worker's run that failed or was left behind (its `Program`); the others ran. */
+  'CycleFailures',
+  /** A worker's: registry items refused as malformed (no `Program`: the item may have no valid name). */
+  'ProgramRecordsRefused',
+  /** A worker's: programs whose turn never came in its run (too many for its lanes and time). */
+  'ProgramsNotReached',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';
