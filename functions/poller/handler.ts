@@ -22,7 +22,10 @@ import { BankingEventStream } from '../adapters/banking-http/banking-event-strea
 import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
-import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
+import {
+  type MetricsScope,
+  PowertoolsMetricsSink,
+} from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
@@ -194,6 +197,8 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
   }
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
   let upstream: Upstream | undefined;
+  // Whose metrics the run's are: known once the invocation names its program.
+  let metricsScope: MetricsScope = { plan: SETTINGS.programMetrics.default };
   try {
     const input = parseScheduledInvocation(event);
     const current = getRuntime();
@@ -209,8 +214,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     }
     const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
-    // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
-    metrics.setDefaultDimensions({ Program: target.program });
+    metricsScope = { program: target.program, plan: current.config.programMetrics };
     const { config } = current;
     upstream = upstreamFor(current, target.secretId);
     return await runPollCycle(
@@ -261,7 +265,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
       metricsSink.add('ClientCertificateDaysLeft', 'Count', daysLeft(certificate, Date.now()));
     }
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
-    metricsSink.flush();
+    metricsSink.flush(metricsScope);
     logger.removeKeys(['program']);
     await endOfWork();
   }

@@ -32,6 +32,7 @@ import {
   MIN_MAX_ENTRY_BYTES,
   PUT_EVENTS_MAX_BYTES,
 } from '../adapters/aws/put-events-limits.ts';
+import { PROGRAM_METRICS_PLANS } from '../adapters/observability/metric-plan.ts';
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
 import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
@@ -321,6 +322,15 @@ export const SETTINGS = {
       prop: { name: 'metricsNamespace' },
     },
   ),
+  programMetrics: setting(oneOf(PROGRAM_METRICS_PLANS), {
+    doc:
+      "Which of a program's metrics carry its `Program` dimension: `all` (every metric, for per-program alarms) or " +
+      '`alarmed` (only what the per-condition alarms read, while it is not 0; every metric also for the whole ' +
+      'deployment). The construct writes it with its alarms',
+    default: 'all',
+    actsIn: ['functions/adapters/observability/powertools-metrics-sink.ts#PowertoolsMetricsSink'],
+    env: { name: 'PROGRAM_METRICS', deployed: 'computed' },
+  }),
   logLevel: setting(oneOf(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT']), {
     doc: "Powertools Logger's level",
     default: 'INFO',

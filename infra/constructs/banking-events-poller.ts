@@ -225,8 +225,13 @@ export class BankingEventsPoller extends Construct {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
     }
     const programNames = programs.map((program) => program.name);
+    const { alarmPlan } = resolved;
     this.alarms = new PollerAlarms(this, 'Alarms', {
       programs: programNames,
+      perProgramAlarms: alarmPlan.perProgram,
+      perConditionAlarms: alarmPlan.perCondition,
+      // fleet-infra: the worker schedules' count.
+      workers: 0,
       metrics,
       pollerFunction: this.pollerFunction,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
@@ -242,6 +247,7 @@ export class BankingEventsPoller extends Construct {
     });
     this.dashboard = new PollerDashboard(this, 'Dashboard', {
       programs: programNames,
+      perProgramMetrics: alarmPlan.programMetrics === 'all',
       metrics,
       pollerFunction: this.pollerFunction,
       eventBus: this.eventBus,

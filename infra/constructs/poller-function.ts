@@ -103,6 +103,9 @@ export function createPollerFunction(
         // crashed holder's lease would expire.
         LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
         CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
+        // Left out for `all`, the default: a deployment with per-program alarms keeps its environment.
+        PROGRAM_METRICS:
+          props.alarmPlan.programMetrics === 'all' ? undefined : props.alarmPlan.programMetrics,
       }),
       NODE_OPTIONS: POLLER_NODE_OPTIONS,
     },

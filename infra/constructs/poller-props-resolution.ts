@@ -9,6 +9,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { SETTINGS } from '../../functions/settings/settings.ts';
+import { type AlarmPlan, resolveAlarmPlan } from './alarm-plan.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout } from './handover-timing.ts';
 import type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -39,6 +40,8 @@ export interface ResolvedPollerProps {
   readonly network: PollerNetworkProps | undefined;
   readonly reservedConcurrency: number | undefined;
   readonly claimCheckAccessLogsBucket: s3.IBucket | undefined;
+  /** Per-program or per-condition alarms, and so the function's `PROGRAM_METRICS`. */
+  readonly alarmPlan: AlarmPlan;
 }
 
 /** The function's place in a VPC, with the defaults applied. */
@@ -100,6 +103,11 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
           },
     reservedConcurrency: props.reservedConcurrency,
     claimCheckAccessLogsBucket: props.claimCheckAccessLogsBucket,
+    // fleet-infra: the registry and the perProgramAlarms prop come in here.
+    alarmPlan: resolveAlarmPlan({
+      programs: (props.programs ?? SETTINGS.programs.default).length,
+      registry: false,
+    }),
   };
   validatePollerProps(props, resolved);
   return resolved;

@@ -2,7 +2,7 @@
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
  * defaults (with the handler the package ships, as `cdk synth` deploys it), every app option
  * switched on (the example subscriber included), the custom bus (`-c eventBusKind=custom`, an
- * ordered route), the construct embedded with a caller-built target, and the bank profile
+ * ordered route), more programs than get per-program alarms (alarms on Metrics Insights queries), the construct embedded with a caller-built target, and the bank profile
  * (`infra/bank-profile-stack.ts`, docs/deploy.md). The regulated packs (HIPAA.Security,
  * NIST.800.53.R5, PCI.DSS.321) run over the bank profile, which must have no unacknowledged
  * finding, and over the cdk.json defaults on either bus, whose findings must be exactly those the
@@ -244,6 +244,13 @@ beforeAll(() => {
     const { app, assembly, dispose } = synthPollerApp(CUSTOM_BUS_CONTEXT);
     return { root: app, assembly, dispose };
   });
+  attempt('per-condition alarms: six programs, custom bus', () => {
+    const { app, assembly, dispose } = synthPollerApp({
+      ...CUSTOM_BUS_CONTEXT,
+      programs: ['cards', 'loans', 'fx', 'savings', 'payroll', 'treasury'].map((name) => ({ name })),
+    });
+    return { root: app, assembly, dispose };
+  });
   attempt('embedded', synthEmbedded);
   attempt('bank profile', synthBankProfile);
   attempt('bank profile with a custom bus', synthBankProfileWithCustomBus);
@@ -295,6 +302,16 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretCards',
+        'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
+      ],
+      // Alarms on Metrics Insights queries need no acknowledgement: the same as the custom bus's, a secret each.
+      'per-condition alarms: six programs, custom bus': [
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
+        'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
+        ...['Cards', 'Fx', 'Loans', 'Payroll', 'Savings', 'Treasury'].map(
+          (program) => `AwsSolutions-SMG4 @ BankingEventsPoller/Poller/Secret${program}`,
+        ),
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       embedded: [

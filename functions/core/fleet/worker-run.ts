@@ -139,6 +139,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   );
   if (summary.programs.notReached > 0)
     deps.metrics.add('ProgramsNotReached', 'Count', summary.programs.notReached);
+  // The worker's liveness: its stall alarm counts these, one a run.
+  deps.metrics.add('WorkerDurationMs', 'Milliseconds', summary.durationMs);
   deps.logger.info('Worker run finished', { ...summary });
   return summary;
 }
@@ -182,9 +184,13 @@ async function lane(run: Run): Promise<void> {
     const left = run.end - run.deps.clock.now();
     if (left < run.minTurnMs) {
       run.reports.push(reportWithout(record.name, 'not-reached'));
-      run.deps.logger.warn('Program not reached in this run: too many programs for the lanes and the time', {
-        program: record.name,
-      });
+      const observation = run.deps.observe(record.name);
+      observation.logger.warn(
+        'Program not reached in this run: too many programs for the lanes and the time',
+      );
+      // A run of the program all the same, without a healthy cycle: its metrics (none) are sent,
+      // which counts it in StalledRuns.
+      observation.flush();
       continue;
     }
     run.reports.push(await turn(run, record, Math.min(run.turnMs, left)));

@@ -12,6 +12,7 @@ const DEPLOYED = {
   EVENT_BUS_KIND: undefined,
   LEASE_WAIT_MS: '20000',
   CLAIM_CHECK_BUCKET: 'claims',
+  PROGRAM_METRICS: undefined,
 };
 
 /** Values as the construct resolves them from props, every one off its default. */

@@ -1,0 +1,147 @@
+/**
+ * docs/cost.md's fleet table, rendered from the cost model (`cost-model.ts`): one row per billed
+ * item with its formula, one column per scale, the total, the cost per program and its ratio to
+ * today's. `npm run generate:docs` writes it; the unit tests check it is fresh.
+ */
+import {
+  DEPLOYMENT_METRICS,
+  FLEET_SCALES,
+  type FleetCost,
+  fleetCost,
+  PRICES,
+  SLOWER_LEASE_CHECKS,
+  TODAY_PER_PROGRAM,
+  USAGE,
+  WORKER_METRICS_EVERY_RUN,
+} from './cost-model.ts';
+import type { DocsTable } from './settings-docs-renderer.ts';
+
+/** What each line of the model is, and its formula as the table states it. */
+const ITEMS: Readonly<Record<string, { readonly name: string; readonly formula: string }>> = {
+  lambdaDuration: {
+    name: 'Lambda duration (arm64)',
+    formula: `workers × ${n(USAGE.ticks.value)} runs × ~${USAGE.runSeconds.value} s × GB × $${PRICES.lambdaGbSecond} per GB-s`,
+  },
+  lambdaRequests: { name: 'Lambda requests', formula: 'workers × 43,200 × $0.20 per million' },
+  scheduler: { name: 'EventBridge Scheduler', formula: 'workers × 43,200 invocations × $1.00 per million' },
+  registryScan: {
+    name: 'DynamoDB: registry scan',
+    formula: `workers × 43,200 scans × ½ RRU per 4 KB of ${USAGE.recordBytes.value}-byte records × $0.125 per million`,
+  },
+  leaseChecks: {
+    name: 'DynamoDB: checkpoint reads',
+    formula: `programs × 43,200 × ${USAGE.leaseChecksPerTick.value} strongly consistent reads × $0.125 per million`,
+  },
+  checkpointWrites: {
+    name: 'DynamoDB: checkpoint and lease writes',
+    formula: `programs × ${n(USAGE.checkpointWrites.value)} WRU (a quiet feed) × $0.625 per million`,
+  },
+  secrets: {
+    name: 'Secrets Manager',
+    formula: `programs × ($0.40 + ${n(USAGE.secretCalls.value)} calls × $0.05 per 10,000)`,
+  },
+  metrics: {
+    name: 'CloudWatch custom metrics',
+    formula:
+      `per-program alarms: programs × ${USAGE.perProgramMetrics.value}; per condition: ${DEPLOYMENT_METRICS} of the ` +
+      `deployment + ${WORKER_METRICS_EVERY_RUN} a worker, none of a healthy program; × $0.30`,
+  },
+  alarms: {
+    name: 'CloudWatch alarms',
+    formula:
+      `${USAGE.stackAlarms.value} of the stack + per-program: ${USAGE.perProgramAlarms.value} a program; per condition: ` +
+      `${USAGE.conditionAlarms.value} + 1 a worker; × $0.10 per alarm metric`,
+  },
+  dashboard: { name: 'CloudWatch dashboard', formula: '$3.00' },
+  kms: { name: 'KMS key (alarm topic)', formula: '$1.00' },
+  logs: {
+    name: 'CloudWatch Logs',
+    formula: `programs × 43,200 runs × ~${USAGE.logKbPerRun.value} KB (estimated) × ($0.50 ingested + $0.03 stored) per GB`,
+  },
+};
+
+/** `1,234`. */
+function n(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+/** `$1,234.56`, or `$0.004` below a cent. */
+function dollars(value: number): string {
+  if (value > 0 && value < 0.01) return `$${value.toFixed(3)}`;
+  return `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+
+/** The issue's goal: a program at 1,000 programs costs at most this share of today's. */
+const GOAL_RATIO = 0.1;
+
+export const COST_TABLE: DocsTable = {
+  file: 'docs/cost.md',
+  name: 'cost:fleet',
+  source: 'scripts/cost-model.ts',
+  render() {
+    const costs: readonly FleetCost[] = FLEET_SCALES.map((programs) => fleetCost(programs));
+    const slower = FLEET_SCALES.map((programs) => fleetCost(programs, SLOWER_LEASE_CHECKS));
+    const header = [
+      'Item',
+      'Formula, a month',
+      ...FLEET_SCALES.map((programs) => `${n(programs)} program${programs === 1 ? '' : 's'}`),
+    ];
+    const layout = row([
+      'Workers × memory',
+      `⌈programs ÷ ${USAGE.programsPerWorker.value}⌉ × max(256, ${USAGE.workerBaseMb.value} + ${USAGE.programMb.value} × programs a worker) MB, *placeholder*`,
+      ...costs.map((cost) => `${cost.workers} × ${n(cost.workerMemoryMb)} MB`),
+    ]);
+    const items = Object.entries(ITEMS).map(([item, { name, formula }]) =>
+      row([
+        name,
+        formula,
+        ...costs.map((cost) => dollars(cost.lines.find((line) => line.item === item)!.dollars)),
+      ]),
+    );
+    return [
+      row(header),
+      row(header.map(() => '---')),
+      layout,
+      ...items,
+      row(['**A month**', '', ...costs.map((cost) => `**${dollars(cost.total)}**`)]),
+      row([
+        '**A program-month**',
+        'the month ÷ programs',
+        ...costs.map((cost) => `**${dollars(cost.perProgram)}**`),
+      ]),
+      row([
+        `÷ today's ${dollars(TODAY_PER_PROGRAM)} a program`,
+        'goal: at most 0.10 at 1,000 programs',
+        ...costs.map((cost) => (cost.perProgram / TODAY_PER_PROGRAM).toFixed(2)),
+      ]),
+      row([
+        'A program-month, lease checked every 500 ms',
+        '`LEASE_CHECK_INTERVAL_MS` 500: 11 checkpoint reads a tick',
+        ...slower.map(
+          (cost) => `${dollars(cost.perProgram)} (${(cost.perProgram / TODAY_PER_PROGRAM).toFixed(2)})`,
+        ),
+      ]),
+      '',
+      verdict(costs.at(-1)!, slower.at(-1)!),
+    ].join('\n');
+  },
+};
+
+/** What the table says of the goal at its largest scale, and the three largest items there. */
+function verdict(cost: FleetCost, slower: FleetCost): string {
+  const ratio = cost.perProgram / TODAY_PER_PROGRAM;
+  const slowerRatio = slower.perProgram / TODAY_PER_PROGRAM;
+  const met = (value: number) => (value <= GOAL_RATIO ? 'met' : 'not met');
+  const largest = [...cost.lines]
+    .sort((a, b) => b.dollars - a.dollars)
+    .slice(0, 3)
+    .map((line) => `${ITEMS[line.item]!.name} ${dollars(line.dollars / cost.programs)}`);
+  return (
+    `**At ${n(cost.programs)} programs:** ${dollars(cost.perProgram)} a program-month, ${ratio.toFixed(2)} of today's ` +
+    `${dollars(TODAY_PER_PROGRAM)}: the goal (at most ${GOAL_RATIO.toFixed(2)}) is ${met(ratio)} with the defaults; ` +
+    `with the lease checked every 500 ms, ${dollars(slower.perProgram)}, ${slowerRatio.toFixed(2)}: ${met(slowerRatio)}. ` +
+    `The largest items a program: ${largest.join(', ')}.`
+  );
+}
