@@ -84,8 +84,8 @@ export class PollerMetrics {
     const limit = options.limit === undefined ? '' : ` LIMIT ${options.limit}`;
     return new cloudwatch.MathExpression({
       expression:
-        `SELECT ${fn}(${name}) FROM SCHEMA(${quoted(this.namespace)}, ${by}, service) ` +
-        `WHERE service = '${POLLER_SERVICE_NAME}' GROUP BY ${by} ORDER BY ${fn}() DESC${limit}`,
+        `SELECT ${fn}(${quoted(name)}) FROM SCHEMA(${quoted(this.namespace)}, ${quoted(by)}, "service") ` +
+        `WHERE "service" = '${POLLER_SERVICE_NAME}' GROUP BY ${quoted(by)} ORDER BY ${fn}() DESC${limit}`,
       period: options.period,
       label: options.label,
     });
@@ -107,7 +107,11 @@ export class PollerMetrics {
   }
 }
 
-/** A namespace in a Metrics Insights query: double-quoted (the namespace setting allows no quote). */
-function quoted(namespace: string): string {
-  return `"${namespace}"`;
+/**
+ * A name in a Metrics Insights query (namespace, metric, dimension), double-quoted: Metrics Insights
+ * reserves hundreds of SQL words, in any case, and a quoted name is never one. None of ours holds a
+ * double quote (the namespace setting allows none).
+ */
+function quoted(name: string): string {
+  return `"${name}"`;
 }

@@ -63,7 +63,7 @@ const queryOf = (alarm: AlarmProperties): string | undefined => alarm.Metrics?.[
 const perProgram = (alarms: readonly AlarmProperties[]) =>
   alarms.filter((alarm) => alarm.Dimensions?.some((dimension) => dimension.Name === 'Program'));
 /** The metric an alarm's `SELECT <fn>(<metric>)` reads. */
-const queriedMetric = (query: string): string => /^SELECT [A-Z]+\((\w+)\)/.exec(query)![1]!;
+const queriedMetric = (query: string): string => /^SELECT [A-Z]+\("(\w+)"\)/.exec(query)![1]!;
 
 /** Every metric line of the dashboard's widgets: `[namespace, name, dim, value, …, options]` or `[options]`. */
 function dashboardLines(template: Template): unknown[][] {
@@ -132,7 +132,7 @@ describe('more programs: one alarm per condition, each program a contributor', (
     );
     for (const query of queries) {
       expect(query).toMatch(
-        /^SELECT (MAX|SUM)\(\w+\) FROM SCHEMA\("BankingEventsPoller", Program, service\) WHERE service = 'banking-events-poller' GROUP BY Program ORDER BY (MAX|SUM)\(\) DESC$/,
+        /^SELECT (MAX|SUM)\("\w+"\) FROM SCHEMA\("BankingEventsPoller", "Program", "service"\) WHERE "service" = 'banking-events-poller' GROUP BY "Program" ORDER BY (MAX|SUM)\(\) DESC$/,
       );
     }
   });
@@ -225,11 +225,11 @@ describe('more programs: one alarm per condition, each program a contributor', (
     for (const metric of ['LagSeconds', 'StalledRuns', 'FailedEntries', 'LeaseBusy', 'CycleFailures']) {
       expect(expressions, metric).toContainEqual(
         expect.stringMatching(
-          new RegExp(`^SELECT (MAX|SUM)\\(${metric}\\) .* GROUP BY Program ORDER BY .* LIMIT 10$`),
+          new RegExp(`^SELECT (MAX|SUM)\\("${metric}"\\) .* GROUP BY "Program" ORDER BY .* LIMIT 10$`),
         ),
       );
     }
-    expect(expressions).toContainEqual(expect.stringContaining('GROUP BY Worker'));
+    expect(expressions).toContainEqual(expect.stringContaining('GROUP BY "Worker"'));
     expect(lines.filter((line) => line.includes('Program'))).toEqual([]);
     // Today's dashboard, by contrast, has a line per program.
     const few = synth({ programs: programs(2) });
