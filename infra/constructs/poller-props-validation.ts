@@ -8,10 +8,14 @@ import { Duration } from 'aws-cdk-lib';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import { isProgramName, PROGRAM_NAME_EXPECTED } from '../../functions/core/name-rules.ts';
+import type { AlarmPlan } from './alarm-plan.ts';
 import { pascalCase } from './construct-names.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout, pollingStopsAfterMs } from './handover-timing.ts';
 import type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
+
+/** The data a Metrics Insights alarm evaluates: the per-condition alarms' longest window. */
+const METRICS_INSIGHTS_WINDOW = Duration.hours(3);
 
 /** Lambda's ceiling; the schedule interval is bounded so the default timeout stays under it. */
 const MAX_TIMEOUT = Duration.minutes(15);
@@ -25,6 +29,7 @@ export interface PropsToValidate {
   readonly functionTimeout: Duration;
   readonly routes: Readonly<Record<string, EventRouteOptions>>;
   readonly stallAfter: Duration;
+  readonly alarmPlan: Pick<AlarmPlan, 'perCondition'>;
 }
 
 /**
@@ -139,6 +144,15 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
         'minutes or more, or leave it out for the default, max(5 minutes, 2 × scheduleInterval). A window of ' +
         "exactly one interval misses the run's one data point whenever the run ends a little later than the " +
         'one before across a minute boundary, and raises the stall alarm while the poller is fine.',
+      'stallAfter',
+    );
+  }
+  // A Metrics Insights alarm evaluates the last 3 hours only (CloudWatch's limit).
+  if (resolved.alarmPlan.perCondition && stallMinutes > METRICS_INSIGHTS_WINDOW.toMinutes()) {
+    fail(
+      `stallAfter must be at most ${METRICS_INSIGHTS_WINDOW.toHours()} hours with alarms over every program ` +
+        '(more than five programs, or programs in the registry): such an alarm reads 3 hours of data at most. ' +
+        'Set it to 180 minutes or less, or leave it out for the default.',
       'stallAfter',
     );
   }

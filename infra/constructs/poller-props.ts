@@ -383,7 +383,8 @@ export interface BankingEventsPollerProps {
   readonly lagThreshold?: Duration;
   /**
    * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
-   * one schedule interval plus a minute: a window of exactly one interval raises false alarms).
+   * one schedule interval plus a minute: a window of exactly one interval raises false alarms; at
+   * most 3 hours with alarms over every program, which read no more).
    *
    * @default - 5 minutes or two schedule intervals, whichever is longer
    */

@@ -207,6 +207,14 @@ describe('more programs: one alarm per condition, each program a contributor', (
     expect(custom.poller.alarms.orderBrokenAlarms.size).toBe(0);
   });
 
+  it('refuses a stall window longer than the 3 hours a Metrics Insights alarm reads, naming the prop', () => {
+    expect(() => synth({ programs: programs(8), stallAfter: Duration.minutes(181) })).toThrow(
+      /stallAfter must be at most 3 hours with alarms over every program/,
+    );
+    expect(() => synth({ programs: programs(8), stallAfter: Duration.minutes(180) })).not.toThrow();
+    expect(() => synth({ programs: programs(2), stallAfter: Duration.minutes(181) })).not.toThrow();
+  });
+
   it('counts unfilled gaps as soon as skipped without gap repair', () => {
     const noRepair = synth({ programs: programs(8), gapRepair: { maxLookups: 0 } });
 
