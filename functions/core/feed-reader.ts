@@ -1,8 +1,9 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
-import type { BankingEvent } from './banking-event.ts';
+import type { BankingEvent, FeedPage } from './banking-event.ts';
 import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
 import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
+import { eventFootprint, footprintOf } from './memory-budget.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -74,9 +75,11 @@ export interface FeedReadStats {
 export interface FeedSource {
   /**
    * The next events after `after`, or that the feed is caught up, or that reading is over. Throws
-   * what cannot be retried (authentication, payload, 4xx).
+   * what cannot be retried (authentication, payload, 4xx). With `maxBytes`, the events returned
+   * take at most that much by `eventFootprint` (at least one, though, so a large event still goes
+   * through): the ones after them are read again by the next call.
    */
-  next(after: number | null): Promise<FeedRead>;
+  next(after: number | null, maxBytes?: number): Promise<FeedRead>;
   readonly stats: FeedReadStats;
   /** The last retryable error, for a cycle in which the feed never answered. */
   readonly lastError: unknown;
@@ -104,6 +107,8 @@ export class FeedReader implements FeedSource {
   #stalePolls = 0;
   #consecutiveErrors = 0;
   #lastError: unknown;
+  /** Whether a page larger than asked for was reported at warning level in this cycle (once is enough). */
+  #oversizeReported = false;
   /** Epoch ms before which no poll starts: pacing after answers without events. */
   #notBefore = Number.NEGATIVE_INFINITY;
   /** Whether the last answer came back without events faster than the pacing interval. */
@@ -134,7 +139,7 @@ export class FeedReader implements FeedSource {
    * Polls until the feed returns events after `after` or says nothing is new, or until the
    * window closes. Throws what cannot be retried (authentication, payload, 4xx).
    */
-  async next(after: number | null): Promise<FeedRead> {
+  async next(after: number | null, maxBytes?: number): Promise<FeedRead> {
     const { clock, feed, metrics, logger } = this.#deps;
     const { signal } = this.#window;
     for (;;) {
@@ -165,6 +170,7 @@ export class FeedReader implements FeedSource {
       this.#polls += 1;
       this.#received += page.events.length;
       metrics.add('EventsReceived', 'Count', page.events.length);
+      this.#reportOversize(page, after);
 
       if (page.timedOut) {
         // Not "caught up": during an outage a gateway answers this way at once, every time.
@@ -197,8 +203,33 @@ export class FeedReader implements FeedSource {
         return { kind: 'caught-up' };
       }
       this.#lastAnswerQuickAndEmpty = false;
-      return { kind: 'events', events: fresh, late };
+      return { kind: 'events', events: withinBytes(fresh, maxBytes, footprintOf(late)), late };
     }
+  }
+
+  /**
+   * A page with more events than asked for (a bank that ignores `limit`, or a `POLL_LIMIT_PARAM`
+   * that is not its name), or too long to read at once, is counted (`OversizePages`) and said so:
+   * at warning level once a cycle, the rest at debug.
+   */
+  #reportOversize(page: FeedPage, after: number | null): void {
+    const { metrics, logger } = this.#deps;
+    const overLimit = page.asked !== undefined && page.events.length > page.asked;
+    if (!overLimit && page.cut === undefined) return;
+    metrics.add('OversizePages', 'Count', 1);
+    const message =
+      page.cut === undefined
+        ? 'The feed answered more events than the poll asked for (does the bank ignore the page size parameter, POLL_LIMIT_PARAM?); publishing them within the memory budget'
+        : 'A page of the feed was longer than is read at once in this memory; its first events were read, the rest is asked for again';
+    const attributes = {
+      asked: page.asked ?? null,
+      received: page.events.length,
+      bytesRead: page.cut?.bytesRead ?? null,
+      cursor: after,
+    };
+    if (this.#oversizeReported) logger.debug(message, attributes);
+    else logger.warn(message, attributes);
+    this.#oversizeReported = true;
   }
 
   /**
@@ -266,4 +297,24 @@ export class FeedReader implements FeedSource {
       return 'closed';
     }
   }
+}
+
+/**
+ * The first of `events` whose footprint, with `reservedBytes` already taken, stays within
+ * `maxBytes`; at least one. All of them without `maxBytes`.
+ */
+export function withinBytes(
+  events: readonly BankingEvent[],
+  maxBytes: number | undefined,
+  reservedBytes = 0,
+): readonly BankingEvent[] {
+  if (maxBytes === undefined) return events;
+  let bytes = reservedBytes;
+  let count = 0;
+  for (const event of events) {
+    bytes += eventFootprint(event);
+    if (bytes > maxBytes && count > 0) break;
+    count += 1;
+  }
+  return count === events.length ? events : events.slice(0, count);
 }

@@ -193,6 +193,11 @@ export const METRIC_NAMES = [
    * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
    */
   'OrderBroken',
+  /**
+   * Pages of the feed with more events than the poll asked for (a bank that ignores `limit`), or
+   * too long to read at once in the function's memory (read in parts).
+   */
+  'OversizePages',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

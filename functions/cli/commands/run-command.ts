@@ -18,9 +18,12 @@ import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { memoryLimitBytes } from '../../adapters/memory-limit.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import { type CheckpointStore, uniqueLeaseOwner } from '../../core/checkpoint/index.ts';
+import { CYCLE_DEFAULTS } from '../../core/cycle/cycle-options.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
+import { memoryBudget } from '../../core/memory-budget.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
 import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { type FeedMode, SETTINGS, type StreamRecovery } from '../../settings/settings.ts';
@@ -91,7 +94,11 @@ export function registerRunCommand(program: Command): void {
         "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
       ),
     )
-    .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
+    .option(
+      '--duration <seconds>',
+      'end by itself within this long: polling stops early enough for the last publish and checkpoint to fit (default: until Ctrl-C)',
+      positiveNumber,
+    )
     .option(
       '--until-caught-up',
       'stop once the feed answers that nothing is new (drain a backlog, then exit)',
@@ -162,6 +169,9 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const publisher = eventPublisher(context, deployment, flags);
   const progress = new ProgressReporter();
   const caughtUp = new AbortController();
+  // What a cycle holds of the events it reads, and reads of a page at once: from V8's heap limit
+  // (`node --max-old-space-size`), as the handler's from the function's memory.
+  const memory = memoryBudget(memoryLimitBytes());
   const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials });
   const feed = new BankingEventFeed({
     credentials: upstream.credentials,
@@ -169,11 +179,13 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
+    maxPageBytes: memory.pageBytes,
   });
   const stream = new BankingEventStream({
     credentials: upstream.credentials,
     tokens,
     cursorParam: flags.cursorParam,
+    maxMessageChars: memory.pageBytes,
   });
 
   terminal.err(
@@ -187,6 +199,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
     live.note,
   );
+  const endsAt = flags.duration === undefined ? undefined : Date.now() + flags.duration * 1000;
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
@@ -198,6 +211,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
+      const budget = cycleBudget(endsAt);
+      if (budget === undefined) break;
       try {
         const summary = await runPollCycle(
           {
@@ -213,8 +228,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           {
             program,
             owner: uniqueLeaseOwner(invocation),
-            remainingMs: 60_000,
-            safetyMarginMs: 0,
+            ...budget,
+            heldBytes: memory.heldBytes,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
             startPosition: {
@@ -246,6 +261,24 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/** A cycle of the continuous run: a minute, polling to its end; the next starts where it stopped. */
+const CYCLE_MS = 60_000;
+
+/**
+ * The time budget of the next cycle: a minute polled to its end, or with `--duration` what is left
+ * of it, kept back as a Lambda run keeps its margin, so that publishing is abandoned at the hard
+ * deadline and the last checkpoint written before the duration is up (not the end of a minute
+ * later). `undefined` once nothing is left.
+ */
+function cycleBudget(
+  endsAt: number | undefined,
+): { remainingMs: number; safetyMarginMs: number } | undefined {
+  const left = endsAt === undefined ? CYCLE_MS : endsAt - Date.now();
+  if (left <= 0) return undefined;
+  if (left >= CYCLE_MS) return { remainingMs: CYCLE_MS, safetyMarginMs: 0 };
+  return { remainingMs: left, safetyMarginMs: CYCLE_DEFAULTS.safetyMarginMs };
 }
 
 /**

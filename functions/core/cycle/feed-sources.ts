@@ -54,6 +54,8 @@ export function openFeedSources(
       lingerMs: settings.stream.lingerMs,
       minPollWindowMs: settings.minPollWindowMs,
       reconnectBackoff: settings.stream.reconnectBackoff,
+      // A quarter of what the cycle may hold; the rest is for what is being published.
+      maxBufferedBytes: Math.floor(settings.heldBytes / 4),
     },
     window,
   );

@@ -1,12 +1,14 @@
 /**
  * Publishing under way: the pages handed to the pipeline (and late events found by re-checks)
- * whose publishing the read loop does not wait for. A failure goes to `onFailure`; `onSettled`
- * runs each time one ends (a stream's micro-batch waits for that).
+ * whose publishing the read loop does not wait for, and the bytes their events take
+ * (`eventFootprint`) until it ends. A failure goes to `onFailure`; `onSettled` runs each time one
+ * ends (a stream's micro-batch waits for that).
  */
 export class InFlight {
   readonly #running = new Set<Promise<void>>();
   readonly #onFailure: (error: unknown) => void;
   readonly #onSettled: () => void;
+  #bytes = 0;
 
   constructor(handlers: { onFailure: (error: unknown) => void; onSettled: () => void }) {
     this.#onFailure = handlers.onFailure;
@@ -17,10 +19,18 @@ export class InFlight {
     return this.#running.size;
   }
 
-  add(work: Promise<void>): void {
+  /** Bytes the events being published take, by `eventFootprint`. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Tracks `work`, which holds events of `bytes` until it ends. */
+  add(work: Promise<void>, bytes = 0): void {
+    this.#bytes += bytes;
     const tracked: Promise<void> = work
       .catch((error: unknown) => this.#onFailure(error))
       .finally(() => {
+        this.#bytes -= bytes;
         this.#running.delete(tracked);
         this.#onSettled();
       });

@@ -1,12 +1,14 @@
 /**
  * The heart of a cycle: read a page, admit it, hand it to the publisher without waiting, read
  * the next. The next read needs only the highest sequence number registered, so it overlaps the
- * publishing of the pages before it, within two bounds: pages in flight, and accepted numbers
- * waiting for a checkpoint write (what a run cut short would send again).
+ * publishing of the pages before it, within three bounds: pages in flight, the bytes their events
+ * take (`memory-budget.ts`), and accepted numbers waiting for a checkpoint write (what a run cut
+ * short would send again).
  */
 
 import type { CheckpointProgress } from '../checkpoint/progress.ts';
 import type { FeedSource } from '../feed-reader.ts';
+import { footprintOf } from '../memory-budget.ts';
 import type { CycleHalt } from './cycle-halt.ts';
 import type { StopReason } from './cycle-summary.ts';
 import type { GapWatch } from './gap-watch.ts';
@@ -34,6 +36,11 @@ export const MAX_UNCOMMITTED = 1_000;
 
 export interface ReadLoopParts {
   readonly reader: FeedSource;
+  /**
+   * Bytes the events being published may take (`eventFootprint`): a page is read only while those
+   * in flight take at most half of it, and is cut to what is left (the rest is read again).
+   */
+  readonly inFlightBytes: number;
   readonly progress: CheckpointProgress;
   readonly publisher: PagePublisher;
   readonly gapWatch: GapWatch;
@@ -57,7 +64,7 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
   gapWatch.start({
     onFound: (found) => {
       publisher.admit([], found);
-      inFlight.add(publisher.publish([], found));
+      inFlight.add(publisher.publish([], found), footprintOf(found));
     },
     onGivenUp: () => publisher.offerCheckpoint(),
     onFailure: (error) => halt.fail(error),
@@ -66,7 +73,7 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
   try {
     while (!halt.failed) {
       if (await mustWait(parts)) continue;
-      const read = await reader.next(parts.progress.cursor);
+      const read = await reader.next(parts.progress.cursor, parts.inFlightBytes - inFlight.bytes);
       if (read.kind === 'closed') {
         if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
         break;
@@ -83,7 +90,7 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
       );
       parts.reusedIds.observe(fresh);
       publisher.admit(fresh, read.late);
-      inFlight.add(publisher.publish(fresh, read.late));
+      inFlight.add(publisher.publish(fresh, read.late), footprintOf(fresh) + footprintOf(read.late));
     }
   } catch (error) {
     halt.fail(error);
@@ -94,9 +101,13 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
   return stopReason;
 }
 
-/** Waits (and says so) when a bound is reached: pages in flight, or numbers awaiting a write. */
-async function mustWait({ progress, inFlight }: ReadLoopParts): Promise<boolean> {
-  if (inFlight.size >= MAX_PAGES_IN_FLIGHT) {
+/**
+ * Waits (and says so) when a bound is reached: pages in flight, the bytes they hold, or numbers
+ * awaiting a write. A page is read only while what is in flight leaves half the bytes free: a read
+ * into less room would keep a sliver of a long page and read the rest again.
+ */
+async function mustWait({ progress, inFlight, inFlightBytes }: ReadLoopParts): Promise<boolean> {
+  if (inFlight.size >= MAX_PAGES_IN_FLIGHT || (inFlight.size > 0 && inFlight.bytes > inFlightBytes / 2)) {
     await inFlight.oneSettled();
     return true;
   }
