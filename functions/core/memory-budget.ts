@@ -43,6 +43,35 @@ export function footprintOf(events: readonly BankingEvent[]): number {
   return bytes;
 }
 
+/**
+ * What one read may return: events whose footprints add up to at most `bytes`, and at most
+ * `events` of them; at least one, though, so that a large event still goes through.
+ */
+export interface ReadRoom {
+  readonly bytes: number;
+  readonly events: number;
+}
+
+/**
+ * The first of `events` that fit `room` once `reserved` (late events going with them) is counted;
+ * at least one. All of them without a room.
+ */
+export function withinRoom(
+  events: readonly BankingEvent[],
+  room: ReadRoom | undefined,
+  reserved: readonly BankingEvent[] = [],
+): readonly BankingEvent[] {
+  if (room === undefined) return events;
+  let bytes = footprintOf(reserved);
+  let count = 0;
+  for (const event of events) {
+    bytes += eventFootprint(event);
+    if (count > 0 && (bytes > room.bytes || reserved.length + count >= room.events)) break;
+    count += 1;
+  }
+  return count === events.length ? events : events.slice(0, count);
+}
+
 /** What the cycle may hold, and read at once. */
 export interface MemoryBudget {
   /**

@@ -41,6 +41,12 @@ export interface PollRequest {
   readonly after: number | null;
   /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
   readonly signal: AbortSignal;
+  /**
+   * Bytes of the answer the cycle has room for: a longer one may be read in parts, its first
+   * events only (`FeedPage.cut`). The feed may read more (its floor), or less (its own bound).
+   * @default the feed's own bound
+   */
+  readonly maxBytes?: number;
 }
 
 /**

@@ -42,6 +42,8 @@ const BODILESS_POLL_ANSWERS: ReadonlyMap<number, FeedPage> = new Map([
   [408, TIMED_OUT_PAGE],
   [504, TIMED_OUT_PAGE],
 ]);
+/** The least of a poll answer read, however little room the cycle has: a few ordinary events. */
+const MIN_PAGE_READ_BYTES = 64 * 1024;
 /** The status with which a single-event lookup says there is no such event. */
 const EVENT_NOT_FOUND: ReadonlyMap<number, null> = new Map([[404, null]]);
 
@@ -150,7 +152,8 @@ export class BankingEventFeed implements EventFeed, EventLookup {
    * One long poll: `GET /events?<cursorParam>=<after>&<limitParam>=<limit>` (no cursor when
    * `after` is null). 204, an empty body and an empty `data` give an empty page; 408 and 504 a
    * page marked `timedOut`. A page with events says how many were asked for (`asked`); one
-   * longer than `maxPageBytes` is read in parts (`cut`).
+   * longer than the request's `maxBytes` (at least 64 KiB) or than `maxPageBytes` is read in parts
+   * (`cut`).
    */
   async poll(request: PollRequest): Promise<FeedPage> {
     const query = new URLSearchParams();
@@ -173,7 +176,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       const origin = { source: exchange.source, status, receivedAt: this.#clock() };
       const read = await readPageBody(body, {
         origin,
-        maxBytes: this.#maxPageBytes,
+        maxBytes: this.#pageBytes(request.maxBytes),
         contentLength: headers['content-length'],
         unreadable: (message, context) => new PageUnreadableError(message, context),
         recover: recoverPage,
@@ -186,6 +189,12 @@ export class BankingEventFeed implements EventFeed, EventLookup {
             : parsePollResponse(read.document, origin);
       return page.events.length === 0 ? page : { ...page, asked: this.#limit };
     });
+  }
+
+  /** What of a poll answer is read at once: the room the cycle has, within `maxPageBytes`. */
+  #pageBytes(room: number | undefined): number {
+    if (room === undefined || !Number.isFinite(room)) return this.#maxPageBytes;
+    return Math.min(this.#maxPageBytes, Math.max(MIN_PAGE_READ_BYTES, Math.floor(room)));
   }
 
   /** Fetches the credentials and a token ahead of the first poll (cached afterwards). */

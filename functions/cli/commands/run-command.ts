@@ -270,13 +270,13 @@ const CYCLE_MS = 60_000;
  * The time budget of the next cycle: a minute polled to its end, or with `--duration` what is left
  * of it, kept back as a Lambda run keeps its margin, so that publishing is abandoned at the hard
  * deadline and the last checkpoint written before the duration is up (not the end of a minute
- * later). `undefined` once nothing is left.
+ * later). `undefined` once too little is left for a poll.
  */
 function cycleBudget(
   endsAt: number | undefined,
 ): { remainingMs: number; safetyMarginMs: number } | undefined {
   const left = endsAt === undefined ? CYCLE_MS : endsAt - Date.now();
-  if (left <= 0) return undefined;
+  if (left < CYCLE_DEFAULTS.minPollWindowMs) return undefined;
   if (left >= CYCLE_MS) return { remainingMs: CYCLE_MS, safetyMarginMs: 0 };
   return { remainingMs: left, safetyMarginMs: CYCLE_DEFAULTS.safetyMarginMs };
 }

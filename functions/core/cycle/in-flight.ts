@@ -1,6 +1,6 @@
 /**
  * Publishing under way: the pages handed to the pipeline (and late events found by re-checks)
- * whose publishing the read loop does not wait for, and the bytes their events take
+ * whose publishing the read loop does not wait for, and their events and the bytes these take
  * (`eventFootprint`) until it ends. A failure goes to `onFailure`; `onSettled` runs each time one
  * ends (a stream's micro-batch waits for that).
  */
@@ -9,6 +9,7 @@ export class InFlight {
   readonly #onFailure: (error: unknown) => void;
   readonly #onSettled: () => void;
   #bytes = 0;
+  #events = 0;
 
   constructor(handlers: { onFailure: (error: unknown) => void; onSettled: () => void }) {
     this.#onFailure = handlers.onFailure;
@@ -24,13 +25,20 @@ export class InFlight {
     return this.#bytes;
   }
 
-  /** Tracks `work`, which holds events of `bytes` until it ends. */
-  add(work: Promise<void>, bytes = 0): void {
-    this.#bytes += bytes;
+  /** Events being published. */
+  get events(): number {
+    return this.#events;
+  }
+
+  /** Tracks `work`, which holds `events` taking `bytes` until it ends. */
+  add(work: Promise<void>, held: { readonly events: number; readonly bytes: number }): void {
+    this.#bytes += held.bytes;
+    this.#events += held.events;
     const tracked: Promise<void> = work
       .catch((error: unknown) => this.#onFailure(error))
       .finally(() => {
-        this.#bytes -= bytes;
+        this.#bytes -= held.bytes;
+        this.#events -= held.events;
         this.#running.delete(tracked);
         this.#onSettled();
       });

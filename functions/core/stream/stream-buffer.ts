@@ -34,9 +34,9 @@ export class StreamBuffer {
     return this.#events.length;
   }
 
-  /** Bytes the late events waiting take (`eventFootprint`). */
-  get lateBytes(): number {
-    return footprintOf(this.#late);
+  /** The late events waiting to be taken. */
+  get late(): readonly BankingEvent[] {
+    return this.#late;
   }
 
   /** Bytes the buffered events take (`eventFootprint`), late ones included. */

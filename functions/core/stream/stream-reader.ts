@@ -1,12 +1,6 @@
 import type { BackoffOptions } from '../backoff.ts';
-import {
-  type FeedRead,
-  type FeedReadStats,
-  type FeedSource,
-  type ReadWindow,
-  withinBytes,
-} from '../feed-reader.ts';
-import { DEFAULT_MEMORY_BUDGET } from '../memory-budget.ts';
+import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
+import { DEFAULT_MEMORY_BUDGET, type ReadRoom, withinRoom } from '../memory-budget.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
@@ -144,7 +138,7 @@ export class StreamReader implements FeedSource {
     return this.#connection.stats.lastError ?? this.#deps.pages.lastError;
   }
 
-  async next(after: number | null, maxBytes?: number): Promise<FeedRead> {
+  async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
     this.#buffer.setCursor(after);
     this.#running ??= this.#connection.run();
     for (;;) {
@@ -152,11 +146,11 @@ export class StreamReader implements FeedSource {
       if (fatal !== undefined) throw fatal.error;
       this.#dropThrough(after);
       if (this.#mustReadPage()) {
-        const read = await this.#readPage(after, maxBytes);
+        const read = await this.#readPage(after, room);
         if (read !== undefined) return read;
         continue;
       }
-      const read = await this.#readStream(maxBytes);
+      const read = await this.#readStream(room);
       if (read !== undefined) return read;
     }
   }
@@ -173,9 +167,9 @@ export class StreamReader implements FeedSource {
   }
 
   /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
-  async #readStream(maxBytes: number | undefined): Promise<FeedRead | undefined> {
+  async #readStream(room: ReadRoom | undefined): Promise<FeedRead | undefined> {
     const connection = this.#connection;
-    const ready = this.#withinBytes(this.#buffer.readyPrefix(MAX_READ_EVENTS), maxBytes);
+    const ready = this.#withinRoom(this.#buffer.readyPrefix(MAX_READ_EVENTS), room);
     const closing = this.#signal.aborted;
     if (ready.length > 0) {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
@@ -223,8 +217,8 @@ export class StreamReader implements FeedSource {
   }
 
   /** A page read in place of the stream; `undefined` when it brought nothing and the loop goes on. */
-  async #readPage(after: number | null, maxBytes: number | undefined): Promise<FeedRead | undefined> {
-    const read = await this.#deps.pages.next(after, maxBytes);
+  async #readPage(after: number | null, room: ReadRoom | undefined): Promise<FeedRead | undefined> {
+    const read = await this.#deps.pages.next(after, room);
     if (read.kind === 'closed') return read;
     if (read.kind === 'caught-up') {
       // The poll has nothing beyond the cursor: what the stream announced is not there (yet).
@@ -268,11 +262,14 @@ export class StreamReader implements FeedSource {
     }
   }
 
-  /** The first of `ready` within `maxBytes`, beside the late events that go with them (at least one). */
-  #withinBytes(ready: BufferedEvent[], maxBytes: number | undefined): BufferedEvent[] {
-    if (maxBytes === undefined || ready.length === 0) return ready;
-    const events = ready.map((entry) => entry.event);
-    const kept = withinBytes(events, maxBytes, this.#buffer.lateBytes);
+  /** The first of `ready` that fit `room` beside the late events that go with them (at least one). */
+  #withinRoom(ready: BufferedEvent[], room: ReadRoom | undefined): BufferedEvent[] {
+    if (room === undefined || ready.length === 0) return ready;
+    const kept = withinRoom(
+      ready.map((entry) => entry.event),
+      room,
+      this.#buffer.late,
+    );
     return kept.length === ready.length ? ready : ready.slice(0, kept.length);
   }
 

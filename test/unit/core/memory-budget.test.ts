@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { withinBytes } from '../../../functions/core/feed-reader.ts';
 import {
   DEFAULT_MEMORY_BUDGET,
   eventFootprint,
@@ -8,6 +7,7 @@ import {
   MIN_HELD_BYTES,
   memoryBudget,
   RUNTIME_RESERVE_BYTES,
+  withinRoom,
 } from '../../../functions/core/memory-budget.ts';
 import { makeEvent } from '../../support/in-memory-ports.ts';
 
@@ -49,21 +49,27 @@ describe('eventFootprint', () => {
   });
 });
 
-describe('withinBytes', () => {
+describe('withinRoom', () => {
   const events = [1, 2, 3, 4].map((n) => makeEvent(n));
   const each = eventFootprint(events[0]!);
+  const numbers = (kept: readonly { sequence_number: number }[]) => kept.map((e) => e.sequence_number);
 
-  it('keeps the first events whose footprint fits, with what is reserved counted first', () => {
-    expect(withinBytes(events, 2 * each + 10).map((e) => e.sequence_number)).toEqual([1, 2]);
-    expect(withinBytes(events, 3 * each + 10, each).map((e) => e.sequence_number)).toEqual([1, 2]);
+  it('keeps the first events whose footprints fit its bytes, with the reserved ones counted first', () => {
+    expect(numbers(withinRoom(events, { bytes: 2 * each + 10, events: 100 }))).toEqual([1, 2]);
+    expect(numbers(withinRoom(events, { bytes: 3 * each + 10, events: 100 }, [events[3]!]))).toEqual([1, 2]);
+  });
+
+  it('keeps no more events than it has room for, the reserved ones included', () => {
+    expect(numbers(withinRoom(events, { bytes: 1e9, events: 3 }))).toEqual([1, 2, 3]);
+    expect(numbers(withinRoom(events, { bytes: 1e9, events: 3 }, [events[3]!]))).toEqual([1, 2]);
   });
 
   it('keeps at least one event, so one larger than the room still goes through', () => {
-    expect(withinBytes(events, 1).map((e) => e.sequence_number)).toEqual([1]);
-    expect(withinBytes([], 1)).toEqual([]);
+    expect(numbers(withinRoom(events, { bytes: 1, events: 0 }))).toEqual([1]);
+    expect(withinRoom([], { bytes: 1, events: 1 })).toEqual([]);
   });
 
-  it('keeps them all without a bound', () => {
-    expect(withinBytes(events, undefined)).toBe(events);
+  it('keeps them all without a room', () => {
+    expect(withinRoom(events, undefined)).toBe(events);
   });
 });

@@ -317,12 +317,13 @@ describe('StreamReader', () => {
       ...Array.from({ length: 10 }, (_, i) => ({ message: message(range(i * 3 + 1, i * 3 + 3)) })),
     );
 
-    const first = await reader.next(null, 2 * each);
+    const room = { bytes: 2 * each, events: 100 };
+    const first = await reader.next(null, room);
     // Two messages fill the buffer past 5 events' bytes; the third stays on the connection.
     expect(stream.pulled).toBeLessThanOrEqual(2);
     expect(sequences(first)).toEqual([1, 2]);
     const all = [...sequences(first)];
-    while (all.length < 30) all.push(...sequences(await reader.next(all.at(-1)!, 2 * each)));
+    while (all.length < 30) all.push(...sequences(await reader.next(all.at(-1)!, room)));
 
     expect(all).toEqual(range(1, 30).map((event) => event.sequence_number));
     await reader.close();
