@@ -8,7 +8,13 @@
  *
  *   npm run bench:page-memory -- [--memory 128,256,512] [--baseline main] [--timeout 25]
  *                                [--page-events 65000] [--bus-latency 100] [--rounds 1]
- *                                [--no-cli] [--out <file>]
+ *                                [--no-cli] [--only-after] [--node-args=<flags>] [--show-output]
+ *                                [--out <file>]
+ *
+ * Peak RSS is the kernel's high-water mark (VmHWM) of the function's (or the CLI's) process,
+ * sampled every 50 ms until it ends; over the memory setting, Lambda would have killed it. The
+ * processes keep the machine's cores (no CPU share is applied): the figures are memory and time
+ * against the budget, not throughput.
  *
  * It writes its figures to bench/results/page-memory-<date>.json (or `--out`).
  */
@@ -39,6 +45,7 @@ const { values } = parseArgs({
     'no-cli': { type: 'boolean' },
     'only-after': { type: 'boolean' },
     'node-args': { type: 'string' },
+    'show-output': { type: 'boolean' },
     out: { type: 'string' },
   },
 });
@@ -109,6 +116,9 @@ function peakRssSampler(pid: number): { stop(): number } {
 async function buildBaseline(ref: string, workdir: string): Promise<Build> {
   const root = path.join(workdir, 'baseline');
   mkdirSync(root, { recursive: true });
+  const commit = execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--short', ref], {
+    encoding: 'utf8',
+  }).trim();
   const archive = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', ref], {
     maxBuffer: 1 << 30,
   });
@@ -121,7 +131,7 @@ async function buildBaseline(ref: string, workdir: string): Promise<Build> {
   await Promise.all([artifacts.buildHandlerAsset(), artifacts.buildCli()]);
   return {
     name: 'before',
-    ref,
+    ref: `${ref} (${commit})`,
     handlerDir: path.join(root, 'dist/assets/poller'),
     cliMain: path.join(root, 'dist/cli/main.mjs'),
   };
@@ -183,7 +193,7 @@ async function runHandler(
     const invocation = await container.invoke({});
     const duration = (performance.now() - started) / 1000;
     const peak = sampler?.stop() ?? Number.NaN;
-    if (process.env.PAGE_MEMORY_TRACE) log(invocation.stdout.slice(-6000) + invocation.stderr.slice(-6000));
+    if (values['show-output']) log(invocation.stdout.slice(-6000) + invocation.stderr.slice(-6000));
     if (invocation.outcome.kind !== 'response') {
       log(
         `  handler ${build.name}: ${JSON.stringify(invocation.outcome)}\n${invocation.stdout.slice(-1500)}`,
@@ -318,9 +328,12 @@ async function main(): Promise<void> {
     log(`building this tree and ${baselineRef}`);
     await Promise.all([buildHandlerAsset(), buildConstructLibrary(), buildCli()]);
     const artifact = synthPollerArtifact(path.join(workdir, 'cdk.out'));
+    const head = execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+    }).trim();
     const after: Build = {
       name: 'after',
-      ref: 'this tree',
+      ref: `this tree (HEAD ${head})`,
       handlerDir: artifact.codeDir,
       cliMain: path.join(REPO_ROOT, 'dist/cli/main.mjs'),
     };

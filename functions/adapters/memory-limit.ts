@@ -1,7 +1,8 @@
 /**
  * How much memory this process may use, for the cycle's memory budget (`core/memory-budget.ts`):
- * the function's memory under Lambda, else V8's heap limit (`--max-old-space-size` and the young
- * generation; the CLI's `run`, tests).
+ * the function's memory under Lambda, else V8's heap limit (the CLI's `run`, tests). That limit is
+ * `--max-old-space-size` plus the young generation's room, which Node 24 sizes generously unless
+ * `--max-semi-space-size` says otherwise (448 MiB for an old space of 256): an upper bound.
  */
 import { getHeapStatistics } from 'node:v8';
 

@@ -10,7 +10,11 @@ import { isJsonObject } from '../../core/json-object.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { collapseWhitespace, redact, WITHHELD } from '../secret-redaction.ts';
 
-/** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
+/**
+ * A 100-event page is a few hundred KiB; a single event, a token answer, near this is a broken or
+ * hostile upstream, refused. A poll answer longer than what is read of it at once (at most this) is
+ * read in parts instead (`readPageBody`).
+ */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Error bodies are read only for a summary; the rest is dropped with the connection. */
 const ERROR_BODY_READ_BYTES = 16 * 1024;

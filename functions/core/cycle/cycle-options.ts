@@ -71,7 +71,8 @@ export interface PollCycleOptions {
   /**
    * Bytes the events the cycle holds may take, by `eventFootprint`: pages read ahead and being
    * published, and in stream mode a quarter of it for the events buffered from the stream
-   * (`memory-budget.ts`; the handler derives it from the function's memory, `memoryBudget`).
+   * (`memory-budget.ts`; the handler derives it from the function's memory, `memoryBudget`). A
+   * process running several cycles at once gives each its share.
    * @default what a 256 MB function gives, `DEFAULT_MEMORY_BUDGET.heldBytes`
    */
   readonly heldBytes?: number;
