@@ -244,10 +244,11 @@ export class FeedReader implements FeedSource {
     const overLimit = page.asked !== undefined && page.events.length > page.asked;
     if (!overLimit && page.cut === undefined) return;
     metrics.add('OversizePages', 'Count', 1);
-    const message =
-      page.cut === undefined
-        ? 'The feed answered more events than the poll asked for (does the bank ignore the page size parameter, POLL_LIMIT_PARAM?); publishing them within the memory budget'
-        : 'A page of the feed was longer than is read at once in this memory; its first events were read, the rest is asked for again';
+    // More events than asked for says the bank ignores the page size, cut or not; cut alone may be
+    // an honest page of large events in little memory.
+    const message = overLimit
+      ? 'The feed answered more events than the poll asked for (does the bank ignore the page size parameter, POLL_LIMIT_PARAM?); reading them within the memory budget'
+      : 'A page of the feed was longer than is read at once in this memory; its first events were read, the rest is asked for again';
     const attributes = {
       asked: page.asked ?? null,
       received: page.events.length,

@@ -68,7 +68,7 @@ describe('a bank that ignores limit, as deployed at 128 MB', () => {
     expect(oversize.find((value) => typeof value === 'number' && value > 0)).toBeDefined();
     const output = invocation.stdout + invocation.stderr;
     expect(output).toMatch(
-      /"level":"WARN","message":"A page of the feed was longer than is read at once[^\n]*"asked":100/,
+      /"level":"WARN","message":"The feed answered more events than the poll asked for[^\n]*"asked":100/,
     );
     for (const secret of bank.secrets) expect(output).not.toContain(secret);
   });

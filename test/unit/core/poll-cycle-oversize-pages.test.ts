@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { BankingEvent, FeedPage } from '../../../functions/core/banking-event.ts';
+import { PageTooLargeError } from '../../../functions/core/errors.ts';
 import { footprintOf } from '../../../functions/core/memory-budget.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import type { EntryOutcome, EventFeed, PollRequest } from '../../../functions/core/ports.ts';
@@ -25,6 +26,8 @@ class LimitIgnoringFeed implements EventFeed {
   readonly heldAtPoll: number[] = [];
   /** Events in each answer. */
   readonly answered: number[] = [];
+  /** What each poll said it had room for (`maxBytes`). */
+  readonly roomAsked: Array<number | undefined> = [];
   constructor(
     private readonly events: readonly BankingEvent[],
     private readonly pageEvents: number,
@@ -34,6 +37,7 @@ class LimitIgnoringFeed implements EventFeed {
 
   async poll(request: PollRequest): Promise<FeedPage> {
     request.signal.throwIfAborted();
+    this.roomAsked.push(request.maxBytes);
     const after = request.after ?? 0;
     this.heldAtPoll.push(
       footprintOf(
@@ -138,6 +142,38 @@ describe('a bank that ignores limit', () => {
       level: 'warn',
       attributes: { bytesRead: 4_096, received: 20, asked: ASKED },
     });
+  });
+
+  it('asks for no more of a page than its room takes as text, once it has seen how long events are', async () => {
+    const { deps, feed, events } = setup({ events: 12_000, pageEvents: 10_000, latencyMs: 1 });
+
+    await runPollCycle(deps, invocation);
+
+    const [first, ...later] = feed.roomAsked;
+    const longest = Math.max(...events.map((event) => event.detail.length));
+    // At most 2,000 events are read at once (half of the 4,000 in flight), with a quarter to spare.
+    expect(later.length).toBeGreaterThan(3);
+    for (const room of later) expect(room).toBeLessThanOrEqual(2_000 * longest * 1.25 + 1);
+    expect(first).toBeGreaterThan(later[0]!);
+  });
+
+  it('asks again for the whole page when its first event is longer than the room', async () => {
+    const { deps, feed, publisher, events } = setup({ events: 30, pageEvents: 30, latencyMs: 1 });
+    const poll = feed.poll.bind(feed);
+    const tried: Array<number | undefined> = [];
+    const feedOfLargeEvents: EventFeed = {
+      poll: async (request) => {
+        tried.push(request.maxBytes);
+        if (tried.length === 1) throw new PageTooLargeError('no event ends within it', { bytesRead: 1 });
+        return poll(request);
+      },
+    };
+
+    const summary = await runPollCycle({ ...deps, feed: feedOfLargeEvents }, invocation);
+
+    expect(tried.slice(0, 2)).toEqual([expect.any(Number), undefined]);
+    expect(summary.checkpoint).toBe(30);
+    expect(publisher.accepted).toHaveLength(events.length);
   });
 
   it('ends within its time with a slow bus: what it read and could not send in time is left for the next run, not failed', async () => {
