@@ -21,7 +21,6 @@ import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
 import { memoryLimitBytes } from '../../adapters/memory-limit.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import { type CheckpointStore, uniqueLeaseOwner } from '../../core/checkpoint/index.ts';
-import { CYCLE_DEFAULTS } from '../../core/cycle/cycle-options.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
 import { memoryBudget } from '../../core/memory-budget.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
@@ -37,7 +36,7 @@ import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
-import { stopAfter } from '../stop-after.ts';
+import { cycleBudget, stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -211,7 +210,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
-      const budget = cycleBudget(endsAt);
+      const budget = cycleBudget(endsAt, Date.now());
       if (budget === undefined) break;
       try {
         const summary = await runPollCycle(
@@ -261,24 +260,6 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
-}
-
-/** A cycle of the continuous run: a minute, polling to its end; the next starts where it stopped. */
-const CYCLE_MS = 60_000;
-
-/**
- * The time budget of the next cycle: a minute polled to its end, or with `--duration` what is left
- * of it, kept back as a Lambda run keeps its margin, so that publishing is abandoned at the hard
- * deadline and the last checkpoint written before the duration is up (not the end of a minute
- * later). `undefined` once too little is left for a poll.
- */
-function cycleBudget(
-  endsAt: number | undefined,
-): { remainingMs: number; safetyMarginMs: number } | undefined {
-  const left = endsAt === undefined ? CYCLE_MS : endsAt - Date.now();
-  if (left < CYCLE_DEFAULTS.minPollWindowMs) return undefined;
-  if (left >= CYCLE_MS) return { remainingMs: CYCLE_MS, safetyMarginMs: 0 };
-  return { remainingMs: left, safetyMarginMs: CYCLE_DEFAULTS.safetyMarginMs };
 }
 
 /**
