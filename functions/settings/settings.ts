@@ -124,7 +124,10 @@ export const SETTINGS = {
       "DynamoDB table of the program records (the CLI's programs commands), partition key `pk` (string), " +
       'read at every worker run',
     whenAbsent: 'no registry: a worker polls the programs of `SECRET_ID` and `PROGRAM_SECRETS`',
-    actsIn: [],
+    actsIn: [
+      'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
+      'functions/poller/handler.ts#handler',
+    ],
     env: { name: 'PROGRAMS_TABLE' },
   }),
   secretsPrefix: setting(text(SECRETS_PREFIX_PATTERN, SECRETS_PREFIX_EXPECTED), {
@@ -151,7 +154,7 @@ export const SETTINGS = {
       "Programs a worker polls at once, each with its own connections and share of the function's memory; " +
       'more programs take turns, each for a share of the run',
     default: 50,
-    actsIn: [],
+    actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
     env: { name: 'MAX_CONCURRENT_PROGRAMS' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
@@ -570,6 +573,15 @@ export const SETTINGS = {
     default: PUBLISH_DEFAULTS.maxAttempts,
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },
+  }),
+  functionMemoryMb: setting(integer({ min: 128, max: 10_240 }), {
+    doc:
+      "The function's memory in MB, set by Lambda from the construct's `memorySize`: what a run holds of " +
+      'the events it reads, and reads of a page at once, are derived from it',
+    whenAbsent: "V8's heap limit (outside Lambda)",
+    actsIn: ['functions/core/memory-budget.ts#memoryBudget'],
+    see: { title: 'a bank that ignores limit', path: 'docs/performance.md#a-bank-that-ignores-limit' },
+    env: { name: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE' },
   }),
 };
 

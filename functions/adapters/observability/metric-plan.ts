@@ -91,6 +91,7 @@ export const METRIC_PLANS: Readonly<Record<MetricName, MetricPlan>> = {
   // Days, not a count (its unit is Count for the alarms users made on it): 0 days left is news.
   ClientCertificateDaysLeft: gauge({ atMost: CERTIFICATE_DAYS_NOTICE }),
   OrderBroken: count(ALWAYS),
+  OversizePages: count(),
   CycleFailures: count(ALWAYS),
   StalledRuns: count(ALWAYS),
   // The worker's own: sent with its `Worker`, never with a `Program`.

@@ -4,11 +4,32 @@
  * something is wrong, everything once for the deployment; under the default `all` every metric
  * with its `Program`; and a run without a healthy cycle counted in `StalledRuns` either way.
  */
-import { describe, expect, it } from 'vitest';
-import { emfDocuments, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
+import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
+import type { WorkerSummary } from '../../../functions/core/fleet/worker-summary.ts';
+import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
+import type { LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
+import { emfDocuments, pollerLambda, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 
-const scenarios = usePollerScenarios(3_500);
+const scenarios = usePollerScenarios(3_800);
 const scenario = scenarios.start;
+
+/** What the worker test opened: closed, and its output scanned for the banks' secrets, afterwards. */
+const opened: { simulators: RunningSimulator[]; containers: LambdaContainer[] } = {
+  simulators: [],
+  containers: [],
+};
+afterEach(async () => {
+  const secrets = opened.simulators.flatMap((simulator) => [
+    ...simulator.programs.map((program) => program.clientSecret),
+    ...simulator.issuedTokens(),
+  ]);
+  const output = opened.containers.map((container) => container.output).join('\n');
+  for (const container of opened.containers.splice(0)) await container.close();
+  for (const simulator of opened.simulators.splice(0)) await simulator.close();
+  expect(secrets.filter((secret) => output.includes(secret))).toEqual([]);
+});
 
 type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } };
 
@@ -74,5 +95,75 @@ describe('PROGRAM_METRICS unset (all): a few programs, each with its own alarms'
       CycleDurationMs: expect.any(Number),
     });
     expect(metrics).not.toHaveProperty('StalledRuns');
+  });
+});
+
+describe("PROGRAM_METRICS=alarmed: a worker's run", () => {
+  it("names only the program in trouble, sends every program's counts for the deployment, and the worker's own with its Worker", async () => {
+    const { aws } = scenarios;
+    const bank = await startSimulator({
+      seed: 3_900,
+      programs: [{}, {}, {}],
+      maxPollHoldMs: 500,
+      unknownTypeRatio: 0,
+    });
+    opened.simulators.push(bank);
+    bank.generate(3, { programId: bank.programs[0]!.programId });
+    bank.generate(3, { programId: bank.programs[1]!.programId });
+    const prefix = `${aws.uniqueName('bep')}/`;
+    const programsTable = await aws.createCheckpointTable();
+    const checkpointTable = await aws.createCheckpointTable();
+    const registry = new DynamoDbProgramRegistry({ client: aws.dynamodb, tableName: programsTable });
+    const names = ['healthy-a', 'healthy-b', 'revoked'];
+    for (const [index, name] of names.entries()) {
+      const program = bank.programs[index]!;
+      const secretId = `${prefix}${name}`;
+      const clientSecret = name === 'revoked' ? 'not-the-secret-it-was-given' : program.clientSecret;
+      await aws.secretsManager.send(
+        new CreateSecretCommand({
+          Name: secretId,
+          SecretString: JSON.stringify({
+            base_url: bank.url,
+            client_id: program.clientId,
+            client_secret: clientSecret,
+          }),
+        }),
+      );
+      await registry.put({ name, secretId, state: 'active', owner: 'operator', settings: {} }, 'absent');
+    }
+    const bus = await aws.createRecordedBus();
+    const container = pollerLambda({
+      artifact: inject('pollerArtifact'),
+      motoEndpoint: inject('motoEndpoint'),
+      secretId: `${prefix}healthy-a`,
+      checkpointTable,
+      eventBusName: bus.busName,
+      timeoutMs: 8_000,
+      environment: {
+        DEFAULT_PROGRAM: 'healthy-a',
+        PROGRAMS_TABLE: programsTable,
+        SECRETS_PREFIX: prefix,
+        WORKER_COUNT: '1',
+        PROGRAM_METRICS: 'alarmed',
+      },
+    });
+    opened.containers.push(container);
+
+    const run = await container.invoke({ worker: 0 });
+
+    expect(run.outcome.kind).toBe('response');
+    const summary = (run.outcome as { result: WorkerSummary }).result;
+    expect(summary.programs).toMatchObject({ assigned: 3, completed: 2, failed: 1 });
+    const emf = documents(run.stdout);
+    // The one program in trouble has a document of its own; the healthy ones none.
+    expect(emf.filter(ofProgram)).toEqual([
+      expect.objectContaining({ Program: 'revoked', CycleFailures: 1, StalledRuns: 1 }),
+    ]);
+    const deployment = emf.filter((document) => dimensionsOf(document).every((set) => set.length === 1));
+    expect(deployment.reduce((sum, document) => sum + Number(document.EventsPublished ?? 0), 0)).toBe(6);
+    expect(deployment.filter((document) => typeof document.CycleDurationMs === 'number')).toHaveLength(2);
+    const worker = emf.filter((document) => dimensionsOf(document).flat().includes('Worker'));
+    expect(worker).toEqual([expect.objectContaining({ Worker: '0', WorkerDurationMs: expect.any(Number) })]);
+    expect(dimensionsOf(worker[0]!)).toEqual([['service', 'Worker']]);
   });
 });
