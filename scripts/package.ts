@@ -12,6 +12,7 @@ import {
   buildCli,
   buildConstructLibrary,
   buildHandlerAsset,
+  buildProgramSeederAsset,
   buildSubscriberKit,
   emitDeclarations,
   LAYOUT,
@@ -31,13 +32,20 @@ const SHIPPED_PATHS = [
   'bin/banking-events-poller.mjs',
   LAYOUT.cliFile,
   LAYOUT.handlerDir,
+  LAYOUT.seederDir,
   LAYOUT.libraryDir,
   LAYOUT.subscriberDir,
 ] as const;
 
 const PACKAGE_DIR = path.join(REPO_ROOT, 'dist/package');
 
-await Promise.all([buildHandlerAsset(), buildConstructLibrary(), buildSubscriberKit(), buildCli()]);
+await Promise.all([
+  buildHandlerAsset(),
+  buildProgramSeederAsset(),
+  buildConstructLibrary(),
+  buildSubscriberKit(),
+  buildCli(),
+]);
 emitDeclarations();
 
 const stage = mkdtempSync(path.join(tmpdir(), 'banking-events-poller-package-'));
