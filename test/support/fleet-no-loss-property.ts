@@ -292,11 +292,15 @@ export async function runFleet(
 }
 
 async function reportOf(program: ProgramWorld, firstRunAt: number) {
-  const finalCheckpoint = (await program.store.read()).checkpoint;
+  const state = await program.store.read();
+  const finalCheckpoint = state.checkpoint;
+  // `latest` counts from the program's own first run (its row's first lease), which in a fleet may
+  // come after the fleet's first: its turn later in a run, or its first worker killed before it.
+  const programFirstRunAt = state.firstLeasedAt ?? firstRunAt;
   const report = checkDeliveryInvariant({
     feed: program.records.map(bankEvent),
     passedOver: program.records
-      .filter((record) => passedOverByStart(program.schedule, record, firstRunAt))
+      .filter((record) => passedOverByStart(program.schedule, record, programFirstRunAt))
       .map(bankEvent),
     delivered: program.sink.accepted.map((event) => ({
       detailType: event.type,
