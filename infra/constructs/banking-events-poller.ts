@@ -321,8 +321,8 @@ export class BankingEventsPoller extends Construct {
    * (`options.idempotencyTable`) or the construct's shared one, created on first use.
    *
    * @example
-   * const { idempotencyTable } = poller.grantSubscriber(fn);
-   * fn.addEnvironment('IDEMPOTENCY_TABLE', idempotencyTable.tableName);
+   * const grant = poller.grantSubscriber(fn);
+   * fn.addEnvironment('IDEMPOTENCY_TABLE', grant.idempotencyTable.tableName);
    */
   grantSubscriber(grantee: iam.IGrantable, options: SubscriberGrantOptions = {}): SubscriberGrant {
     this.grantClaimCheckRead(grantee);

@@ -9,12 +9,19 @@
  * shipped), which jsii would take for jsii dependencies; so jsii runs in a project generated under
  * `dist/jsii-project/`: the repository's name, version and `jsii` section, aws-cdk-lib and
  * constructs as its only peers, and a tsconfig that passes jsii's `strict` rule set. Its sources
- * are `infra/constructs/` and what they import. The repository's tsconfig.json keeps its stricter
- * options (`noUncheckedIndexedAccess`, `noImplicitOverride`, `exactOptionalPropertyTypes`), which that
- * rule set refuses, and `npm run typecheck` checks the same sources with them.
+ * are copies of `infra/constructs/` and `functions/` (jsii compiles the library's entry point and
+ * what it imports), laid out as in the repository, so the assembly names them as the repository
+ * does (`infra/constructs/poller-props.ts`) and jsii-rosetta finds every type it translates. The
+ * repository's tsconfig.json keeps its stricter options (`noUncheckedIndexedAccess`,
+ * `noImplicitOverride`, `exactOptionalPropertyTypes`), which that rule set refuses, and
+ * `npm run typecheck` checks the same sources with them.
+ *
+ * The assembly's README (Construct Hub's page, and each language package's) is the repository's
+ * README followed by the construct's quick start from docs/construct.md, whose TypeScript
+ * jsii-rosetta compiles and translates into each language (`npm run package`).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LAYOUT, REPO_ROOT } from './artifacts.ts';
 
@@ -29,6 +36,35 @@ export const JSII_EMITTED_ENTRY = path.join(
 
 /** The assembly jsii writes. */
 export const JSII_ASSEMBLY = path.join(JSII_PROJECT_DIR, '.jsii');
+
+/** What the library's entry point imports from: copied into the project as they are. */
+const JSII_SOURCE_DIRS = [path.dirname(LAYOUT.libraryEntry), 'functions'] as const;
+
+/** The section of docs/construct.md whose TypeScript example is the construct's quick start. */
+export const QUICK_START_HEADING = 'Use the construct in your CDK app';
+
+/** The first ```ts block under `## <heading>` of a Markdown page. */
+export function typescriptBlockUnder(markdown: string, heading: string): string | undefined {
+  const section = markdown.split(`\n## ${heading}\n`)[1]?.split('\n## ')[0];
+  return section === undefined ? undefined : /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+}
+
+/**
+ * The repository's README and the quick start. The example is a whole file (imports, a stack
+ * class), so rosetta compiles it as it is (`nofixture`), not inside `rosetta/default.ts-fixture`.
+ *
+ * @throws Error when docs/construct.md has no quick start to compile
+ */
+function assemblyReadme(): string {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const quickStart = typescriptBlockUnder(
+    readFileSync(path.join(REPO_ROOT, 'docs/construct.md'), 'utf8'),
+    QUICK_START_HEADING,
+  );
+  if (quickStart === undefined)
+    throw new Error(`docs/construct.md has no \`\`\`ts block under "## ${QUICK_START_HEADING}"`);
+  return `${readme.trimEnd()}\n\n## ${QUICK_START_HEADING}\n\n\`\`\`ts nofixture\n${quickStart}\`\`\`\n`;
+}
 
 /** The construct library's peers: the only dependencies a jsii package may have that are not bundled. */
 export const JSII_PEERS = ['aws-cdk-lib', 'constructs'] as const;
@@ -68,6 +104,8 @@ export function compileJsiiAssembly(): void {
     name: repository.name,
     version: repository.version,
     description: repository.description,
+    // ESM, as in the repository: the sources' `.ts` imports and `import.meta.url` stay as they are.
+    type: 'module',
     license: repository.license,
     author: repository.author,
     repository: repository.repository,
@@ -102,18 +140,49 @@ export function compileJsiiAssembly(): void {
       rewriteRelativeImportExtensions: true,
       declaration: true,
       noEmitOnError: true,
-      rootDir: '../..',
+      rootDir: '.',
       outDir: 'lib',
       types: ['node'],
     },
-    include: [`../../${path.dirname(LAYOUT.libraryEntry)}/**/*.ts`],
+    include: [`${path.dirname(LAYOUT.libraryEntry)}/**/*.ts`],
   };
   writeFileSync(path.join(JSII_PROJECT_DIR, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  // The assembly carries the README (Construct Hub shows it; rosetta compiles its examples).
-  copyFileSync(path.join(REPO_ROOT, 'README.md'), path.join(JSII_PROJECT_DIR, 'README.md'));
+  for (const dir of [...JSII_SOURCE_DIRS, 'rosetta']) {
+    cpSync(path.join(REPO_ROOT, dir), path.join(JSII_PROJECT_DIR, dir), { recursive: true });
+  }
+  writeFileSync(path.join(JSII_PROJECT_DIR, 'README.md'), assemblyReadme());
   // jsii resolves aws-cdk-lib and constructs from the repository's node_modules (the parent directories).
   execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules/jsii/bin/jsii'), '--fail-on-warnings'], {
     cwd: JSII_PROJECT_DIR,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+}
+
+/** jsii-rosetta's translations of the assembly's examples, beside it. */
+export const JSII_TABLET = path.join(JSII_PROJECT_DIR, '.jsii.tabl.json');
+
+/**
+ * Compiles every example of the assembly (the README's quick start, each `@example`) with
+ * jsii-rosetta in strict mode, against the assembly and aws-cdk-lib's, and translates each into
+ * Python, Java, C# and Go: the tablet pacmak puts into the language packages' docs.
+ *
+ * @throws Error (rosetta's diagnostics on stderr) when an example does not compile
+ */
+export function extractExamples(): string {
+  rmSync(JSII_TABLET, { force: true });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, 'node_modules/jsii-rosetta/bin/jsii-rosetta'),
+      'extract',
+      '--compile',
+      '--strict',
+      '--fail',
+      '--output',
+      JSII_TABLET,
+      JSII_ASSEMBLY,
+    ],
+    { cwd: JSII_PROJECT_DIR, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  return JSII_TABLET;
 }

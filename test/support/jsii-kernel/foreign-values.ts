@@ -32,7 +32,10 @@ export class JsiiObject {
   }
 }
 
-/** An enum member the kernel returned. */
+/**
+ * An enum member: one the kernel returned, or one given where a union also takes a string (a
+ * Python app's `FeedMode.STREAM` where the prop is `string | FeedMode`): a bare name would be the string.
+ */
 export class JsiiEnumValue {
   constructor(
     readonly fqn: string,
@@ -111,16 +114,17 @@ function encodeNamed(types: TypeSystem, fqn: string, value: unknown, where: stri
     );
   }
   if (declared.kind === 'enum') {
-    if (typeof value !== 'string') {
+    const name = value instanceof JsiiEnumValue && value.fqn === fqn ? value.member : value;
+    if (typeof name !== 'string') {
       throw new ForeignValueError(where, `expected a member name of ${fqn}, got ${describe(value)}`);
     }
-    if (!declared.members.some((member) => member.name === value)) {
+    if (!declared.members.some((member) => member.name === name)) {
       throw new ForeignValueError(
         where,
-        `${fqn} has no member ${JSON.stringify(value)} (members: ${declared.members.map((member) => member.name).join(', ')})`,
+        `${fqn} has no member ${JSON.stringify(name)} (members: ${declared.members.map((member) => member.name).join(', ')})`,
       );
     }
-    return { '$jsii.enum': `${fqn}/${value}` };
+    return { '$jsii.enum': `${fqn}/${name}` };
   }
   if (value instanceof JsiiObject) {
     if (!types.isAssignable(value.fqn, value.interfaces, fqn)) {

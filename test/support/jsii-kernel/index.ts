@@ -6,4 +6,10 @@ export { type AssemblyTypes, TypeSystem } from './assembly-types.ts';
 export { type KernelApp, kernelApp, synthesizedTemplate } from './cdk-app.ts';
 export { ForeignValueError, JsiiEnumValue, JsiiObject } from './foreign-values.ts';
 export { JsiiKernel, JsiiKernelError, JsiiKernelProtocolError, type StartOptions } from './kernel.ts';
-export { builtPackage, installedPackages, JSII_RUNTIME_VERSION, type KernelPackage } from './kernel-files.ts';
+export {
+  builtPackage,
+  installedPackages,
+  JSII_RUNTIME_VERSION,
+  type KernelPackage,
+  packedPackage,
+} from './kernel-files.ts';

@@ -11,8 +11,9 @@
  *
  * `npx tsx test/support/jsii-kernel/kernel-files.ts` fetches them up front (CI).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AssemblyTypes, readAssemblyTypes } from './assembly-types.ts';
@@ -112,6 +113,18 @@ export async function builtPackage(dir: string): Promise<KernelPackage> {
     tarball: path.join(destination, packed.filename),
     types,
   };
+}
+
+/** A package already packed (`npm run package`'s tarball), with the types of the `.jsii` it holds. */
+export function packedPackage(tarball: string): KernelPackage {
+  const dir = mkdtempSync(path.join(tmpdir(), 'jsii-kernel-packed-'));
+  try {
+    execFileSync('tar', ['-xzf', tarball, '-C', dir, 'package/.jsii']);
+    const types = readAssemblyTypes(path.join(dir, 'package'));
+    return { name: types.name, version: types.version, tarball, types };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The types of the package installed in `dir`, read once per version and kept in the cache. */
