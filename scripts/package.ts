@@ -60,7 +60,9 @@ console.log(
 );
 started = performance.now();
 const tablet = extractExamples();
-console.log(`jsii-rosetta: every example compiled (strict) and translated (${seconds(started)})`);
+console.log(
+  `jsii-rosetta: every example compiled (strict; unchanged ones reused from its cache) and translated (${seconds(started)})`,
+);
 // The library as the jsii kernel loads it: bundled from jsii's emit, which carries its type information.
 await buildConstructLibrary(REPO_ROOT, JSII_EMITTED_ENTRY);
 emitDeclarations();

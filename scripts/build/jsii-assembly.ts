@@ -158,8 +158,10 @@ export function compileJsiiAssembly(): void {
   });
 }
 
-/** jsii-rosetta's translations of the assembly's examples, beside it. */
+/** jsii-rosetta's translations of the assembly's examples, beside it (rosetta writes it there). */
 export const JSII_TABLET = path.join(JSII_PROJECT_DIR, '.jsii.tabl.json');
+
+const ROSETTA_CACHE = path.join(REPO_ROOT, 'node_modules/.cache/jsii-rosetta/tablet.json');
 
 /**
  * Compiles every example of the assembly (the README's quick start, each `@example`) with
@@ -170,6 +172,7 @@ export const JSII_TABLET = path.join(JSII_PROJECT_DIR, '.jsii.tabl.json');
  */
 export function extractExamples(): string {
   rmSync(JSII_TABLET, { force: true });
+  mkdirSync(path.dirname(ROSETTA_CACHE), { recursive: true });
   execFileSync(
     process.execPath,
     [
@@ -178,8 +181,10 @@ export function extractExamples(): string {
       '--compile',
       '--strict',
       '--fail',
-      '--output',
-      JSII_TABLET,
+      // Rosetta reuses a translation when neither the snippet nor a type it uses changed: about
+      // 3 s instead of 15-45 s here once the cache is warm (a fresh clone compiles every snippet).
+      '--cache',
+      ROSETTA_CACHE,
       JSII_ASSEMBLY,
     ],
     { cwd: JSII_PROJECT_DIR, stdio: ['ignore', 'ignore', 'inherit'] },
