@@ -19,7 +19,14 @@ export class PollerError extends Error {
   }
 }
 
-/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+/**
+ * A configuration value (environment variable, secret field, CDK context key) is missing or malformed.
+ *
+ * Not in the jsii assembly (an `Error` subclass has no form in Python, Java, .NET or Go); the jsii
+ * kernel still reports it to those languages by its name, `ConfigurationError`.
+ *
+ * @jsii ignore
+ */
 export class ConfigurationError extends PollerError {
   static readonly code = 'CONFIGURATION_INVALID';
 
@@ -99,6 +106,20 @@ export class PageUnreadableError extends PollerError {
 
   constructor(message: string, context: ErrorContext = {}) {
     super(PageUnreadableError.code, message, { context });
+  }
+}
+
+/**
+ * A page of the feed too large to read at once whose first event does not end within what was
+ * read: the events before it would be read in parts (`page-prefix.ts`), but one event cannot be
+ * split, and this one does not fit the memory the function gives a page. Raising the function's
+ * memory raises that bound.
+ */
+export class PageTooLargeError extends PollerError {
+  static readonly code = 'PAGE_TOO_LARGE';
+
+  constructor(message: string, context: ErrorContext = {}) {
+    super(PageTooLargeError.code, message, { context });
   }
 }
 
@@ -376,6 +397,7 @@ export const POLLER_ERRORS = [
   UpstreamHttpError,
   PayloadValidationError,
   PageUnreadableError,
+  PageTooLargeError,
   EventUnpublishableError,
   EventUnprocessableError,
   FeedCursorError,

@@ -125,6 +125,7 @@ export const SETTINGS = {
     whenAbsent: 'no registry: a worker polls the programs of `SECRET_ID` and `PROGRAM_SECRETS`',
     actsIn: [
       'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
+      'functions/poller/handler.ts#handler',
       'infra/constructs/programs-table.ts#createProgramsTable',
     ],
     env: { name: 'PROGRAMS_TABLE', deployed: 'resource' },
@@ -164,7 +165,7 @@ export const SETTINGS = {
       "Programs a worker polls at once, each with its own connections and share of the function's memory; " +
       'more programs take turns, each for a share of the run',
     default: 50,
-    actsIn: [],
+    actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
     env: { name: 'MAX_CONCURRENT_PROGRAMS' },
     context: { key: 'maxConcurrentPrograms' },
     prop: { name: 'maxConcurrentPrograms' },
@@ -595,6 +596,15 @@ export const SETTINGS = {
     default: PUBLISH_DEFAULTS.maxAttempts,
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },
+  }),
+  functionMemoryMb: setting(integer({ min: 128, max: 10_240 }), {
+    doc:
+      "The function's memory in MB, set by Lambda from the construct's `memorySize`: what a run holds of " +
+      'the events it reads, and reads of a page at once, are derived from it',
+    whenAbsent: "V8's heap limit (outside Lambda)",
+    actsIn: ['functions/core/memory-budget.ts#memoryBudget'],
+    see: { title: 'a bank that ignores limit', path: 'docs/performance.md#a-bank-that-ignores-limit' },
+    env: { name: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE' },
   }),
 };
 

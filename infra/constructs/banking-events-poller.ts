@@ -19,6 +19,7 @@ import type { CustomEventBus } from './custom-event-bus.ts';
 import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
 import type { EventRouting, RouteQueues } from './event-routing.ts';
 import type { EventSchemas } from './event-schemas.ts';
+import { mapRecord } from './map-members.ts';
 import {
   grantOperatorPrograms,
   grantOperatorRead,
@@ -99,6 +100,10 @@ export class BankingEventsPoller extends Construct {
   /**
    * Program name → the credentials secret the stack created for it or was given
    * (`existingSecret`). A program whose secret is under `secretsPrefix` has none here.
+   *
+   * A `Map`, for TypeScript; every language has `secretsByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /**
@@ -149,6 +154,10 @@ export class BankingEventsPoller extends Construct {
    * Program name → the schedule of the worker that polls it, for the props' programs (a program's
    * worker follows from its name and `workers` alone). Disabling it stops every program of that
    * worker: to stop one program, pause it (`banking-events-poller programs pause`).
+   *
+   * A `Map`, for TypeScript; every language has `schedulesByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly schedules: ReadonlyMap<string, scheduler.Schedule>;
   /** Invocations EventBridge Scheduler could not deliver. */
@@ -164,7 +173,7 @@ export class BankingEventsPoller extends Construct {
    * gateways of `vpc` when it is in the same stack (also the `EgressPublicIps` output); empty
    * otherwise.
    */
-  public readonly egressPublicIps: readonly string[];
+  public readonly egressPublicIps: string[];
   readonly #encryptionKey: kms.IKey | undefined;
   /** The bus's strategy: everything that differs between the kinds of bus. */
   readonly #bus: PollerBusStrategy;
@@ -297,8 +306,18 @@ export class BankingEventsPoller extends Construct {
   }
 
   /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */
-  get routes(): readonly RouteQueues[] {
+  get routes(): RouteQueues[] {
     return this.#bus.routes;
+  }
+
+  /** Program name → its credentials secret (`secrets` as a plain object). */
+  get secretsByProgram(): { readonly [program: string]: secretsmanager.ISecret } {
+    return mapRecord(this.secrets);
+  }
+
+  /** Program name → its schedule (`schedules` as a plain object). */
+  get schedulesByProgram(): { readonly [program: string]: scheduler.Schedule } {
+    return mapRecord(this.schedules);
   }
 
   /** Console link to the dashboard. */
@@ -341,8 +360,8 @@ export class BankingEventsPoller extends Construct {
    * (`options.idempotencyTable`) or the construct's shared one, created on first use.
    *
    * @example
-   * const { idempotencyTable } = poller.grantSubscriber(fn);
-   * fn.addEnvironment('IDEMPOTENCY_TABLE', idempotencyTable.tableName);
+   * const grant = poller.grantSubscriber(fn);
+   * fn.addEnvironment('IDEMPOTENCY_TABLE', grant.idempotencyTable.tableName);
    */
   grantSubscriber(grantee: iam.IGrantable, options: SubscriberGrantOptions = {}): SubscriberGrant {
     this.grantClaimCheckRead(grantee);

@@ -8,7 +8,9 @@
  * - the feed: events created before the first run, and events arriving later (at drawn times),
  *   some invalid, some too large for the bus, some nested deeper than the bus processes, some
  *   with a type too long for a detail-type, some reusing an earlier event's id at their own
- *   number, and sequence numbers the feed skips;
+ *   number, and sequence numbers the feed skips; polls answered with every event there is,
+ *   whatever the page size asked for (a bank that ignores `limit`), to a cycle that may hold only a
+ *   few events at once (its memory budget);
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
  * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
@@ -94,6 +96,10 @@ export interface FaultSchedule {
   /** Events (by position) too large for the bus. */
   readonly oversize: readonly number[];
   readonly pageLimit: number;
+  /** Polls (by index, across cycles) answered with every event visible, whatever `pageLimit` asked for. */
+  readonly ignoresLimit: readonly number[];
+  /** What the cycle may hold at once, in ordinary events' footprints (`heldBytes`). */
+  readonly heldEvents: number;
   readonly failedPolls: readonly number[];
   /** Events (by position) the bus rejects, and how many times. */
   readonly rejectedEntries: readonly { readonly position: number; readonly times: number }[];
@@ -153,6 +159,8 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       invalid: positions(events, 4),
       oversize: positions(events, 3),
       pageLimit: fc.integer({ min: 1, max: 25 }),
+      ignoresLimit: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 6 }),
+      heldEvents: fc.integer({ min: 1, max: 40 }),
       failedPolls: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 4 }),
       rejectedEntries: fc.array(
         fc.record({ position: fc.integer({ min: 1, max: events }), times: fc.integer({ min: 1, max: 6 }) }),
@@ -184,15 +192,18 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
     clockSkewAllowanceMs: Math.max(0, -skew.bank) + skew.slack,
   }));
 
+/** About what an ordinary event of the drawn feed is counted for while held (`eventFootprint`). */
+const ORDINARY_EVENT_FOOTPRINT = 600;
+
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
-interface FaultCounters {
+export interface FaultCounters {
   polls: number;
   requests: number;
   commits: number;
 }
 
 /** Shared by every port of one cycle: counts calls, and after the crash point every call hangs. */
-class Process {
+export class Process {
   calls = 0;
   dead = false;
   constructor(
@@ -214,14 +225,14 @@ class Process {
 }
 
 /** One event of the bank, with when it was created (it is visible from then on). */
-interface BankRecord {
+export interface BankRecord {
   readonly position: number;
   readonly createdAt: number;
   readonly event: BankingEvent;
 }
 
 /** The bank: its events over virtual time, as the poll index and the stream show them. */
-class Bank {
+export class Bank {
   constructor(
     readonly records: readonly BankRecord[],
     private readonly clock: FakeClock,
@@ -253,7 +264,7 @@ class Bank {
 }
 
 /** `GET /events`: pages by cursor from the poll index (which may lag), a long poll when empty. */
-class ScheduledFeed implements EventFeed, EventLookup {
+export class ScheduledFeed implements EventFeed, EventLookup {
   constructor(
     private readonly bank: Bank,
     private readonly schedule: FaultSchedule,
@@ -277,8 +288,14 @@ class ScheduledFeed implements EventFeed, EventLookup {
         await this.bank.waitForNext(request.after, this.lagMs, this.schedule.pollHoldMs, request.signal);
         page = this.bank.visible(request.after, this.lagMs);
       }
-      const events = page.slice(0, this.schedule.pageLimit).map((record) => record.event);
-      return { events, lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after };
+      // A bank that ignores `limit` on the drawn polls: every event there is, in one page.
+      const limit = this.schedule.ignoresLimit.includes(index) ? page.length : this.schedule.pageLimit;
+      const events = page.slice(0, limit).map((record) => record.event);
+      return {
+        events,
+        lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after,
+        asked: this.schedule.pageLimit,
+      };
     });
   }
 
@@ -301,7 +318,7 @@ class ScheduledFeed implements EventFeed, EventLookup {
 }
 
 /** `GET /events/stream`: messages of up to three events as they are created, some unreadable. */
-class ScheduledStream implements EventStream {
+export class ScheduledStream implements EventStream {
   constructor(
     private readonly bank: Bank,
     private readonly schedule: FaultSchedule,
@@ -382,7 +399,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  * The bus: the shared sink, with scheduled refusals and the bus's own (`busRefusal`, for good);
  * records what it accepted on the timeline.
  */
-class ScheduledBus implements EventPublisher {
+export class ScheduledBus implements EventPublisher {
   readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
   constructor(
     private readonly sink: InMemoryPublisher,
@@ -419,7 +436,7 @@ class ScheduledBus implements EventPublisher {
 }
 
 /** The checkpoint item: shared across cycles; scheduled write failures; checkpoint writes on the timeline. */
-class ScheduledStore implements CheckpointStore {
+export class ScheduledStore implements CheckpointStore {
   constructor(
     private readonly store: CheckpointStore,
     private readonly counters: FaultCounters,
@@ -468,7 +485,7 @@ class ScheduledStore implements CheckpointStore {
   }
 }
 
-class MemoryClaimChecks implements ClaimCheckStore {
+export class MemoryClaimChecks implements ClaimCheckStore {
   readonly objects = new Map<string, string>();
   async put(key: string, body: string): Promise<ClaimCheckLocation> {
     this.objects.set(key, body);
@@ -479,7 +496,7 @@ class MemoryClaimChecks implements ClaimCheckStore {
 /** A timeline entry before the timeline numbers it (distributes over the union's members). */
 type Unnumbered<T> = T extends TimelineEntry ? Omit<T, 'at'> : never;
 
-class Timeline {
+export class Timeline {
   readonly entries: TimelineEntry[] = [];
   push(entry: Unnumbered<TimelineEntry>): void {
     this.entries.push({ ...entry, at: this.entries.length + 1 } as TimelineEntry);
@@ -498,7 +515,11 @@ function sequenceNumbers(schedule: FaultSchedule): number[] {
 }
 
 /** The bank's events for a schedule: parsed from one answer, so invalid ones are real quarantines. */
-function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: CycleModules): BankRecord[] {
+export function bankRecords(
+  schedule: FaultSchedule,
+  firstRunAt: number,
+  modules: CycleModules,
+): BankRecord[] {
   const numbers = sequenceNumbers(schedule);
   const createdAt = numbers.map((_, index) =>
     index < schedule.preexisting
@@ -539,7 +560,7 @@ function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: Cycle
   return events.map((event, index) => ({ position: index + 1, createdAt: createdAt[index]!, event }));
 }
 
-function startPositionOf(schedule: FaultSchedule): StartPosition {
+export function startPositionOf(schedule: FaultSchedule): StartPosition {
   const { startPosition } = schedule;
   return typeof startPosition === 'number'
     ? { kind: 'sequence', sequenceNumber: startPosition }
@@ -547,14 +568,14 @@ function startPositionOf(schedule: FaultSchedule): StartPosition {
 }
 
 /** Whether the start position passes over `record` by design (never to be published). */
-function passedOverByStart(schedule: FaultSchedule, record: BankRecord, firstRunAt: number): boolean {
+export function passedOverByStart(schedule: FaultSchedule, record: BankRecord, firstRunAt: number): boolean {
   const { startPosition } = schedule;
   if (startPosition === 'beginning') return false;
   if (startPosition === 'latest') return record.createdAt < firstRunAt;
   return record.event.sequence_number < startPosition;
 }
 
-function bankEvent(record: BankRecord): BankEvent {
+export function bankEvent(record: BankRecord): BankEvent {
   const { event } = record;
   return {
     id: event.id,
@@ -659,6 +680,7 @@ export async function runSchedule(
             clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
           },
           feedMode: schedule.mode,
+          heldBytes: schedule.heldEvents * ORDINARY_EVENT_FOOTPRINT,
         })
         .then(
           () => 'completed' as const,
