@@ -43,14 +43,14 @@ const ITEMS: Readonly<Record<string, { readonly name: string; readonly formula: 
   metrics: {
     name: 'CloudWatch custom metrics',
     formula:
-      `per-program alarms: programs × ${USAGE.perProgramMetrics.value}; per condition: ${DEPLOYMENT_METRICS} of the ` +
-      `deployment + ${WORKER_METRICS_EVERY_RUN} a worker, none of a healthy program; × $0.30`,
+      `(per-program alarms: programs × ${USAGE.perProgramMetrics.value}; without: ${DEPLOYMENT_METRICS} of the ` +
+      `deployment, none of a healthy program) + ${WORKER_METRICS_EVERY_RUN} a worker; × $0.30`,
   },
   alarms: {
     name: 'CloudWatch alarms',
     formula:
-      `${USAGE.stackAlarms.value} of the stack + per-program: ${USAGE.perProgramAlarms.value} a program; per condition: ` +
-      `${USAGE.conditionAlarms.value} + 1 a worker; × $0.10 per alarm metric`,
+      `${USAGE.stackAlarms.value} of the stack + ${USAGE.conditionAlarms.value} over every program + 1 a worker ` +
+      `(+ ${USAGE.perProgramAlarms.value} a program with per-program alarms); × $0.10 per alarm metric`,
   },
   dashboard: { name: 'CloudWatch dashboard', formula: '$3.00' },
   kms: { name: 'KMS key (alarm topic)', formula: '$1.00' },

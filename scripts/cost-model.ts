@@ -106,7 +106,7 @@ export const USAGE = {
   conditionAlarms: {
     value: 5,
     provenance: 'derived',
-    note: 'one per condition over every program (6 on the custom bus)',
+    note: 'one per condition over every program (6 on the custom bus), in every deployment',
   },
 } as const satisfies Record<string, Usage>;
 
@@ -163,16 +163,21 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
     { item: 'secrets', dollars: programs * (PRICES.secretMonth + u('secretCalls') * PRICES.secretCall) },
     {
       item: 'metrics',
+      // A worker's own metrics are sent under either plan.
       dollars:
-        (perProgramAlarms
-          ? programs * u('perProgramMetrics')
-          : DEPLOYMENT_METRICS + workers * WORKER_METRICS_EVERY_RUN) * PRICES.metricMonth,
+        ((perProgramAlarms ? programs * u('perProgramMetrics') : DEPLOYMENT_METRICS) +
+          workers * WORKER_METRICS_EVERY_RUN) *
+        PRICES.metricMonth,
     },
     {
       item: 'alarms',
+      // The alarms over every program exist whatever the props (the registry may hold programs no
+      // per-program alarm names), each worker's stall alarm with them.
       dollars:
         (u('stackAlarms') +
-          (perProgramAlarms ? programs * u('perProgramAlarms') : u('conditionAlarms') + workers)) *
+          u('conditionAlarms') +
+          workers +
+          (perProgramAlarms ? programs * u('perProgramAlarms') : 0)) *
         PRICES.alarmMetricMonth,
     },
     { item: 'dashboard', dollars: PRICES.dashboardMonth },

@@ -19,7 +19,14 @@ export class PollerError extends Error {
   }
 }
 
-/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+/**
+ * A configuration value (environment variable, secret field, CDK context key) is missing or malformed.
+ *
+ * Not in the jsii assembly (an `Error` subclass has no form in Python, Java, .NET or Go); the jsii
+ * kernel still reports it to those languages by its name, `ConfigurationError`.
+ *
+ * @jsii ignore
+ */
 export class ConfigurationError extends PollerError {
   static readonly code = 'CONFIGURATION_INVALID';
 
@@ -365,6 +372,20 @@ export class ProgramSecretRefusedError extends PollerError {
 }
 
 /**
+ * A deploy's programs (the construct's `programs` prop) cannot be seeded as the stack's records:
+ * a program of the props was added by an operator (`programs add`), or its item in the programs
+ * table is not a readable record. The deploy fails with this reason and nothing of that program
+ * is changed; `programs` names each one.
+ */
+export class ProgramSeedConflictError extends PollerError {
+  static readonly code = 'PROGRAM_SEED_CONFLICT';
+
+  constructor(message: string, context: ErrorContext & { readonly programs: string }) {
+    super(ProgramSeedConflictError.code, message, { context });
+  }
+}
+
+/**
  * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
  * and log queries and alarms match on them. A new class of this family belongs here (a test checks
  * that every exported class is listed).
@@ -393,6 +414,7 @@ export const POLLER_ERRORS = [
   ProgramRevisionConflictError,
   ProgramSettingError,
   ProgramSecretRefusedError,
+  ProgramSeedConflictError,
 ] as const;
 
 /** The stable codes of {@link POLLER_ERRORS}. */

@@ -13,7 +13,7 @@
  */
 import type { ProgramMetricsPlan } from '../../functions/adapters/observability/metric-plan.ts';
 
-/** Per-program alarms by default up to this many programs named in props, and no registry. */
+/** Per-program alarms by default up to this many programs named in props. */
 export const PER_PROGRAM_ALARMS_UP_TO = 5;
 
 export interface AlarmPlan {
@@ -31,24 +31,27 @@ export interface AlarmPlan {
 export interface AlarmPlanOptions {
   /** Programs named in props. */
   readonly programs: number;
-  /** Whether programs are also expected from the registry (added with the CLI), which no per-program alarm can name. */
+  /**
+   * Whether programs may also come from the registry (added with the CLI), which no per-program
+   * alarm can name: they are then alarmed per condition, beside any per-program alarms.
+   */
   readonly registry: boolean;
   /**
    * The `perProgramAlarms` prop.
    *
-   * @default - on with at most `PER_PROGRAM_ALARMS_UP_TO` programs in props and no registry
+   * @default - on with at most `PER_PROGRAM_ALARMS_UP_TO` programs in props
    */
   readonly perProgramAlarms?: boolean;
 }
 
 /**
- * The plan for a deployment. Per-condition alarms exist whenever a program has no per-program
- * alarm: always with a registry, and whenever per-program alarms are off. With the defaults, a
- * deployment of today (a few programs in props) keeps exactly today's alarms.
+ * The plan for a deployment. Per-condition alarms exist whenever a program may have no
+ * per-program alarm: always with a registry, and whenever per-program alarms are off. With the
+ * defaults, a deployment of today (a few programs in props) keeps its per-program alarms, its
+ * dashboard and every metric of its programs.
  */
 export function resolveAlarmPlan(options: AlarmPlanOptions): AlarmPlan {
-  const perProgram =
-    options.perProgramAlarms ?? (options.programs <= PER_PROGRAM_ALARMS_UP_TO && !options.registry);
+  const perProgram = options.perProgramAlarms ?? options.programs <= PER_PROGRAM_ALARMS_UP_TO;
   return {
     perProgram,
     perCondition: !perProgram || options.registry,

@@ -7,11 +7,12 @@ import type { MetricName } from '../../functions/core/ports.ts';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
+import { mapRecord } from './map-members.ts';
 import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: with `perProgramAlarms`, every custom-metric alarm exists once per program (its `Program` dimension). */
-  readonly programs: readonly string[];
+  readonly programs: string[];
   /**
    * One set of alarms per program of `programs`, each on its `Program` dimension: clear for a few
    * programs; five resources per program.
@@ -21,9 +22,10 @@ export interface PollerAlarmsProps {
   readonly perProgramAlarms?: boolean;
   /**
    * One alarm per condition (lag, stall, rejected entries, unfilled gaps, lease busy, broken order)
-   * over every program, `programs` or not: a Metrics Insights query grouped by `Program`, each
-   * program a contributor with its own state, named in the notification. Needs the handler's
-   * metrics of each program (`PROGRAM_METRICS`, either plan).
+   * over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
+   * Metrics Insights query grouped by `Program`, each program a contributor with its own state,
+   * named in the notification. Needs the handler's metrics of each program (`PROGRAM_METRICS`,
+   * either plan).
    *
    * @default false
    */
@@ -38,7 +40,7 @@ export interface PollerAlarmsProps {
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /**
    * How often each program's schedule fires (whole minutes). The handler writes each metric once
    * per invocation, so this is the period of every alarm on a per-invocation metric.
@@ -67,6 +69,8 @@ export interface PollerAlarmsProps {
 }
 
 const ONE_MINUTE = Duration.minutes(1);
+/** The data a Metrics Insights alarm evaluates, at most (CloudWatch's limit). */
+const METRICS_INSIGHTS_WINDOW = Duration.hours(3);
 /** Failing or throttled ticks in 3 of the last 5: a single bad tick is covered by the next one. */
 const FAILURE_DATAPOINTS = 3;
 const FAILURE_WINDOW = 5;
@@ -113,41 +117,108 @@ export interface ProgramConditionAlarms {
  * what to do is in docs/runbook.md; every description points there.
  */
 export class PollerAlarms extends Construct {
-  /** Per program: the newest published event is older than the lag threshold. */
+  /**
+   * Per program: the newest published event is older than the lag threshold.
+   *
+   * A `Map`, for TypeScript; every language has `lagAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly lagAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: no poll cycle completed for `stallAfter` (missing data breaches). */
+  /**
+   * Per program: no poll cycle completed for `stallAfter` (missing data breaches).
+   *
+   * A `Map`, for TypeScript; every language has `stallAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly stallAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: PutEvents entries the bus kept rejecting. */
+  /**
+   * Per program: PutEvents entries the bus kept rejecting.
+   *
+   * A `Map`, for TypeScript; every language has `failedEntriesAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly failedEntriesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /**
    * Per program: skipped sequence numbers that no event filled: `GapsUnfilled` (after the grace
    * period) with gap repair on, `SequenceGaps` (at once) with it off.
+   *
+   * A `Map`, for TypeScript; every language has `sequenceGapsAlarmsByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly. */
+  /**
+   * Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly.
+   *
+   * A `Map`, for TypeScript; every language has `leaseBusyAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly leaseBusyAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /**
    * Custom bus only, per program: the bus accepted an event of a group while rejecting an earlier
    * one of the same group (`OrderBroken`): a FIFO subscriber sees that group out of order. Empty on
    * the classic bus.
+   *
+   * A `Map`, for TypeScript; every language has `orderBrokenAlarmsByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** With `perConditionAlarms`: one alarm per condition over every program; `undefined` without. */
   public readonly conditionAlarms: ProgramConditionAlarms | undefined;
   /** With `perConditionAlarms`: worker `i`'s stall alarm at index `i` (no run finished for `stallAfter`). */
-  public readonly workerStallAlarms: readonly cloudwatch.Alarm[];
+  public readonly workerStallAlarms: cloudwatch.Alarm[];
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
   public readonly scheduleDeadLetterAlarm: cloudwatch.Alarm;
-  /** Per route (detail-type or `unrouted`): its dead-letter queue holds messages. */
+  /**
+   * Per route (detail-type or `unrouted`): its dead-letter queue holds messages.
+   *
+   * A `Map`, for TypeScript; every language has `deadLetterAlarmsByRoute`.
+   *
+   * @jsii ignore
+   */
   public readonly deadLetterAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** An event type arrived that no route names (only when the catch-all has a queue). */
   public readonly unroutedEventsAlarm: cloudwatch.Alarm | undefined;
   /** An event failed validation and waits in the quarantine queue (only when the quarantine has a queue). */
   public readonly quarantineAlarm: cloudwatch.Alarm | undefined;
   /** Every alarm above, for dashboards and composite alarms. */
-  public readonly alarms: readonly cloudwatch.Alarm[];
+  public readonly alarms: cloudwatch.Alarm[];
+
+  /** `lagAlarms` as a plain object: program → alarm. */
+  get lagAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.lagAlarms);
+  }
+  /** `stallAlarms` as a plain object: program → alarm. */
+  get stallAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.stallAlarms);
+  }
+  /** `failedEntriesAlarms` as a plain object: program → alarm. */
+  get failedEntriesAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.failedEntriesAlarms);
+  }
+  /** `sequenceGapsAlarms` as a plain object: program → alarm. */
+  get sequenceGapsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.sequenceGapsAlarms);
+  }
+  /** `leaseBusyAlarms` as a plain object: program → alarm. */
+  get leaseBusyAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.leaseBusyAlarms);
+  }
+  /** `orderBrokenAlarms` as a plain object: program → alarm (empty on the classic bus). */
+  get orderBrokenAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.orderBrokenAlarms);
+  }
+  /** `deadLetterAlarms` as a plain object: route name → alarm. */
+  get deadLetterAlarmsByRoute(): { readonly [route: string]: cloudwatch.Alarm } {
+    return mapRecord(this.deadLetterAlarms);
+  }
 
   private readonly actions: IAlarmActionStrategy;
   private readonly all: cloudwatch.Alarm[] = [];
@@ -393,12 +464,16 @@ export class PollerAlarms extends Construct {
     const { runbook, recurringFailure, recurrence, periods } = words;
     const tick = props.scheduleInterval;
     const lagSeconds = props.lagThreshold.toSeconds();
+    // A program with alarms of its own is left out: one condition of one program pages once.
+    const excludedPrograms = (props.perProgramAlarms ?? true) ? [...props.programs] : [];
     const query = (name: MetricName, aggregate: 'MAX' | 'SUM') =>
-      props.metrics.programsQuery(name, { aggregate, period: tick });
+      props.metrics.programsQuery(name, { aggregate, period: tick, excludedPrograms });
     const named = 'Each program is a contributor, named in the notification (Program)';
     // Runs end about one interval apart; an interval whose run ended just past its edge holds none,
-    // so one period short of the window may lack its data point.
-    const stallPeriods = Math.max(1, Math.round(props.stallAfter.toMinutes() / tick.toMinutes()));
+    // so one period short of the window may lack its data point. A Metrics Insights alarm reads the
+    // last 3 hours at most: a longer stallAfter counts 3 hours of stalled runs.
+    const stallMinutes = Math.min(props.stallAfter.toMinutes(), METRICS_INSIGHTS_WINDOW.toMinutes());
+    const stallPeriods = Math.max(1, Math.floor(stallMinutes / tick.toMinutes()));
     const stallDatapoints = stallPeriods >= 3 ? stallPeriods - 1 : stallPeriods;
     const gapMetric: MetricName = props.gapRepair ? 'GapsUnfilled' : 'SequenceGaps';
     return {

@@ -9,7 +9,7 @@ import type { Route, RouteQueues } from './event-routing.ts';
 import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
-  readonly programs: readonly string[];
+  readonly programs: string[];
   /**
    * The handler sends every metric of a program with its `Program` (`PROGRAM_METRICS=all`): each
    * graph has a line per program of `programs`. Without, the graphs show the deployment's totals
@@ -22,7 +22,7 @@ export interface PollerDashboardProps {
   readonly pollerFunction: lambda.IFunction;
   /** The classic bus, whose rule matches are graphed; `undefined` on the custom bus. */
   readonly eventBus: events.IEventBus | undefined;
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /**
    * The poller publishes to the Custom Event Bus: the order-broken count is graphed.
    *
@@ -30,7 +30,7 @@ export interface PollerDashboardProps {
    */
   readonly customBus?: boolean;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly alarms: readonly cloudwatch.IAlarm[];
+  readonly alarms: cloudwatch.IAlarm[];
   /**
    * Dashboard name.
    *

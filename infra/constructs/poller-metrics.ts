@@ -9,12 +9,21 @@ export const ORDER_BROKEN: MetricName = 'OrderBroken';
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
 export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;
 
-/** How a metric of the poller is read: its statistic, period and graph label. */
+/** How one metric of a program is computed and labelled. */
 export interface PollerMetricOptions {
+  /** The statistic, e.g. `Maximum`, `Sum`. */
   readonly statistic: string;
-  /** @default one minute */
+  /**
+   * The metric's period.
+   *
+   * @default Duration.minutes(1)
+   */
   readonly period?: Duration;
-  /** @default - none (alarms take the plain metric form) */
+  /**
+   * The label a dashboard shows.
+   *
+   * @default - none: alarms use the plain metric form
+   */
   readonly label?: string;
 }
 
@@ -31,7 +40,18 @@ export interface ProgramsQueryOptions {
    * @default 500, Metrics Insights' limit
    */
   readonly limit?: number;
+  /**
+   * Programs left out of the query (`"Program" != '<name>'`): those with alarms of their own, so
+   * that one condition of theirs pages once. Left out only while the query stays within the
+   * 2,048 characters CloudWatch takes; past that every program is queried.
+   *
+   * @default - none
+   */
+  readonly excludedPrograms?: string[];
 }
+
+/** The longest expression a CloudWatch metric data query takes. */
+export const MAX_QUERY_LENGTH = 2048;
 
 /**
  * Builds the handler's custom (EMF) metrics. The dimensions must match the handler's exactly,
@@ -40,24 +60,28 @@ export interface ProgramsQueryOptions {
  * CloudWatch shows no data and the stall alarm fires on nothing.
  */
 export class PollerMetrics {
-  constructor(private readonly namespace: string) {}
+  /** `POLLER_SERVICE_NAME`, for every language: the `service` dimension of every custom metric. */
+  static readonly SERVICE_NAME: string = POLLER_SERVICE_NAME;
+
+  // Not `namespace`: a reserved word in C#.
+  constructor(private readonly metricsNamespace: string) {}
 
   /**
    * One metric of one program, one-minute periods unless overridden. Alarms leave `label` out so
    * CloudFormation gets the plain metric form; dashboards label by program.
    */
   metric(name: MetricName, program: string, options: PollerMetricOptions): cloudwatch.Metric {
-    return this.#metric(name, { Program: program }, options);
+    return this.dimensioned(name, { Program: program }, options);
   }
 
   /** A metric of the whole deployment (no `Program`), as the handler sends it under `PROGRAM_METRICS=alarmed`. */
   deploymentMetric(name: MetricName, options: PollerMetricOptions): cloudwatch.Metric {
-    return this.#metric(name, {}, options);
+    return this.dimensioned(name, {}, options);
   }
 
   /** A worker's own metric (its `Worker`). */
   workerMetric(name: MetricName, worker: number, options: PollerMetricOptions): cloudwatch.Metric {
-    return this.#metric(name, { Worker: String(worker) }, options);
+    return this.dimensioned(name, { Worker: String(worker) }, options);
   }
 
   /**
@@ -67,37 +91,42 @@ export class PollerMetrics {
    * Insights' limit; the highest by `fn`, which are the ones an alarm is about).
    */
   programsQuery(name: MetricName, options: ProgramsQueryOptions): cloudwatch.MathExpression {
-    return this.#groupedQuery(name, 'Program', options);
+    return this.groupedQuery(name, 'Program', options);
   }
 
   /** Every worker's own copy of `name`, one series per worker (`GROUP BY Worker`), the highest first. */
   workersQuery(name: MetricName, options: ProgramsQueryOptions): cloudwatch.MathExpression {
-    return this.#groupedQuery(name, 'Worker', options);
+    return this.groupedQuery(name, 'Worker', options);
   }
 
-  #groupedQuery(
+  private groupedQuery(
     name: MetricName,
     by: 'Program' | 'Worker',
     options: ProgramsQueryOptions,
   ): cloudwatch.MathExpression {
     const fn = options.aggregate;
     const limit = options.limit === undefined ? '' : ` LIMIT ${options.limit}`;
+    const query = (where: string) =>
+      `SELECT ${fn}(${quoted(name)}) FROM SCHEMA(${quoted(this.metricsNamespace)}, ${quoted(by)}, "service") ` +
+      `WHERE "service" = '${POLLER_SERVICE_NAME}'${where} GROUP BY ${quoted(by)} ORDER BY ${fn}() DESC${limit}`;
+    // Program names hold letters, digits, `.`, `_` and `-` only (name-rules.ts): nothing to escape.
+    const excluding = query(
+      (options.excludedPrograms ?? []).map((program) => ` AND ${quoted(by)} != '${program}'`).join(''),
+    );
     return new cloudwatch.MathExpression({
-      expression:
-        `SELECT ${fn}(${quoted(name)}) FROM SCHEMA(${quoted(this.namespace)}, ${quoted(by)}, "service") ` +
-        `WHERE "service" = '${POLLER_SERVICE_NAME}' GROUP BY ${quoted(by)} ORDER BY ${fn}() DESC${limit}`,
+      expression: excluding.length <= MAX_QUERY_LENGTH ? excluding : query(''),
       period: options.period,
       label: options.label,
     });
   }
 
-  #metric(
+  private dimensioned(
     name: MetricName,
     dimensions: Record<string, string>,
     options: PollerMetricOptions,
   ): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: this.namespace,
+      namespace: this.metricsNamespace,
       metricName: name,
       dimensionsMap: { service: POLLER_SERVICE_NAME, ...dimensions },
       statistic: options.statistic,

@@ -49,7 +49,7 @@ export interface PollerNetworkProps {
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
   /** `undefined`: Lambda creates one security group, all outbound allowed. */
-  readonly securityGroups: readonly ec2.ISecurityGroup[] | undefined;
+  readonly securityGroups: ec2.ISecurityGroup[] | undefined;
   readonly vpcEndpoints: boolean;
 }
 
@@ -68,9 +68,17 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
   const scheduleInterval = settingDuration('scheduleRateMinutes', settings.scheduleRateMinutes);
   const safetyMargin = settingDuration('safetyMarginMs', settings.safetyMarginMs);
   const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
+  const programs = props.programs ?? SETTINGS.programs.default;
+  // The registry is always there (the CLI may add programs at any time), so its programs are
+  // alarmed per condition whatever the props say: a stuck feed always raises an alarm.
+  const alarmPlan = resolveAlarmPlan({
+    programs: programs.length,
+    registry: true,
+    perProgramAlarms: settings.perProgramAlarms,
+  });
   const resolved: ResolvedPollerProps = {
     settings,
-    programs: props.programs ?? SETTINGS.programs.default,
+    programs,
     scheduleInterval,
     safetyMargin,
     handoverOverlap,
@@ -103,11 +111,7 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
           },
     reservedConcurrency: props.reservedConcurrency,
     claimCheckAccessLogsBucket: props.claimCheckAccessLogsBucket,
-    // fleet-infra: the registry and the perProgramAlarms prop come in here.
-    alarmPlan: resolveAlarmPlan({
-      programs: (props.programs ?? SETTINGS.programs.default).length,
-      registry: false,
-    }),
+    alarmPlan,
   };
   validatePollerProps(props, resolved);
   return resolved;

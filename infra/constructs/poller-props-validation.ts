@@ -8,14 +8,10 @@ import { Duration } from 'aws-cdk-lib';
 import { ConfigurationError } from '../../functions/core/errors.ts';
 import { INVALID_EVENT_TYPE } from '../../functions/core/invalid-event.ts';
 import { isProgramName, PROGRAM_NAME_EXPECTED } from '../../functions/core/name-rules.ts';
-import type { AlarmPlan } from './alarm-plan.ts';
 import { pascalCase } from './construct-names.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout, pollingStopsAfterMs } from './handover-timing.ts';
 import type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
-
-/** The data a Metrics Insights alarm evaluates: the per-condition alarms' longest window. */
-const METRICS_INSIGHTS_WINDOW = Duration.hours(3);
 
 /** Lambda's ceiling; the schedule interval is bounded so the default timeout stays under it. */
 const MAX_TIMEOUT = Duration.minutes(15);
@@ -23,13 +19,13 @@ const MAX_TIMEOUT = Duration.minutes(15);
 /** What the checks here read of the resolved props (`ResolvedPollerProps` has all of it). */
 export interface PropsToValidate {
   readonly programs: readonly PollerProgram[];
+  readonly settings: { readonly workerCount: number };
   readonly scheduleInterval: Duration;
   readonly safetyMargin: Duration;
   readonly handoverOverlap: Duration;
   readonly functionTimeout: Duration;
   readonly routes: Readonly<Record<string, EventRouteOptions>>;
   readonly stallAfter: Duration;
-  readonly alarmPlan: Pick<AlarmPlan, 'perCondition'>;
 }
 
 /**
@@ -72,13 +68,11 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
     }
   }
   const concurrency = props.reservedConcurrency;
-  if (
-    concurrency !== undefined &&
-    (!Number.isInteger(concurrency) || concurrency < resolved.programs.length)
-  ) {
+  const workers = resolved.settings.workerCount;
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < workers)) {
     fail(
-      `reservedConcurrency must be a whole number of at least ${resolved.programs.length} (one run per program; ` +
-        `${2 * resolved.programs.length} covers the hand-over between runs), or left out; got ${concurrency}`,
+      `reservedConcurrency must be a whole number of at least ${workers} (one run per worker; ` +
+        `${2 * workers} covers the hand-over between runs), or left out; got ${concurrency}`,
       'reservedConcurrency',
     );
   }
@@ -144,15 +138,6 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
         'minutes or more, or leave it out for the default, max(5 minutes, 2 × scheduleInterval). A window of ' +
         "exactly one interval misses the run's one data point whenever the run ends a little later than the " +
         'one before across a minute boundary, and raises the stall alarm while the poller is fine.',
-      'stallAfter',
-    );
-  }
-  // A Metrics Insights alarm evaluates the last 3 hours only (CloudWatch's limit).
-  if (resolved.alarmPlan.perCondition && stallMinutes > METRICS_INSIGHTS_WINDOW.toMinutes()) {
-    fail(
-      `stallAfter must be at most ${METRICS_INSIGHTS_WINDOW.toHours()} hours with alarms over every program ` +
-        '(more than five programs, or programs in the registry): such an alarm reads 3 hours of data at most. ' +
-        'Set it to 180 minutes or less, or leave it out for the default.',
       'stallAfter',
     );
   }

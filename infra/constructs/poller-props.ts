@@ -14,12 +14,16 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
+import type { EventBusKind, EventGroupBy, FeedMode, StartPosition, StreamRecovery } from './prop-values.ts';
 
-/** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
+/**
+ * One feed of the banking service, owned by the stack: a record of the programs table that every
+ * deploy seeds (an operator may pause it, not remove it), with its own credentials and checkpoint row.
+ */
 export interface PollerProgram {
   /**
-   * The program's name: the checkpoint row key, the `Program` metric dimension and the schedule
-   * payload's `program`. Letters, digits, `.`, `_` and `-`, at most 64 characters.
+   * The program's name: its record's key, its checkpoint row's and the `Program` metric dimension.
+   * Letters, digits, `.`, `_` and `-`, at most 64 characters.
    */
   readonly name: string;
   /**
@@ -28,7 +32,9 @@ export interface PollerProgram {
    * (`Secret.fromSecretAttributes(this, id, { secretCompleteArn, encryptionKey })`): the function
    * is then granted `kms:Decrypt` on the key through Secrets Manager.
    *
-   * @default - a secret is created with a placeholder value; set it before the first tick
+   * @default - a secret is created with a placeholder value (set it before the first tick); with
+   * `createProgramSecrets: false`, the secret `<secretsPrefix><name>` (set it with
+   * `banking-events-poller secret set --program <name>`)
    */
   readonly existingSecret?: secretsmanager.ISecret;
 }
@@ -55,11 +61,53 @@ export interface GapRepairOptions {
 
 export interface BankingEventsPollerProps {
   /**
-   * The programs to poll. One function serves them all; each gets a schedule.
+   * The stack's programs: seeded into the programs table at every deploy, beside those operators
+   * add with `banking-events-poller programs add`. The first is the handler's default program.
    *
    * @default [{ name: 'default' }]
    */
-  readonly programs?: readonly PollerProgram[];
+  readonly programs?: PollerProgram[];
+  /**
+   * Workers sharing the programs (`WORKER_COUNT`), 1 to 100: one schedule each, sending
+   * `{"worker": i}`; each polls the active programs that rendezvous hashing assigns it, up to
+   * `maxConcurrentPrograms` at once. Changing it moves only the programs that must move, each
+   * handed over through its lease.
+   *
+   * @default 1
+   */
+  readonly workers?: number;
+  /**
+   * Programs a worker polls at once (`MAX_CONCURRENT_PROGRAMS`), 1 to 1000, each with its own
+   * connections and share of the function's memory; beyond it they take turns within a run.
+   *
+   * @default 50
+   */
+  readonly maxConcurrentPrograms?: number;
+  /**
+   * The name path of the deployment's program secrets (`SECRETS_PREFIX`): `<secretsPrefix><program>`
+   * is where `banking-events-poller secret set --program` writes a program's credentials, and the
+   * function may read the secrets under it and no others but those the props name. Ends with `/`.
+   *
+   * @default - `banking-events-poller/<stack name>/`
+   */
+  readonly secretsPrefix?: string;
+  /**
+   * Whether a program of `programs` without `existingSecret` gets a secret created in the stack
+   * (`Secret<Program>`, as before). `false`: it reads `<secretsPrefix><name>` instead, and the
+   * template holds no resource per program (the flat template for many programs). Switching an
+   * existing stack to `false` deletes the secrets it created: copy their values first.
+   *
+   * @default true
+   */
+  readonly createProgramSecrets?: boolean;
+  /**
+   * Alarms of their own for each program of `programs` (lag, stall, failed entries, sequence gaps,
+   * lease busy; order broken on the custom bus), as before, and their rows on the dashboard. They
+   * add five or six resources per program; the deployment's alarms name the program either way.
+   *
+   * @default - on with at most 5 programs in `programs`, off above
+   */
+  readonly perProgramAlarms?: boolean;
   /**
    * The `source` of every published event.
    *
@@ -67,7 +115,7 @@ export interface BankingEventsPollerProps {
    */
   readonly eventSource?: string;
   /**
-   * How often each program's schedule fires: whole minutes, 1 to 14.
+   * How often each worker's schedule fires: whole minutes, 1 to 14.
    *
    * @default Duration.minutes(1)
    */
@@ -151,7 +199,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'beginning'
    */
-  readonly startPosition?: 'beginning' | 'latest' | number;
+  readonly startPosition?: StartPosition | 'beginning' | 'latest' | number;
   /**
    * With `startPosition` `'latest'`, until a run of a program has recorded where the feed ended
    * (`START_CLOCK_SKEW_ALLOWANCE_SECONDS`): how far behind ours the bank's clock may be. Events
@@ -170,7 +218,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'poll'
    */
-  readonly feedMode?: 'poll' | 'stream';
+  readonly feedMode?: FeedMode | 'poll' | 'stream';
   /**
    * Stream mode only: how a transaction whose `data.type` the stream may have replaced is fetched
    * before it is published (`STREAM_RECOVERY`): `'page'` reads `GET /events` from the cursor (the
@@ -178,7 +226,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'page': the same latency as lookups, with far fewer requests (docs/decisions/poll-or-stream.md)
    */
-  readonly streamRecovery?: 'page' | 'lookup';
+  readonly streamRecovery?: StreamRecovery | 'page' | 'lookup';
   /**
    * Stream mode only: how long a micro-batch waits for more events while earlier ones are still
    * being published (`STREAM_LINGER_MS`), 0 to 1 second; it never waits when nothing is in flight.
@@ -281,7 +329,7 @@ export interface BankingEventsPollerProps {
    *
    * @default - one security group that allows all outbound traffic and no inbound
    */
-  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  readonly securityGroups?: ec2.ISecurityGroup[];
   /**
    * Adds VPC endpoints so the function's AWS calls stay in the VPC: gateway endpoints for
    * DynamoDB and S3, interface endpoints (private DNS) for Secrets Manager and EventBridge behind a
@@ -292,9 +340,9 @@ export interface BankingEventsPollerProps {
    */
   readonly vpcEndpoints?: boolean;
   /**
-   * Concurrent executions reserved for the function (and at most that many). A run holds its
-   * program's lease while the next tick's run waits for it, so with n programs 2n covers the
-   * hand-over; at least the number of programs.
+   * Concurrent executions reserved for the function (and at most that many). A worker's run holds
+   * its programs' leases while the next tick's run waits for them, so with n workers 2n covers the
+   * hand-over; at least `workers`.
    *
    * @default - unreserved: the function shares the account's unreserved concurrency
    */
@@ -334,7 +382,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'classic'
    */
-  readonly eventBusKind?: 'classic' | 'custom';
+  readonly eventBusKind?: EventBusKind | 'classic' | 'custom';
   /**
    * Custom bus only: the event group a FIFO subscriber keeps in order. `'program'`: the program's
    * whole feed; `'account'`: each account's status changes, and each transaction's own lifecycle
@@ -342,7 +390,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'program'
    */
-  readonly eventGroupBy?: 'program' | 'account' | 'none';
+  readonly eventGroupBy?: EventGroupBy | 'program' | 'account' | 'none';
   /**
    * Custom bus only: how long the bus keeps every event (1 to 365 days), for subscribers and
    * replays that start from a point in time.
@@ -383,8 +431,8 @@ export interface BankingEventsPollerProps {
   readonly lagThreshold?: Duration;
   /**
    * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
-   * one schedule interval plus a minute: a window of exactly one interval raises false alarms; at
-   * most 3 hours with alarms over every program, which read no more).
+   * one schedule interval plus a minute: a window of exactly one interval raises false alarms).
+   * The stall alarm over every program reads 3 hours at most: past that, it counts 3 hours of runs.
    *
    * @default - 5 minutes or two schedule intervals, whichever is longer
    */

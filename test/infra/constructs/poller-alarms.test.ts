@@ -93,7 +93,13 @@ describe('the alarm plan', () => {
       undefined,
       { perProgram: false, perCondition: true, programMetrics: 'alarmed' },
     ],
-    [1, true, undefined, { perProgram: false, perCondition: true, programMetrics: 'alarmed' }],
+    [1, true, undefined, { perProgram: true, perCondition: true, programMetrics: 'all' }],
+    [
+      PER_PROGRAM_ALARMS_UP_TO + 1,
+      true,
+      undefined,
+      { perProgram: false, perCondition: true, programMetrics: 'alarmed' },
+    ],
     [1, true, true, { perProgram: true, perCondition: true, programMetrics: 'all' }],
     [40, false, true, { perProgram: true, perCondition: false, programMetrics: 'all' }],
     [2, false, false, { perProgram: false, perCondition: true, programMetrics: 'alarmed' }],
@@ -105,14 +111,67 @@ describe('the alarm plan', () => {
   );
 });
 
-describe(`up to ${PER_PROGRAM_ALARMS_UP_TO} programs: the alarms of today`, () => {
-  it('alarms each program on its own dimension, with no query alarm and no PROGRAM_METRICS', () => {
+describe(`up to ${PER_PROGRAM_ALARMS_UP_TO} programs: the alarms of today, and the registry's programs alarmed per condition`, () => {
+  it('alarms each program of the props on its own dimension, every program per condition, and sends every metric with Program', () => {
     const { alarms, environment, poller } = synth({ programs: programs(PER_PROGRAM_ALARMS_UP_TO) });
 
     expect(perProgram(alarms)).toHaveLength(5 * PER_PROGRAM_ALARMS_UP_TO);
-    expect(alarms.filter((alarm) => queryOf(alarm) !== undefined)).toEqual([]);
+    expect(alarms.filter((alarm) => queryOf(alarm) !== undefined)).toHaveLength(USAGE.conditionAlarms.value);
     expect(environment).not.toHaveProperty('PROGRAM_METRICS');
-    expect(poller.alarms.conditionAlarms).toBeUndefined();
+    expect(poller.alarms.conditionAlarms).toBeDefined();
+    expect(poller.alarms.workerStallAlarms).toHaveLength(1);
+  });
+
+  it('leaves the programs with alarms of their own out of the alarms over every program: one page per condition', () => {
+    const { alarms } = synth({ programs: programs(2) });
+    const queries = alarms.flatMap((alarm) => queryOf(alarm) ?? []);
+
+    expect(queries).toHaveLength(USAGE.conditionAlarms.value);
+    for (const query of queries) {
+      expect(query).toMatch(
+        /^SELECT (MAX|SUM)\("\w+"\) FROM SCHEMA\("BankingEventsPoller", "Program", "service"\) WHERE "service" = 'banking-events-poller' AND "Program" != 'p0' AND "Program" != 'p1' GROUP BY "Program" ORDER BY (MAX|SUM)\(\) DESC$/,
+      );
+    }
+  });
+});
+
+describe('perProgramAlarms', () => {
+  it(`is off by default above ${PER_PROGRAM_ALARMS_UP_TO} programs, and on when asked, beside the alarms over every program`, () => {
+    const count = PER_PROGRAM_ALARMS_UP_TO + 1;
+    const byDefault = synth({ programs: programs(count) });
+    const asked = synth({ programs: programs(count), perProgramAlarms: true });
+
+    expect(perProgram(byDefault.alarms)).toEqual([]);
+    expect(perProgram(asked.alarms)).toHaveLength(5 * count);
+    expect(asked.poller.alarms.lagAlarms.size).toBe(count);
+    expect(asked.environment).not.toHaveProperty('PROGRAM_METRICS');
+    const queries = asked.alarms.flatMap((alarm) => queryOf(alarm) ?? []);
+    expect(queries).toHaveLength(USAGE.conditionAlarms.value);
+    for (const query of queries) expect(query).toContain(`AND "Program" != 'p${count - 1}' GROUP BY`);
+  });
+
+  it('can be turned off for a few programs: every program is then alarmed per condition only', () => {
+    const off = synth({ programs: programs(2), perProgramAlarms: false });
+
+    expect(perProgram(off.alarms)).toEqual([]);
+    expect(off.environment).toMatchObject({ PROGRAM_METRICS: 'alarmed' });
+    for (const query of off.alarms.flatMap((alarm) => queryOf(alarm) ?? []))
+      expect(query).not.toContain('!=');
+  });
+
+  it('queries every program when leaving them all out would pass the 2,048 characters of a query', () => {
+    const long = Array.from({ length: 30 }, (_, i) => ({
+      name: `${'p'.repeat(60)}${String(i).padStart(4, '0')}`,
+    }));
+    const { alarms } = synth({ programs: long, perProgramAlarms: true });
+    const queries = alarms.flatMap((alarm) => queryOf(alarm) ?? []);
+
+    expect(perProgram(alarms)).toHaveLength(5 * long.length);
+    expect(queries).toHaveLength(USAGE.conditionAlarms.value);
+    for (const query of queries) {
+      expect(query).not.toContain('!=');
+      expect(query.length).toBeLessThanOrEqual(2048);
+    }
   });
 });
 
@@ -194,7 +253,8 @@ describe('more programs: one alarm per condition, each program a contributor', (
 
     expect(more.alarms).toHaveLength(many.alarms.length);
     expect(queryAlarms).toHaveLength(USAGE.conditionAlarms.value);
-    expect(many.alarms.length - queryAlarms.length).toBe(USAGE.stackAlarms.value);
+    // One worker by default: its stall alarm.
+    expect(many.alarms.length - queryAlarms.length - 1).toBe(USAGE.stackAlarms.value);
   });
 
   it('alarms on a broken order over every program on the custom bus', () => {
@@ -207,12 +267,11 @@ describe('more programs: one alarm per condition, each program a contributor', (
     expect(custom.poller.alarms.orderBrokenAlarms.size).toBe(0);
   });
 
-  it('refuses a stall window longer than the 3 hours a Metrics Insights alarm reads, naming the prop', () => {
-    expect(() => synth({ programs: programs(8), stallAfter: Duration.minutes(181) })).toThrow(
-      /stallAfter must be at most 3 hours with alarms over every program/,
-    );
-    expect(() => synth({ programs: programs(8), stallAfter: Duration.minutes(180) })).not.toThrow();
-    expect(() => synth({ programs: programs(2), stallAfter: Duration.minutes(181) })).not.toThrow();
+  it('reads at most the 3 hours of a Metrics Insights alarm, whatever the stall window', () => {
+    const long = synth({ programs: programs(8), stallAfter: Duration.hours(6) });
+    const stall = long.alarms.find((alarm) => queryOf(alarm)?.includes('"StalledRuns"'));
+
+    expect(stall).toMatchObject({ EvaluationPeriods: 180, DatapointsToAlarm: 179 });
   });
 
   it('counts unfilled gaps as soon as skipped without gap repair', () => {

@@ -569,10 +569,10 @@ describe('docs/cost.md', () => {
     expect(PRICES.lambdaGbSecond).toBe(Number(duration?.[2]));
     expect(TODAY_PER_PROGRAM).toBe(Number(today?.[1]));
     expect(USAGE.perProgramMetrics.value).toBe(Number(metrics?.[1]));
-    expect([USAGE.stackAlarms.value, USAGE.perProgramAlarms.value]).toEqual([
-      alarms.length - perProgram,
-      perProgram,
-    ]);
+    // The default stack has one worker: its stall alarm.
+    expect([USAGE.stackAlarms.value + USAGE.conditionAlarms.value + 1, USAGE.perProgramAlarms.value]).toEqual(
+      [alarms.length - perProgram, perProgram],
+    );
   });
 
   it('prices the function the template deploys', () => {
