@@ -193,7 +193,7 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
   }));
 
 /** About what an ordinary event of the drawn feed is counted for while held (`eventFootprint`). */
-const ORDINARY_EVENT_FOOTPRINT = 600;
+export const ORDINARY_EVENT_FOOTPRINT = 600;
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 export interface FaultCounters {
