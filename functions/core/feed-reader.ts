@@ -4,6 +4,7 @@ import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
 import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
+import { type JumpRule, splitAtJump } from './sequence-jumps.ts';
 
 export interface FeedReaderDeps {
   readonly feed: EventFeed;
@@ -17,6 +18,11 @@ export interface FeedReaderDeps {
    * below the cursor with one of them was filled in late and is wanted. @default none
    */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): they are returned apart, as
+   * `held`, never as events. @default every event is trusted (the operator's reads)
+   */
+  readonly jumps?: JumpRule;
 }
 
 export interface FeedReaderOptions {
@@ -39,13 +45,16 @@ export interface ReadWindow {
 
 export type FeedRead =
   /**
-   * Events after the cursor, new to this checkpoint, ascending; and `late` ones at or below it
-   * that fall in a recorded gap (never published). One of the two is not empty.
+   * Events after the cursor, new to this checkpoint, ascending; `late` ones at or below it that
+   * fall in a recorded gap (never published); and `held` ones, from a number implausibly far past
+   * the cursor on (`sequence-jumps.ts`): never to be registered. One of the three is not empty.
    */
   | {
       readonly kind: 'events';
       readonly events: readonly BankingEvent[];
       readonly late: readonly BankingEvent[];
+      /** Absent when none. */
+      readonly held?: readonly BankingEvent[];
     }
   /** The feed answered that nothing is new. */
   | { readonly kind: 'caught-up' }
@@ -192,12 +201,17 @@ export class FeedReader implements FeedSource {
         continue;
       }
       this.#consecutiveErrors = 0;
-      if (fresh.length === 0 && late.length === 0) {
+      const { trusted, held } =
+        this.#deps.jumps === undefined
+          ? { trusted: fresh, held: [] }
+          : splitAtJump(fresh, after, this.#deps.jumps);
+      if (trusted.length === 0 && late.length === 0) {
+        // Held events alone: the feed answers at once while it has them, so this is paced too.
         this.#paceAnswerWithoutEvents(startedAt);
-        return { kind: 'caught-up' };
+        return held.length === 0 ? { kind: 'caught-up' } : { kind: 'events', events: [], late, held };
       }
       this.#lastAnswerQuickAndEmpty = false;
-      return { kind: 'events', events: fresh, late };
+      return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
     }
   }
 

@@ -193,6 +193,11 @@ export const METRIC_NAMES = [
    * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
    */
   'OrderBroken',
+  /**
+   * Sequence jumps awaiting an operator's decision (a gauge, the run's maximum): events held for a
+   * number implausibly far past the one before it, quarantined once (see `sequence-jumps.ts`).
+   */
+  'SequenceJumpsHeld',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

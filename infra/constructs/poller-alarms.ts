@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: every custom-metric alarm exists once per program (its `Program` dimension). */
@@ -89,6 +89,11 @@ export class PollerAlarms extends Construct {
    * the classic bus.
    */
   public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Per program: an event was held for a sequence number implausibly far past the one before it
+   * (`SequenceJumpsHeld`), and awaits an operator's decision; in alarm while it does.
+   */
+  public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -231,6 +236,25 @@ export class PollerAlarms extends Construct {
       );
     }
     this.orderBrokenAlarms = orderBroken;
+    const sequenceJumps = new Map<string, cloudwatch.Alarm>();
+    for (const program of props.programs) {
+      sequenceJumps.set(
+        program,
+        this.alarm(`SequenceJumps${pascalCase(program)}`, {
+          // A gauge every run writes while a jump awaits a decision: in alarm until it is decided.
+          metric: props.metrics.metric(SEQUENCE_JUMPS_HELD, program, { statistic: 'Maximum', period: tick }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the feed sent an event numbered implausibly far past the numbers before it; ` +
+            'it is held and quarantined, and the checkpoint stays below it until an operator accepts or rejects ' +
+            `the jump. Runbook: ${runbook('sequence-jumps')}`,
+        }),
+      );
+    }
+    this.sequenceJumpsAlarms = sequenceJumps;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;

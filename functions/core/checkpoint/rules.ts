@@ -75,6 +75,7 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
       checkpoint: state.checkpoint,
       feedProgramId: state.feedProgramId,
       openGaps: state.openGaps,
+      heldJumps: state.heldJumps ?? [],
       firstLeasedAt,
       startApplied: isStartApplied(state),
       highestSeen: state.highestSeen ?? null,
@@ -153,7 +154,7 @@ export function decideCommit(
   program: string,
   nowIso: string,
 ): CheckpointState {
-  const { owner, sequenceNumber, feedProgramId, openGaps, newestCreatedDt } = request;
+  const { owner, sequenceNumber, feedProgramId, openGaps, heldJumps, newestCreatedDt } = request;
   assertLeaseHolder(state, owner, program, sequenceNumber);
   if (!RULE.sameFeed(state, feedProgramId)) {
     throw new FeedProgramMismatchError(program, state.feedProgramId!, feedProgramId!, sequenceNumber);
@@ -170,6 +171,7 @@ export function decideCommit(
     updatedAt: nowIso,
     feedProgramId: feedProgramId ?? state.feedProgramId,
     openGaps: openGaps ?? state.openGaps,
+    ...(heldJumps === undefined ? {} : { heldJumps }),
     ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
   };
 }

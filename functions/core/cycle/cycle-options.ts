@@ -5,6 +5,7 @@
 import type { BackoffOptions } from '../backoff.ts';
 import type { GapRepairOptions } from '../gap-repair.ts';
 import type { PublishPipelineOptions } from '../publish-pipeline.ts';
+import { SEQUENCE_JUMP_DEFAULTS } from '../sequence-jumps.ts';
 import type { StartPositionOptions } from '../start-position.ts';
 import type { StreamRecovery } from '../stream/stream-recovery.ts';
 
@@ -67,6 +68,11 @@ export interface PollCycleOptions {
   readonly stream?: StreamModeOptions;
   /** Looking up skipped sequence numbers (needs `deps.lookup`). */
   readonly gapRepair?: GapRepairOptions;
+  /**
+   * The most a sequence number may lie above the one before it; an event beyond is held, not
+   * trusted (`sequence-jumps.ts`). @default 100_000
+   */
+  readonly maxSequenceJump?: number;
 }
 
 /** The options with every default applied: what the steps of a cycle read. */
@@ -88,6 +94,7 @@ export interface CycleSettings {
   readonly feedMode: FeedMode;
   readonly stream: Required<StreamModeOptions>;
   readonly gapRepair: GapRepairOptions;
+  readonly maxSequenceJump: number;
 }
 
 /** The defaults of the options a caller may leave out. */
@@ -130,5 +137,6 @@ export function resolveCycleOptions(options: PollCycleOptions): CycleSettings {
       reconnectBackoff: options.stream?.reconnectBackoff ?? CYCLE_DEFAULTS.pollBackoff,
     }),
     gapRepair: options.gapRepair ?? {},
+    maxSequenceJump: options.maxSequenceJump ?? SEQUENCE_JUMP_DEFAULTS.maxJump,
   });
 }

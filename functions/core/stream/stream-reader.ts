@@ -1,6 +1,7 @@
 import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
+import { type JumpRule, splitAtJump } from '../sequence-jumps.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
 import { StreamConnection } from './stream-connection.ts';
@@ -19,6 +20,11 @@ export interface StreamReaderDeps {
   readonly random?: () => number;
   /** Sequence numbers the feed skipped and nobody published since: a late event for one is wanted. */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): returned apart, as `held`,
+   * and never a resume point. @default every event is trusted
+   */
+  readonly jumps?: JumpRule;
   /**
    * Whether events handed out earlier are still being published: a micro-batch waits for
    * companions only meanwhile. Call `publishingSettled()` when that changes. @default never busy
@@ -73,7 +79,7 @@ export class StreamReader implements FeedSource {
   readonly #stop = new AbortController();
   readonly #signal: AbortSignal;
   readonly #changes = new ChangeSignal();
-  readonly #buffer = new StreamBuffer();
+  readonly #buffer: StreamBuffer;
   readonly #connection: StreamConnection;
   #running: Promise<void> | undefined;
   #caughtUpReported = false;
@@ -85,6 +91,7 @@ export class StreamReader implements FeedSource {
     this.#options = options;
     this.#maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
     this.#quietMs = options.quietMs ?? DEFAULTS.quietMs;
+    this.#buffer = new StreamBuffer({ maxJump: deps.jumps?.maxJump });
     this.#signal = AbortSignal.any([window.signal, this.#stop.signal]);
     this.#signal.addEventListener('abort', () => this.#changes.notify(), { once: true });
     const recovery =
@@ -140,7 +147,7 @@ export class StreamReader implements FeedSource {
         if (read !== undefined) return read;
         continue;
       }
-      const read = await this.#readStream();
+      const read = await this.#readStream(after);
       if (read !== undefined) return read;
     }
   }
@@ -157,7 +164,7 @@ export class StreamReader implements FeedSource {
   }
 
   /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
-  async #readStream(): Promise<FeedRead | undefined> {
+  async #readStream(after: number | null): Promise<FeedRead | undefined> {
     const connection = this.#connection;
     const ready = this.#buffer.readyPrefix(MAX_READ_EVENTS);
     const closing = this.#signal.aborted;
@@ -165,12 +172,12 @@ export class StreamReader implements FeedSource {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
       const idle = this.#deps.publishing?.busy !== true;
       if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
-        return this.#take(ready);
+        return this.#take(ready, after);
       }
       await this.#waitForChange(lingerEnds);
       return undefined;
     }
-    if (this.#buffer.hasLate) return this.#take([]);
+    if (this.#buffer.hasLate) return this.#take([], after);
     if (this.#buffer.size > 0 && !closing) {
       await this.#waitForChange();
       return undefined;
@@ -252,12 +259,19 @@ export class StreamReader implements FeedSource {
     }
   }
 
-  /** Returns `ready` (the head of the buffer) and the late events waiting. */
-  #take(ready: readonly BufferedEvent[]): FeedRead {
+  /**
+   * Returns `ready` (the head of the buffer) and the late events waiting; of `ready`, those from a
+   * number implausibly far past `after` on as `held` (taken off the buffer all the same: a new
+   * connection, which resumes below them, brings them again).
+   */
+  #take(ready: readonly BufferedEvent[], after: number | null): FeedRead {
     const { events, late } = this.#buffer.take(ready);
     this.#caughtUpReported = false;
     this.#changes.notify();
-    return { kind: 'events', events, late };
+    const jumps = this.#deps.jumps;
+    if (jumps === undefined) return { kind: 'events', events, late };
+    const { trusted, held } = splitAtJump(events, after, jumps);
+    return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
   }
 
   #onEvents(): void {
