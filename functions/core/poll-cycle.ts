@@ -19,7 +19,7 @@
 
 import { completedRecord, failedRecord, releaseLease, takeLease } from './checkpoint/lease.ts';
 import { CheckpointProgress } from './checkpoint/progress.ts';
-import type { LeaseGrant } from './checkpoint/store.ts';
+import type { HeldJump, LeaseGrant } from './checkpoint/store.ts';
 import type { CycleDeps } from './cycle/cycle-deps.ts';
 import { CycleHalt } from './cycle/cycle-halt.ts';
 import { type CycleSettings, type PollCycleOptions, resolveCycleOptions } from './cycle/cycle-options.ts';
@@ -126,6 +126,7 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
       owner: settings.owner,
       budget: cycle.budget,
       record: completedRecord(deps.clock.now(), summary),
+      heldJumps: unwrittenHeldJumps(cycle),
     });
     return summary;
   } catch (error) {
@@ -137,9 +138,20 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
       owner: settings.owner,
       budget: cycle.budget,
       record: failedRecord(deps.clock.now(), error, tally),
+      heldJumps: unwrittenHeldJumps(cycle),
     });
     throw error;
   }
+}
+
+/**
+ * Held jumps no checkpoint write carried: a row without a checkpoint has none to write them with,
+ * so they go with the lease's release, lest the next run quarantine them again.
+ */
+function unwrittenHeldJumps({ heldJumps }: OpenCycle): readonly HeldJump[] | undefined {
+  if (!heldJumps.changed) return undefined;
+  heldJumps.written();
+  return [...heldJumps.records];
 }
 
 /** The parts that exist from the lease on: the halt, the skipped numbers, the readers. */

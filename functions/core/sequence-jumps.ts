@@ -11,7 +11,13 @@
  * trusted: the cursor, or the read's previous trusted event. More than `maxJump` above it is a
  * jump. That event is held, and so is every event above it in the read; the events below it are
  * trusted as usual, so 4 and 5, created after a held 9007199254740991, are published. A read with
- * no cursor (a row's first) has no number before its first event: that one is the baseline.
+ * no cursor (a row reading from the beginning of the feed, or the `latest` start position's walk)
+ * judges its first event against `SEQUENCE_ORIGIN`, 0: numbers count from 1, and the first event a
+ * row ever reads may be the broken one (taken as a baseline, a lone 2^53 − 1 would pass every event
+ * created after it). A program whose oldest event lies beyond the bound (its numbering began long
+ * before the feed's retention) therefore has that event held on its first run: an operator accepts
+ * it (`beginning`), or passes the backlog over with `rewind --to latest` (`latest`), or starts the
+ * program at a sequence number, or raises the bound.
  *
  * **What holding does.** A held event is never registered: the cursor, the checkpoint, gap
  * detection and gap repair do not see it, so the next poll's cursor does not move past it, nor
@@ -58,6 +64,9 @@ export const SEQUENCE_JUMP_DEFAULTS = {
   maxHeld: 20,
 } as const;
 
+/** The number before a feed's first: a read without a cursor judges its first event against it. */
+export const SEQUENCE_ORIGIN = 0;
+
 /** What tells a trusted event from a held one. */
 export interface JumpRule {
   /** The most a sequence number may lie above the one before it. */
@@ -76,7 +85,8 @@ export interface JumpSplit {
 
 /**
  * Splits `events` (ascending, all after `cursor`) at the first jump: everything before it is
- * trusted, it and everything after it held. Rejected events are left out of both.
+ * trusted, it and everything after it held. Rejected events are left out of both. With no cursor,
+ * the first event is the baseline; the readers pass `cursor ?? SEQUENCE_ORIGIN`.
  *
  * @example
  * splitAtJump([e(4), e(5), e(9007199254740991)], 3, rule); // trusted 4, 5; held 9007199254740991

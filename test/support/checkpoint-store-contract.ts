@@ -589,6 +589,25 @@ const RELEASE_CASES: readonly ContractCase[] = [
   },
   {
     rule: 'release',
+    name: "writes the holder's held jumps with it (a row without a checkpoint); a holder that lost the lease writes none",
+    async run({ store }) {
+      const heldJumps = [
+        { sequenceNumber: 9_007_199_254_740_991, eventId: 'e', fingerprint: 'd'.repeat(64), heldAt: T0 },
+      ];
+      await store.acquireLease(lease('A', T0));
+
+      await store.releaseLease('A', { record: COMPLETED_CYCLE, heldJumps });
+      const written = await store.read();
+      await store.acquireLease(lease('B', T0 + 1));
+      await store.acquireLease(lease('C', T0 + LEASE_MS + 2));
+      await store.releaseLease('B', { heldJumps: [] });
+
+      expect(written).toMatchObject({ checkpoint: null, lease: null, heldJumps, lastCycle: COMPLETED_CYCLE });
+      expect(await store.read()).toMatchObject({ heldJumps, lease: { owner: 'C' } });
+    },
+  },
+  {
+    rule: 'release',
     name: 'by an owner that does not hold the lease changes nothing',
     async run({ store }) {
       await store.acquireLease(lease('A', T0));

@@ -434,14 +434,19 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * condition `lease_owner = :owner` fails; A's record is then written on its own, unless B has
    * recorded a newer cycle meanwhile.
    */
-  async releaseLease(owner: string, { signal, record }: ReleaseOptions = {}): Promise<void> {
+  async releaseLease(owner: string, { signal, record, heldJumps }: ReleaseOptions = {}): Promise<void> {
     const recorded = record === undefined ? undefined : cycleRecordUpdate(record);
     const removed = ['lease_owner', 'lease_expires_at', ...(recorded?.removes ?? [])];
+    const sets = [...(recorded?.sets ?? []), ...(heldJumps === undefined ? [] : ['held_jumps = :held'])];
     const outcome = await this.#conditionalUpdate({
       operation: 'releaseLease',
-      update: `${recorded === undefined ? '' : `SET ${recorded.sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
+      update: `${sets.length === 0 ? '' : `SET ${sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
       condition: CONDITION.holderOnly,
-      values: { ':owner': { S: owner }, ...recorded?.values },
+      values: {
+        ':owner': { S: owner },
+        ...recorded?.values,
+        ...(heldJumps === undefined ? {} : { ':held': { S: JSON.stringify(heldJumps) } }),
+      },
       signal,
     });
     if (!outcome.applied && record !== undefined) await this.recordCycle(record, signal);

@@ -3,6 +3,7 @@ import type {
   CheckpointState,
   CommitRequest,
   CycleRecord,
+  HeldJump,
   HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
@@ -191,12 +192,18 @@ function withCycleRecord(state: CheckpointState, record: CycleRecord): Checkpoin
 }
 
 /**
- * Frees the lease if `owner` holds it, recording the cycle with it: the holder's record is the
- * newest by construction. Without the lease, the record goes in only if it is the newer one.
+ * Frees the lease if `owner` holds it, recording the cycle (and held jumps, when given) with it:
+ * the holder's record is the newest by construction. Without the lease, the record goes in only if
+ * it is the newer one, and the held jumps not at all.
  */
-export function decideRelease(state: CheckpointState, owner: string, record?: CycleRecord): CheckpointState {
+export function decideRelease(
+  state: CheckpointState,
+  owner: string,
+  record?: CycleRecord,
+  heldJumps?: readonly HeldJump[],
+): CheckpointState {
   if (!RULE.holderOnly(state, owner)) return record === undefined ? state : decideCycleRecord(state, record);
-  const released = { ...state, lease: null };
+  const released = { ...state, lease: null, ...(heldJumps === undefined ? {} : { heldJumps }) };
   return record === undefined ? released : withCycleRecord(released, record);
 }
 

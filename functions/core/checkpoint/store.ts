@@ -165,6 +165,11 @@ export interface ReleaseOptions {
    * on its own, unless a newer record is there.
    */
   readonly record?: CycleRecord;
+  /**
+   * Held jumps no checkpoint write carried (a row without a checkpoint has none to write them
+   * with): they replace the recorded ones in the same update, for the lease holder only.
+   */
+  readonly heldJumps?: readonly HeldJump[];
 }
 
 /** A failed cycle's error as the store keeps it. */

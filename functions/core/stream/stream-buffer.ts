@@ -1,5 +1,6 @@
 import type { BankingEvent } from '../banking-event.ts';
 import type { StreamedEvent } from '../ports.ts';
+import { SEQUENCE_ORIGIN } from '../sequence-jumps.ts';
 
 /** An event taken off the stream, waiting to be handed to the cycle. */
 export interface BufferedEvent {
@@ -83,8 +84,7 @@ export class StreamBuffer {
    * cycle reads past (an accepted jump) reach the resume point through the cursor.
    */
   advanceResume(sequence: number): void {
-    const from = this.resumePoint();
-    if (from !== null && sequence - from > this.#maxJump) return;
+    if (sequence - (this.resumePoint() ?? SEQUENCE_ORIGIN) > this.#maxJump) return;
     if (this.#resumeAfter === null || sequence > this.#resumeAfter) this.#resumeAfter = sequence;
   }
 

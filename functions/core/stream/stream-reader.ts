@@ -1,7 +1,7 @@
 import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
-import { type JumpRule, splitAtJump } from '../sequence-jumps.ts';
+import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from '../sequence-jumps.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
 import { StreamConnection } from './stream-connection.ts';
@@ -270,7 +270,7 @@ export class StreamReader implements FeedSource {
     this.#changes.notify();
     const jumps = this.#deps.jumps;
     if (jumps === undefined) return { kind: 'events', events, late };
-    const { trusted, held } = splitAtJump(events, after, jumps);
+    const { trusted, held } = splitAtJump(events, after ?? SEQUENCE_ORIGIN, jumps);
     return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
   }
 

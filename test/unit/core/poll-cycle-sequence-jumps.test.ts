@@ -48,9 +48,25 @@ function world(initial: readonly BankingEvent[]) {
     );
     checkpoints = new MemoryCheckpointStore({ initial: { ...state, heldJumps }, now: () => clock.now() });
   };
+  /** The operator's `rewind`, as it writes the row between runs. */
+  const moveCheckpoint = async (checkpoint: number) => {
+    const state = await checkpoints.read();
+    checkpoints = new MemoryCheckpointStore({ initial: { ...state, checkpoint }, now: () => clock.now() });
+  };
   const published = () => publisher.accepted.filter((event) => event.type !== 'invalid_event');
   const quarantined = () => publisher.accepted.filter((event) => event.type === 'invalid_event');
-  return { clock, feed, lookup, publisher, run, decide, published, quarantined, store: () => checkpoints };
+  return {
+    clock,
+    feed,
+    lookup,
+    publisher,
+    run,
+    decide,
+    moveCheckpoint,
+    published,
+    quarantined,
+    store: () => checkpoints,
+  };
 }
 
 const numbers = (events: readonly BankingEvent[]) => events.map((event) => event.sequence_number);
@@ -154,6 +170,67 @@ describe('a poll answer with 1, 2, 3 and an event numbered 2^53 − 1', () => {
     await w.run({ remainingMs: 8_000 });
 
     expect(w.feed.requests.slice(0, 2)).toEqual([null, 2]);
+  });
+});
+
+describe('a row reading from the beginning of the feed', () => {
+  it('holds a first event numbered 2^53 − 1 and publishes 1 and 2 created after it', async () => {
+    const w = world([makeEvent(MAX)]);
+
+    const first = await w.run();
+    w.feed.append(makeEvent(1), makeEvent(2));
+    const second = await w.run();
+
+    expect(first.summary.checkpoint).toBeNull();
+    expect(second.summary.checkpoint).toBe(2);
+    expect(numbers(w.published())).toEqual([1, 2]);
+    expect(numbers(w.quarantined())).toEqual([MAX]);
+  });
+
+  it('holds the first event of a feed whose numbers start beyond the bound, once, until it is accepted', async () => {
+    const w = world([48_000_000, 48_000_001].map((n) => makeEvent(n)));
+
+    const first = await w.run();
+    await w.decide(48_000_000, 'accepted');
+    const second = await w.run();
+
+    expect(maxGauge(first.metrics)).toBe(1);
+    expect(numbers(w.quarantined())).toEqual([48_000_000]);
+    expect(numbers(w.published())).toEqual([48_000_000, 48_000_001]);
+    expect(second.summary.checkpoint).toBe(48_000_001);
+  });
+
+  it('starting at latest over a backlog numbered from 48,000,000, holds its first event until rewind --to latest passes it over', async () => {
+    const old = { created_dt: '2020-01-01T00:00:00.000Z' };
+    const w = world(Array.from({ length: 30 }, (_, i) => makeEvent(48_000_000 + i, old)));
+    const latest = { startPosition: { position: { kind: 'latest' as const }, pageLimit: 10 } };
+
+    const first = await w.run(latest);
+    // The operator's rewind --to latest, which walks the feed as it is, between runs.
+    await w.moveCheckpoint(48_000_029);
+    w.feed.append(makeEvent(48_000_030));
+    const second = await w.run(latest);
+
+    expect(first.summary.checkpoint).toBeNull();
+    expect(maxGauge(first.metrics)).toBe(1);
+    expect(numbers(w.quarantined())).toEqual([48_000_000]);
+    expect(numbers(w.published())).toEqual([48_000_030]);
+    expect(maxGauge(second.metrics)).toBe(0);
+    expect(await w.store().read()).toMatchObject({ checkpoint: 48_000_030, heldJumps: [] });
+  });
+
+  it('starting at latest, lands below a jump in the backlog and publishes what comes below it', async () => {
+    const w = world([1, 2, 3, MAX].map((n) => makeEvent(n, { created_dt: '2020-01-01T00:00:00.000Z' })));
+    const latest = { startPosition: { position: { kind: 'latest' as const }, pageLimit: 100 } };
+
+    const first = await w.run(latest);
+    w.feed.append(makeEvent(4), makeEvent(5));
+    const second = await w.run(latest);
+
+    expect(first.summary.checkpoint).toBe(3);
+    expect(numbers(w.quarantined())).toEqual([MAX]);
+    expect(numbers(w.published())).toEqual([4, 5]);
+    expect(second.summary.checkpoint).toBe(5);
   });
 });
 
