@@ -22,7 +22,7 @@ function rule(maxJump: number, decisions: Record<string, HeldJump['decision']> =
 }
 
 describe('splitAtJump', () => {
-  it('holds the one event 2^53 − 1 after 1, 2, 3 on a new row: the first event is the baseline', () => {
+  it('with no number before them, takes the first event as the baseline and holds 2^53 − 1 after 1, 2, 3', () => {
     const events = [1, 2, 3, MAX].map((n) => makeEvent(n));
 
     const { trusted, held } = splitAtJump(events, null, rule(100_000));
