@@ -5,7 +5,7 @@
  * (`SequenceJumpsHeld`) and logged, in every run while they wait.
  */
 import type { BankingEvent } from '../banking-event.ts';
-import { type HeldJumps, heldJumpQuarantine } from '../sequence-jumps.ts';
+import { type HeldJumps, heldJumpQuarantine, SEQUENCE_ORIGIN } from '../sequence-jumps.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 
 /** A jump to quarantine: its copy to publish, and what to do once the bus accepted it. */
@@ -43,8 +43,8 @@ export class JumpWatch {
     if (jump === undefined) return undefined;
     const { clock, logger, metrics } = this.#deps;
     const maxJump = this.#jumps.maxJump;
-    // A held jump always has a number before it: with none, its event would have been the baseline.
-    const copy = heldJumpQuarantine(jump, previous ?? 0, maxJump, clock.now());
+    // With no cursor yet, the readers judged it against the origin.
+    const copy = heldJumpQuarantine(jump, previous ?? SEQUENCE_ORIGIN, maxJump, clock.now());
     const fingerprint = copy.invalid!.fingerprint;
     metrics.add('SequenceJumpsHeld', 'None', this.#jumps.awaitingDecision);
     logger.warn(
