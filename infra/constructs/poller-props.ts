@@ -33,7 +33,7 @@ export interface PollerProgram {
   readonly existingSecret?: secretsmanager.ISecret;
 }
 
-/** Gap repair: how skipped sequence numbers are looked up (`GET /event/:sequence_number`). */
+/** Gap repair: how skipped sequence numbers are looked up (`GET /event/sequence/:n`). */
 export interface GapRepairOptions {
   /**
    * Single-event lookups per invocation, first looks and re-checks alike (`GAP_REPAIR_MAX_LOOKUPS`),
@@ -138,7 +138,7 @@ export interface BankingEventsPollerProps {
   /**
    * A cap on PutEvents requests per second per program (`PUBLISH_MAX_REQUESTS_PER_SECOND`): the
    * PutEvents quota is per account and region and shared with your other producers. Each request
-   * carries up to 10 events.
+   * carries up to 10 events on the classic bus, up to 100 on the Custom Event Bus.
    *
    * @default - no cap
    */
@@ -324,9 +324,9 @@ export interface BankingEventsPollerProps {
    */
   readonly existingCheckpointTable?: dynamodb.ITable;
   /**
-   * The bus to publish to.
+   * A classic bus to publish to (not with `eventBusKind: 'custom'`).
    *
-   * @default - a custom bus is created
+   * @default - a classic event bus is created (with `eventBusKind: 'custom'`, a Custom Event Bus)
    */
   readonly existingEventBus?: events.IEventBus;
   /**
@@ -337,8 +337,10 @@ export interface BankingEventsPollerProps {
   readonly eventBusName?: string;
   /**
    * Which kind of bus: `'classic'` (rules and targets; at-least-once, unordered) or `'custom'`, the
-   * EventBridge Custom Event Bus (`AWS::EventsV2::EventBus`): each route becomes a subscriber, FIFO
-   * per event group, duplicates dropped at publish, and replay from the bus's own retention.
+   * EventBridge Custom Event Bus (`AWS::EventsV2::EventBus`): each route becomes a subscriber,
+   * unordered unless the route sets `ordered: true` (then a FIFO subscriber onto a FIFO queue, in
+   * order within each event group), duplicates dropped at publish, and replay from the bus's own
+   * retention. Ordered per account, end to end: docs/ordered-per-account.md.
    *
    * @default 'classic'
    */

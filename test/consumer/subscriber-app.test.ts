@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   docsCodeBlock,
+  docsCodeFiles,
   exec,
   installedVersion,
   npmInstall,
@@ -116,6 +117,37 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
 
     await expect(
       exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.custom-bus.json'], {
+        cwd: app,
+      }),
+    ).resolves.toBeDefined();
+  });
+
+  it('type-checks the subscriber of docs/ordered-per-account.md against the shipped declarations', async () => {
+    const handler = docsCodeFiles('docs/ordered-per-account.md').get('lambda/account-status-handler.ts');
+    expect(handler).toBeDefined();
+    writeFileSync(
+      path.join(app, 'account-status-handler.ts'),
+      'declare const accounts: { setStatus(accountId: string | undefined, status: string | undefined, sequence: number): Promise<void> };\n' +
+        handler,
+    );
+    writeFileSync(
+      path.join(app, 'tsconfig.ordered.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['account-status-handler.ts'],
+      }),
+    );
+
+    await expect(
+      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.ordered.json'], {
         cwd: app,
       }),
     ).resolves.toBeDefined();

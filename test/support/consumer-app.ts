@@ -80,6 +80,20 @@ export function docsCodeBlock(file: string, heading: string): string {
   return example;
 }
 
+/**
+ * The TypeScript blocks of `file` (from the repository root) that open with a `// <path>` comment
+ * line, by that path: a recipe's files, as a reader would lay them out.
+ */
+export function docsCodeFiles(file: string): ReadonlyMap<string, string> {
+  const doc = readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const files = new Map<string, string>();
+  for (const [, code] of doc.matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
+    const named = /^\/\/ ([\w./-]+\.ts)\n/.exec(code!);
+    if (named !== null) files.set(named[1]!, code!);
+  }
+  return files;
+}
+
 /** The version of a package this repository installed (the consumer apps install the same). */
 export function installedVersion(name: string): string {
   const manifest = path.join(REPO_ROOT, 'node_modules', name, 'package.json');

@@ -366,7 +366,12 @@ class ScheduledStream implements EventStream {
  */
 function busRefusal(event: BankingEvent): EntryOutcome | undefined {
   if (event.type.length > 128) {
-    return { ok: false, errorCode: 'InvalidArgument', errorMessage: 'DetailType is longer than 128' };
+    return {
+      ok: false,
+      failure: 'rejected',
+      errorCode: 'InvalidArgument',
+      errorMessage: 'DetailType is longer than 128',
+    };
   }
   let depth = 0;
   let inString = false;
@@ -379,7 +384,12 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
     else if (char === '{' || char === '[') {
       depth += 1;
       if (depth > 1_000)
-        return { ok: false, errorCode: 'MalformedDetail', errorMessage: 'Detail is malformed.' };
+        return {
+          ok: false,
+          failure: 'rejected',
+          errorCode: 'MalformedDetail',
+          errorMessage: 'Detail is malformed.',
+        };
     } else if (char === '}' || char === ']') depth -= 1;
   }
   return undefined;
@@ -390,7 +400,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  * records what it accepted on the timeline.
  */
 class ScheduledBus implements EventPublisher {
-  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000 };
+  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
   constructor(
     private readonly sink: InMemoryPublisher,
     private readonly schedule: FaultSchedule,
@@ -407,10 +417,7 @@ class ScheduledBus implements EventPublisher {
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     return this.process.run(async () => {
       if (this.schedule.refusedRequests.includes(this.counters.requests++)) {
-        throw new this.modules.PublishError('injected throttle', {
-          awsError: 'ThrottlingException',
-          retryable: true,
-        });
+        throw new this.modules.PublishError('injected throttle', {}, undefined, 'throttled');
       }
       const refusals = batch.map(busRefusal);
       const sent = await this.sink.send(
@@ -632,7 +639,7 @@ export async function runSchedule(
     0,
     ...records.map((record) => record.event.sequence_number).filter((sequence) => sequence !== jumpNumber),
   );
-  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000 });
+  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 });
   for (const { position, times } of schedule.rejectedEntries) {
     const record = records.find((candidate) => candidate.position === position)!;
     sink.rejectSequence(record.event.sequence_number, times);

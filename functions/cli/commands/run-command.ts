@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
+import { BankConnections } from '../../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
@@ -162,7 +163,9 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const publisher = eventPublisher(context, deployment, flags);
   const progress = new ProgressReporter();
   const caughtUp = new AbortController();
-  const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials });
+  // Destroyed at exit: a request the bank or a proxy never answers must not keep the process alive.
+  const connections = new BankConnections();
+  const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials, connections });
   const feed = new BankingEventFeed({
     credentials: upstream.credentials,
     tokens,
@@ -195,6 +198,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const events = publisher.build(live.events);
   const invocation = localInvocationId();
   let failures = 0;
+  /** Cycles in a row that ended early because the bank could not be used (a stream's retry too long). */
+  let unavailable = 0;
   const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
@@ -227,6 +232,17 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           },
         );
         failures = 0;
+        // A cycle that gave up at once must not be followed by another at once: back off as after a failure.
+        unavailable = summary.stopReason === 'upstream-unavailable' ? unavailable + 1 : 0;
+        if (unavailable > 0) {
+          logger.warn(
+            'The banking service could not be used for the rest of the cycle; waiting before the next',
+            {
+              waitMs: pauseBeforeNextCycleMs(unavailable),
+            },
+          );
+          await systemClock.sleep(pauseBeforeNextCycleMs(unavailable), stop).catch(() => {});
+        }
         if (summary.status === 'lease-busy') {
           if (await takeOverDeadLocalLease(checkpoints, terminal, releasedOwners)) continue;
           logger.warn('Another poller holds this checkpoint; waiting', { program });
@@ -236,16 +252,22 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
         if (error instanceof ConfigurationError || error instanceof AuthenticationError) throw error;
         failures += 1;
         logger.error('Cycle failed; retrying', { error });
-        await systemClock.sleep(Math.min(30_000, 1_000 * 2 ** failures), stop).catch(() => {});
+        await systemClock.sleep(pauseBeforeNextCycleMs(failures), stop).catch(() => {});
       }
     }
   } finally {
     live.stop();
     interrupt.dispose();
+    await connections.destroy();
     await upstream.close();
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/** The wait before the next cycle after `times` cycles in a row failed or gave up at once: 2 s, 4 s, … 30 s. */
+function pauseBeforeNextCycleMs(times: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.min(times, 5));
 }
 
 /**

@@ -56,6 +56,8 @@ export function openFeedSources(
     {
       recovery: settings.stream.recovery,
       lingerMs: settings.stream.lingerMs,
+      // A micro-batch is worth sending at once when it fills a request to the bus.
+      maxBatch: deps.publisher.limits.maxEntriesPerBatch,
       minPollWindowMs: settings.minPollWindowMs,
       reconnectBackoff: settings.stream.reconnectBackoff,
     },

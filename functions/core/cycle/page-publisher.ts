@@ -158,7 +158,7 @@ export class PagePublisher {
         event.id,
         event.sequence_number,
         sizeBytes,
-        this.#deps.publisher.limits.maxBatchBytes,
+        this.#deps.publisher.limits.maxEntryBytes,
       );
     }
   }

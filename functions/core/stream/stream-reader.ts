@@ -43,7 +43,7 @@ export interface StreamReaderOptions {
   readonly minPollWindowMs: number;
   /** Waits before reconnecting after a failure. */
   readonly reconnectBackoff: BackoffOptions;
-  /** Events that end the linger at once: one PutEvents request's worth. @default 10 */
+  /** Events that end the linger at once: one request's worth (the publisher's `maxEntriesPerBatch`). @default 10 */
   readonly maxBatch?: number;
   /** Nothing buffered and nothing received for this long reads as "caught up". @default 1_000 */
   readonly quietMs?: number;

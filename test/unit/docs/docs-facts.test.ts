@@ -11,10 +11,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { boundedClientConfig } from '../../../functions/adapters/aws/bounded-client-config.ts';
+import {
+  CLASSIC_BUS_MAX_ENTRIES,
+  CUSTOM_BUS_MAX_ENTRIES,
+} from '../../../functions/adapters/aws/put-events-limits.ts';
 import { CLI_ERRORS } from '../../../functions/cli/cli-errors.ts';
 import { createCli } from '../../../functions/cli/cli-program.ts';
+import { CHECKPOINT_WRITE_PACING } from '../../../functions/core/checkpoint/progress.ts';
+import { CYCLE_DEFAULTS } from '../../../functions/core/cycle/cycle-options.ts';
+import { MAX_PAGES_IN_FLIGHT, MAX_UNCOMMITTED } from '../../../functions/core/cycle/read-loop.ts';
 import { POLLER_ERRORS } from '../../../functions/core/errors.ts';
-import { settingEntries } from '../../../functions/settings/settings.ts';
+import { GAP_LEDGER_DEFAULTS } from '../../../functions/core/gap-ledger.ts';
+import { GAP_REPAIR_DEFAULTS } from '../../../functions/core/gap-repair.ts';
+import { METRIC_NAMES } from '../../../functions/core/ports.ts';
+import { PUBLISH_DEFAULTS } from '../../../functions/core/publish-pipeline.ts';
+import { SETTINGS, settingEntries } from '../../../functions/settings/settings.ts';
+import type { IntegerKind } from '../../../functions/settings/value-kinds.ts';
 import { SUBSCRIBER_ERRORS } from '../../../functions/subscriber/errors.ts';
 import { CLI_REFERENCE } from '../../../scripts/cli-docs-renderer.ts';
 import { CONSTRUCT_REFERENCE } from '../../../scripts/construct-docs-renderer.ts';
@@ -264,5 +277,284 @@ describe('the API reference of docs/construct.md', () => {
     expect(reference).toContain('| `pollLimit?` | `number` | 100 |');
     expect(reference).toContain('### `BankingEventsPollerProps`');
     expect(reference).toMatch(/^\| `grantOperatorRecovery\(/m);
+  });
+});
+
+/** A number as the docs write it: `1 000`, `1,000`, `1_000` or `1000`. */
+function numberOf(text: string): number {
+  return Number(text.replace(/[ ,_\u202f]/g, ''));
+}
+
+/**
+ * A number the docs state, wherever they state it this way, and the code it must equal. `pattern`
+ * captures the number(s); every match on every page must give `values`, in order, and at least
+ * one page must state it (so a claim reworded away is noticed and re-pointed, not silently lost).
+ */
+interface NumberClaim {
+  readonly claim: string;
+  readonly pattern: RegExp;
+  readonly values: readonly number[];
+}
+
+const NUMBER = String.raw`(\d[\d ,_]*\d|\d)`;
+const claim = (text: string, pattern: string, values: readonly number[]): NumberClaim => ({
+  claim: text,
+  pattern: new RegExp(pattern, 'g'),
+  values,
+});
+
+const NUMBER_CLAIMS: readonly NumberClaim[] = [
+  claim('entries per PutEvents, classic bus', `PutEvents \\(≤ ${NUMBER} entries`, [CLASSIC_BUS_MAX_ENTRIES]),
+  claim('entries per PutEvents, both buses', `${NUMBER} on the classic bus\\)`, [CLASSIC_BUS_MAX_ENTRIES]),
+  claim(
+    'events per request on each bus',
+    `up to ${NUMBER} events on the classic bus, up to ${NUMBER} on the Custom Event Bus`,
+    [CLASSIC_BUS_MAX_ENTRIES, CUSTOM_BUS_MAX_ENTRIES],
+  ),
+  claim('entries per PutEvents, custom bus', `up to ${NUMBER} entries(?: per PutEvents)?`, [
+    CUSTOM_BUS_MAX_ENTRIES,
+  ]),
+  claim('PutEvents requests in flight', `up to ${NUMBER} requests at once`, [PUBLISH_DEFAULTS.concurrency]),
+  claim(
+    'checkpoint write pacing',
+    `at most every ${NUMBER} ms, once ${NUMBER} numbers wait for it or ${NUMBER} ms`,
+    [
+      CHECKPOINT_WRITE_PACING.minIntervalMs,
+      CHECKPOINT_WRITE_PACING.writeAfterNumbers,
+      CHECKPOINT_WRITE_PACING.maxIntervalMs,
+    ],
+  ),
+  claim('checkpoint writes, numbers waiting', `once ${NUMBER} (?:accepted )?numbers wait`, [
+    CHECKPOINT_WRITE_PACING.writeAfterNumbers,
+  ]),
+  claim('checkpoint writes, after the last', `${NUMBER} ms after the last`, [
+    CHECKPOINT_WRITE_PACING.maxIntervalMs,
+  ]),
+  claim('checkpoint writes, interval', `never more often than every ${NUMBER} ms`, [
+    CHECKPOINT_WRITE_PACING.minIntervalMs,
+  ]),
+  claim('re-sent after a cut, normally', `normally at most ${NUMBER} events`, [
+    CHECKPOINT_WRITE_PACING.writeAfterNumbers,
+  ]),
+  claim(
+    'uncommitted numbers bound',
+    `never more than ${NUMBER}, or twice the pages in flight, plus ${NUMBER} pages`,
+    [MAX_UNCOMMITTED, MAX_PAGES_IN_FLIGHT],
+  ),
+  claim('uncommitted numbers bound, reading stops', `once ${NUMBER} accepted sequence numbers wait`, [
+    MAX_UNCOMMITTED,
+  ]),
+  claim('pages in flight', `up to ${NUMBER}\\s+pages of`, [MAX_PAGES_IN_FLIGHT]),
+  claim('lease checks', `checking every ${NUMBER} ms`, [CYCLE_DEFAULTS.leaseCheckIntervalMs]),
+  claim('gap lookups in flight', `up to ${NUMBER} at a time`, [GAP_REPAIR_DEFAULTS.concurrency]),
+  claim('gap lookups per invocation', `within ${NUMBER} lookups per\\s+invocation`, [
+    GAP_REPAIR_DEFAULTS.maxLookups,
+  ]),
+  claim('open gap ranges kept', `at most ${NUMBER} ranges`, [GAP_LEDGER_DEFAULTS.maxGaps]),
+  claim('credentials cache', `cached ${NUMBER} min`, [
+    (SETTINGS.credentialsTtlSeconds.default as number) / 60,
+  ]),
+  claim(
+    "every AWS client's bounds",
+    `${NUMBER} attempts(?:,| of ≤) ${NUMBER} s (?:to )?connect(?:,| \\+) ${NUMBER} s (?:to )?answer`,
+    [
+      boundedClientConfig.maxAttempts,
+      boundedClientConfig.requestHandler.connectionTimeout / 1000,
+      boundedClientConfig.requestHandler.requestTimeout / 1000,
+    ],
+  ),
+  claim('metrics the handler emits', `about \\d+–\\d+ of its ${NUMBER} metrics`, [METRIC_NAMES.length]),
+];
+
+/** The numbers each statement of `numberClaim` in `text` gives. */
+function numbersIn(numberClaim: NumberClaim, text: string): number[][] {
+  return [...text.matchAll(numberClaim.pattern)].map((match) =>
+    match.slice(1).map((captured) => numberOf(captured!)),
+  );
+}
+
+/** `[page, numbers]` for every statement of `numberClaim` outside the changelog (it records what was). */
+function statementsOf(numberClaim: NumberClaim): (readonly [string, number[]])[] {
+  return PAGES.filter((page) => page !== 'CHANGELOG.md').flatMap((page) =>
+    numbersIn(numberClaim, read(page)).map((numbers) => [page, numbers] as const),
+  );
+}
+
+describe('the numbers the docs state for defaults and limits', () => {
+  it.each(NUMBER_CLAIMS.map((numberClaim) => [numberClaim.claim, numberClaim] as const))(
+    '%s: every statement is what the code says',
+    (_name, numberClaim) => {
+      const statements = statementsOf(numberClaim);
+
+      expect(statements.length, `no page states ${numberClaim.pattern}`).toBeGreaterThan(0);
+      for (const [page, numbers] of statements) {
+        expect(numbers, `${page}: ${numberClaim.claim}`).toEqual(numberClaim.values);
+      }
+    },
+  );
+
+  it('would catch a number the code does not have, however it is written', () => {
+    const [entries] = NUMBER_CLAIMS;
+    const bound = NUMBER_CLAIMS.find((numberClaim) => numberClaim.claim === 'uncommitted numbers bound')!;
+
+    expect(numbersIn(entries!, 'PutEvents (≤ 12 entries, ≤ 1 MiB')).toEqual([[12]]);
+    expect(numbersIn(bound, 'never more than 1 000, or twice the pages in flight, plus 4 pages')).toEqual([
+      bound.values,
+    ]);
+    expect(numbersIn(bound, 'never more than 1,500, or twice the pages in flight, plus 4 pages')).not.toEqual(
+      [bound.values],
+    );
+  });
+});
+
+const TIME_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1_000,
+  second: 1_000,
+  seconds: 1_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+const SETTING_UNIT_MS = { milliseconds: 1, seconds: 1_000, minutes: 60_000, days: 86_400_000 } as const;
+/** Words a statement of a default or a bound may hold besides numbers and units. */
+const BOUND_WORDS = new Set([
+  'to',
+  'by',
+  'default',
+  'defaults',
+  'at',
+  'most',
+  'least',
+  'or',
+  'from',
+  'the',
+  'whole',
+]);
+const QUANTITY = new RegExp(
+  String.raw`(?<![\w.])${NUMBER}(?:\s*(${Object.keys(TIME_UNITS).join('|')})\b)?`,
+  'g',
+);
+
+/**
+ * Where `markdown` states a default or a bound of a whole-number setting right after naming it
+ * (its variable, context key or prop in a code span, then `(…` or `, …`: "`CREDENTIALS_TTL_SECONDS`
+ * (5 minutes)", "`busRetentionDays` (1 to 365, default 14)"): each quantity that is not the
+ * setting's default, minimum or maximum. A clause with other words ("(60 000 here)") is an example,
+ * not a default, and is passed over.
+ */
+function misstatedSettingNumbers(markdown: string): string[] {
+  const wrong: string[] = [];
+  for (const [name, setting] of settingEntries()) {
+    const kind = setting.kind as Partial<IntegerKind>;
+    if (kind.min === undefined) continue;
+    const allowed = [setting.default, kind.min, kind.max].filter((value) => typeof value === 'number');
+    const names = new Set(
+      [setting.env?.name, setting.context?.key, setting.prop?.name.split('.').at(-1), name].filter(
+        (candidate): candidate is string => candidate !== undefined,
+      ),
+    );
+    for (const written of names) {
+      for (const [, opener, clause] of markdown.matchAll(
+        new RegExp(`\`${written}\`( \\(|, )([^\`\\n)|;:]{1,60})`, 'g'),
+      )) {
+        const segments = clause!.split(/, |\. /);
+        for (const segment of opener === ', ' ? segments.slice(0, 1) : segments) {
+          const words = segment.replace(QUANTITY, ' ').split(/\s+/).filter(Boolean);
+          if (words.some((word) => !BOUND_WORDS.has(word.toLowerCase()))) break;
+          for (const [quantity, digits, unit] of segment.matchAll(QUANTITY)) {
+            const amount = numberOf(digits!);
+            const value =
+              unit !== undefined && kind.unit !== undefined
+                ? (amount * TIME_UNITS[unit]!) / SETTING_UNIT_MS[kind.unit]
+                : amount;
+            if (!allowed.includes(value)) wrong.push(`\`${written}\` ${opener!.trim()} ${quantity}`);
+          }
+        }
+      }
+    }
+  }
+  return wrong;
+}
+
+describe("the defaults and bounds the docs state next to a setting's name", () => {
+  const pages = PAGES.filter((page) => page !== 'CHANGELOG.md');
+
+  it.each(pages)("of %s are the setting's", (page) => {
+    expect(misstatedSettingNumbers(read(page))).toEqual([]);
+  });
+
+  it('are found where the docs give them', () => {
+    const checked = pages.filter((page) => /`CREDENTIALS_TTL_SECONDS` \(/.test(read(page)));
+    expect(checked.length).toBeGreaterThan(0);
+  });
+
+  it('would catch a wrong default, a wrong bound and a wrong unit, and pass an example over', () => {
+    expect(misstatedSettingNumbers('re-read within `CREDENTIALS_TTL_SECONDS` (5 minutes)')).toEqual([]);
+    expect(misstatedSettingNumbers('re-read within `CREDENTIALS_TTL_SECONDS` (10 minutes)')).toEqual([
+      '`CREDENTIALS_TTL_SECONDS` ( 10 minutes',
+    ]);
+    expect(misstatedSettingNumbers('`busRetentionDays` (1 to 366, default 14)')).toEqual([
+      '`busRetentionDays` ( 366',
+    ]);
+    expect(misstatedSettingNumbers('(`SAFETY_MARGIN_MS`, 10 ms, at most a quarter)')).toEqual([
+      '`SAFETY_MARGIN_MS` , 10 ms',
+    ]);
+    expect(misstatedSettingNumbers('`MAX_EVENT_ENTRY_BYTES` (60 000 here)')).toEqual([]);
+  });
+});
+
+describe('the metrics of the runbook', () => {
+  it('lists every metric the handler emits', () => {
+    const runbook = read('docs/runbook.md');
+    const metrics = runbook.slice(runbook.indexOf('\n## Metrics\n'));
+
+    expect(METRIC_NAMES.filter((name) => !metrics.includes(`\`${name}\``))).toEqual([]);
+  });
+});
+
+/** The default stack's template, as the infra tests pin it. */
+const DEFAULT_TEMPLATE = JSON.parse(read('test/infra/classic-default-template.json')) as {
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+};
+
+describe('docs/cost.md', () => {
+  const cost = read('docs/cost.md');
+  const resources = Object.values(DEFAULT_TEMPLATE.Resources);
+
+  it('names every type of resource the default stack creates', () => {
+    const types = [...new Set(resources.map((resource) => resource.Type))];
+
+    expect(types.length).toBeGreaterThan(15);
+    expect(types.filter((type) => !cost.includes(`\`${type}\``))).toEqual([]);
+  });
+
+  it('counts the alarms as the template has them: per program and per deployment', () => {
+    const alarms = resources.filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm');
+    const perProgram = alarms.filter((alarm) =>
+      JSON.stringify(alarm.Properties?.Dimensions ?? []).includes('"Program"'),
+    ).length;
+    const stated = /alarms number\s+(\d+) \+ (\d+) per program \((\d+) with one\)/.exec(cost);
+
+    expect(stated?.slice(1).map(Number)).toEqual([alarms.length - perProgram, perProgram, alarms.length]);
+  });
+
+  it('prices the function the template deploys', () => {
+    const [fn] = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function');
+    const duration = /43,200 runs × ~(\d+) s × ([\d.]+) GB/.exec(cost);
+
+    expect(fn?.Properties?.Architectures).toEqual(['arm64']);
+    expect(Number(duration?.[2])).toBe((fn?.Properties?.MemorySize as number) / 1024);
+    // A run polls until its timeout less the safety margin.
+    expect(Number(duration?.[1])).toBe(
+      (fn?.Properties?.Timeout as number) - CYCLE_DEFAULTS.safetyMarginMs / 1000,
+    );
   });
 });

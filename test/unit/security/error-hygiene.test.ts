@@ -20,6 +20,7 @@ import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/b
 import * as errors from '../../../functions/core/errors.ts';
 import { eventFailure } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { parseScheduledInvocation } from '../../../functions/poller/invocation-input.ts';
 import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
@@ -336,6 +337,10 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       parseOperatorRequest({
         operatorRequest: { version: 1, kind: CLIENT_SECRET, program: 'default', [TOKEN]: URL_PASSWORD },
       }),
+  ],
+  [
+    'invocation refused, its keys and values holding a secret',
+    () => parseScheduledInvocation({ program: 'default', [CLIENT_SECRET]: TOKEN, [URL_PASSWORD]: 1 }),
   ],
   [
     'checkpoint moved backwards',
