@@ -103,6 +103,20 @@ export class PageUnreadableError extends PollerError {
 }
 
 /**
+ * A page of the feed too large to read at once whose first event does not end within what was
+ * read: the events before it would be read in parts (`page-prefix.ts`), but one event cannot be
+ * split, and this one does not fit the memory the function gives a page. Raising the function's
+ * memory raises that bound.
+ */
+export class PageTooLargeError extends PollerError {
+  static readonly code = 'PAGE_TOO_LARGE';
+
+  constructor(message: string, context: ErrorContext = {}) {
+    super(PageTooLargeError.code, message, { context });
+  }
+}
+
+/**
  * One event that the bus would refuse as it is (a detail-type longer than 128 characters or with
  * control characters, JSON nested deeper than PutEvents processes): it is quarantined with this
  * reason instead of stopping the feed at the bus's refusal.
@@ -313,6 +327,7 @@ export const POLLER_ERRORS = [
   UpstreamHttpError,
   PayloadValidationError,
   PageUnreadableError,
+  PageTooLargeError,
   EventUnpublishableError,
   EventUnprocessableError,
   SequenceJumpError,

@@ -41,6 +41,12 @@ export interface PollRequest {
   readonly after: number | null;
   /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
   readonly signal: AbortSignal;
+  /**
+   * Bytes of the answer the cycle has room for: a longer one may be read in parts, its first
+   * events only (`FeedPage.cut`). The feed may read more (its floor), or less (its own bound).
+   * @default the feed's own bound
+   */
+  readonly maxBytes?: number;
 }
 
 /**
@@ -221,6 +227,11 @@ export const METRIC_NAMES = [
    * number implausibly far past the one before it, quarantined once (see `sequence-jumps.ts`).
    */
   'SequenceJumpsHeld',
+  /**
+   * Pages of the feed with more events than the poll asked for (a bank that ignores `limit`), or
+   * too long to read at once in the function's memory (read in parts).
+   */
+  'OversizePages',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

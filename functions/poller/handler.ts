@@ -21,12 +21,14 @@ import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
 import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import { memoryLimitBytes } from '../adapters/memory-limit.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
+import { type MemoryBudget, memoryBudget } from '../core/memory-budget.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
@@ -59,6 +61,8 @@ const cycleLogger = cycleLoggerFrom(logger);
 
 interface Runtime {
   readonly config: PollerConfig;
+  /** What a run may hold of the events it reads, and read of a page at once: from the function's memory. */
+  readonly memory: MemoryBudget;
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
   /** The bus alone, for a program's events (replays publish through it). */
@@ -104,6 +108,7 @@ function getRuntime(): Runtime {
     const publishers = new Map<string, EventPublisher>();
     runtime = {
       config,
+      memory: memoryBudget(memoryLimitBytes(config.functionMemoryMb)),
       // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
       secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
       dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
@@ -165,8 +170,14 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
         cursorParam: current.config.pollCursorParam,
         limitParam: current.config.pollLimitParam,
         limit: current.config.pollLimit,
+        maxPageBytes: current.memory.pageBytes,
       }),
-      stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
+      stream: new BankingEventStream({
+        credentials,
+        tokens,
+        cursorParam: current.config.streamCursorParam,
+        maxMessageChars: current.memory.pageBytes,
+      }),
       connections,
     };
     current.upstreams.set(secretId, upstream);
@@ -234,6 +245,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
         gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceSeconds * 1000 },
         maxSequenceJump: config.maxSequenceJump,
+        heldBytes: current.memory.heldBytes,
       },
     );
   } catch (error) {

@@ -528,6 +528,15 @@ export const SETTINGS = {
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },
   }),
+  functionMemoryMb: setting(integer({ min: 128, max: 10_240 }), {
+    doc:
+      "The function's memory in MB, set by Lambda from the construct's `memorySize`: what a run holds of " +
+      'the events it reads, and reads of a page at once, are derived from it',
+    whenAbsent: "V8's heap limit (outside Lambda)",
+    actsIn: ['functions/core/memory-budget.ts#memoryBudget'],
+    see: { title: 'a bank that ignores limit', path: 'docs/performance.md#a-bank-that-ignores-limit' },
+    env: { name: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE' },
+  }),
 };
 
 type Settings = typeof SETTINGS;

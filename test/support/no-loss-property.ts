@@ -9,7 +9,9 @@
  *   some invalid, some too large for the bus, some nested deeper than the bus processes, some
  *   with a type too long for a detail-type, some reusing an earlier event's id at their own
  *   number, sequence numbers the feed skips, and one event numbered implausibly far past the
- *   others (2^53 − 1, say), whose later neighbours get the numbers below it;
+ *   others (2^53 − 1, say), whose later neighbours get the numbers below it; polls answered with
+ *   every event there is, whatever the page size asked for (a bank that ignores `limit`), to a
+ *   cycle that may hold only a few events at once (its memory budget);
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
  * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
@@ -95,6 +97,10 @@ export interface FaultSchedule {
   /** Events (by position) too large for the bus. */
   readonly oversize: readonly number[];
   readonly pageLimit: number;
+  /** Polls (by index, across cycles) answered with every event visible, whatever `pageLimit` asked for. */
+  readonly ignoresLimit: readonly number[];
+  /** What the cycle may hold at once, in ordinary events' footprints (`heldBytes`). */
+  readonly heldEvents: number;
   readonly failedPolls: readonly number[];
   /** Events (by position) the bus rejects, and how many times. */
   readonly rejectedEntries: readonly { readonly position: number; readonly times: number }[];
@@ -159,6 +165,8 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       invalid: positions(events, 4),
       oversize: positions(events, 3),
       pageLimit: fc.integer({ min: 1, max: 25 }),
+      ignoresLimit: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 6 }),
+      heldEvents: fc.integer({ min: 1, max: 40 }),
       failedPolls: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 4 }),
       rejectedEntries: fc.array(
         fc.record({ position: fc.integer({ min: 1, max: events }), times: fc.integer({ min: 1, max: 6 }) }),
@@ -200,6 +208,9 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
     bankClockSkewMs: skew.bank,
     clockSkewAllowanceMs: Math.max(0, -skew.bank) + skew.slack,
   }));
+
+/** About what an ordinary event of the drawn feed is counted for while held (`eventFootprint`). */
+const ORDINARY_EVENT_FOOTPRINT = 600;
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 interface FaultCounters {
@@ -294,8 +305,14 @@ class ScheduledFeed implements EventFeed, EventLookup {
         await this.bank.waitForNext(request.after, this.lagMs, this.schedule.pollHoldMs, request.signal);
         page = this.bank.visible(request.after, this.lagMs);
       }
-      const events = page.slice(0, this.schedule.pageLimit).map((record) => record.event);
-      return { events, lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after };
+      // A bank that ignores `limit` on the drawn polls: every event there is, in one page.
+      const limit = this.schedule.ignoresLimit.includes(index) ? page.length : this.schedule.pageLimit;
+      const events = page.slice(0, limit).map((record) => record.event);
+      return {
+        events,
+        lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after,
+        asked: this.schedule.pageLimit,
+      };
     });
   }
 
@@ -701,6 +718,7 @@ export async function runSchedule(
             clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
           },
           feedMode: schedule.mode,
+          heldBytes: schedule.heldEvents * ORDINARY_EVENT_FOOTPRINT,
         })
         .then(
           () => 'completed' as const,

@@ -60,6 +60,8 @@ export function openFeedSources(
       maxBatch: deps.publisher.limits.maxEntriesPerBatch,
       minPollWindowMs: settings.minPollWindowMs,
       reconnectBackoff: settings.stream.reconnectBackoff,
+      // A quarter of what the cycle may hold; the rest is for what is being published.
+      maxBufferedBytes: Math.floor(settings.heldBytes / 4),
     },
     window,
   );
