@@ -19,7 +19,14 @@ export class PollerError extends Error {
   }
 }
 
-/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+/**
+ * A configuration value (environment variable, secret field, CDK context key) is missing or malformed.
+ *
+ * Not in the jsii assembly (an `Error` subclass has no form in Python, Java, .NET or Go); the jsii
+ * kernel still reports it to those languages by its name, `ConfigurationError`.
+ *
+ * @jsii ignore
+ */
 export class ConfigurationError extends PollerError {
   static readonly code = 'CONFIGURATION_INVALID';
 

@@ -8,12 +8,12 @@ import type { Route, RouteQueues } from './event-routing.ts';
 import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
-  readonly programs: readonly string[];
+  readonly programs: string[];
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   /** The classic bus, whose rule matches are graphed; `undefined` on the custom bus. */
   readonly eventBus: events.IEventBus | undefined;
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /**
    * The poller publishes to the Custom Event Bus: the order-broken count is graphed.
    *
@@ -21,7 +21,7 @@ export interface PollerDashboardProps {
    */
   readonly customBus?: boolean;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly alarms: readonly cloudwatch.IAlarm[];
+  readonly alarms: cloudwatch.IAlarm[];
   /**
    * Dashboard name.
    *
@@ -89,7 +89,7 @@ export class PollerDashboard extends Construct {
           })
         : new cloudwatch.GraphWidget({
             title: 'Events per minute by type (rule matches)',
-            left: (props.routes as readonly Route[]).map(
+            left: (props.routes as Route[]).map(
               (route) =>
                 new cloudwatch.Metric({
                   namespace: 'AWS/Events',
