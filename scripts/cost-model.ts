@@ -99,12 +99,12 @@ export const USAGE = {
     note: "the default stack's alarms that are no program's (errors, throttles, DLQs, queues)",
   },
   perProgramAlarms: {
-    value: 5,
+    value: 6,
     provenance: 'derived',
-    note: 'lag, stall, rejected entries, sequence gaps, lease busy',
+    note: 'lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy',
   },
   conditionAlarms: {
-    value: 5,
+    value: 6,
     provenance: 'derived',
     note: 'one per condition over every program (6 on the custom bus), in every deployment',
   },
@@ -197,6 +197,6 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
 export const SLOWER_LEASE_CHECKS: Partial<UsageValues> = { leaseChecksPerTick: 11 };
 
 /** Today's design, per program and month with a quiet feed (docs/cost.md, "Per program, per month"). */
-export const TODAY_PER_PROGRAM = 12.34;
+export const TODAY_PER_PROGRAM = 12.44;
 /** The scales docs/cost.md's fleet table shows. */
 export const FLEET_SCALES = [1, 10, 100, 1_000] as const;

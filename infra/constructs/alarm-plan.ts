@@ -1,15 +1,17 @@
 /**
  * How a deployment's programs are alarmed, and so which of their metrics carry `Program`.
  *
- * - **Per program** (today's alarms): five alarms for each program named in `programs` (six on
+ * - **Per program** (today's alarms): six alarms for each program named in `programs` (seven on
  *   the custom bus), each on that program's metrics. Clear and cheap for a few programs; at a
- *   hundred they are 500 resources, past what one stack holds, and every metric of every program
+ *   hundred they are 600 resources, past what one stack holds, and every metric of every program
  *   is billed.
  * - **Per condition**: one alarm for each condition (lag, stall, rejected entries, unfilled gaps,
- *   lease busy, broken order) over a Metrics Insights query grouped by `Program`: each program is
- *   a contributor with its own state, named in the notification. The alarms do not grow with
- *   the programs, and a program costs a metric only while something is wrong with it
- *   (`PROGRAM_METRICS=alarmed`, `functions/adapters/observability/metric-plan.ts`).
+ *   sequence jumps held, lease busy, broken order) over a Metrics Insights query grouped by
+ *   `Program`: each program is a contributor with its own state, named in the notification. The
+ *   alarms do not grow with the programs, and a program costs a metric only while something is
+ *   wrong with it (`PROGRAM_METRICS=alarmed`, `functions/adapters/observability/metric-plan.ts`).
+ *   They exist in every deployment (the registry may hold programs no per-program alarm names),
+ *   leaving out the programs with alarms of their own.
  */
 import type { ProgramMetricsPlan } from '../../functions/adapters/observability/metric-plan.ts';
 

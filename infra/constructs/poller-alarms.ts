@@ -8,21 +8,21 @@ import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
 import { mapRecord } from './map-members.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: with `perProgramAlarms`, every custom-metric alarm exists once per program (its `Program` dimension). */
   readonly programs: string[];
   /**
    * One set of alarms per program of `programs`, each on its `Program` dimension: clear for a few
-   * programs; five resources per program.
+   * programs; six resources per program (seven on the custom bus).
    *
    * @default true
    */
   readonly perProgramAlarms?: boolean;
   /**
-   * One alarm per condition (lag, stall, rejected entries, unfilled gaps, lease busy, broken order)
-   * over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
+   * One alarm per condition (lag, stall, rejected entries, unfilled gaps, sequence jumps held, lease
+   * busy, broken order) over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
    * Metrics Insights query grouped by `Program`, each program a contributor with its own state,
    * named in the notification. Needs the handler's metrics of each program (`PROGRAM_METRICS`,
    * either plan).
@@ -108,6 +108,8 @@ export interface ProgramConditionAlarms {
   readonly sequenceGaps: cloudwatch.Alarm;
   /** Runs that waited for the lease in vain, repeatedly. */
   readonly leaseBusy: cloudwatch.Alarm;
+  /** Events held past an implausible sequence jump, awaiting an operator's decision. */
+  readonly sequenceJumps: cloudwatch.Alarm;
   /** Custom bus only: a group's order broken by a partial failure; `undefined` on the classic bus. */
   readonly orderBroken?: cloudwatch.Alarm;
 }
@@ -168,6 +170,15 @@ export class PollerAlarms extends Construct {
    * @jsii ignore
    */
   public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Per program: an event was held for a sequence number implausibly far past the one before it
+   * (`SequenceJumpsHeld`), and awaits an operator's decision; in alarm while it does.
+   *
+   * A `Map`, for TypeScript; every language has `sequenceJumpsAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
+  public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** With `perConditionAlarms`: one alarm per condition over every program; `undefined` without. */
   public readonly conditionAlarms: ProgramConditionAlarms | undefined;
   /** With `perConditionAlarms`: worker `i`'s stall alarm at index `i` (no run finished for `stallAfter`). */
@@ -214,6 +225,10 @@ export class PollerAlarms extends Construct {
   /** `orderBrokenAlarms` as a plain object: program → alarm (empty on the classic bus). */
   get orderBrokenAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
     return mapRecord(this.orderBrokenAlarms);
+  }
+  /** `sequenceJumpsAlarms` as a plain object: program → alarm. */
+  get sequenceJumpsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.sequenceJumpsAlarms);
   }
   /** `deadLetterAlarms` as a plain object: route name → alarm. */
   get deadLetterAlarmsByRoute(): { readonly [route: string]: cloudwatch.Alarm } {
@@ -350,6 +365,25 @@ export class PollerAlarms extends Construct {
       );
     }
     this.orderBrokenAlarms = orderBroken;
+    const sequenceJumps = new Map<string, cloudwatch.Alarm>();
+    for (const program of perProgram ? props.programs : []) {
+      sequenceJumps.set(
+        program,
+        this.alarm(`SequenceJumps${pascalCase(program)}`, {
+          // A gauge every run writes while a jump awaits a decision: in alarm until it is decided.
+          metric: props.metrics.metric(SEQUENCE_JUMPS_HELD, program, { statistic: 'Maximum', period: tick }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the feed sent an event numbered implausibly far past the numbers before it; ` +
+            'it is held and quarantined, and the checkpoint stays below it until an operator accepts or rejects ' +
+            `the jump. Runbook: ${runbook('sequence-jumps')}`,
+        }),
+      );
+    }
+    this.sequenceJumpsAlarms = sequenceJumps;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;
@@ -523,6 +557,18 @@ export class PollerAlarms extends Construct {
         `A program's runs waited for the lease and could not take it over in ${recurrence}. ${named}. ` +
           `Runbook: ${runbook('lease-busy')}`,
       ),
+      sequenceJumps: this.alarm('ProgramsSequenceJumps', {
+        // A gauge every run of the program writes while a jump awaits a decision.
+        metric: query(SEQUENCE_JUMPS_HELD, 'MAX'),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          "A program's feed sent an event numbered implausibly far past the numbers before it; it is held and " +
+          'quarantined, and the checkpoint stays below it until an operator accepts or rejects the jump. ' +
+          `${named}. Runbook: ${runbook('sequence-jumps')}`,
+      }),
       orderBroken:
         props.customBus === true
           ? this.alarm('ProgramsOrderBroken', {

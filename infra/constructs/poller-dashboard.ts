@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { MetricName } from '../../functions/core/ports.ts';
 import type { Route, RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
   readonly programs: string[];
@@ -153,6 +153,7 @@ export class PollerDashboard extends Construct {
           worst('SequenceGaps', 'SUM'),
           worst('LeaseBusy', 'SUM'),
           worst('CycleFailures', 'SUM'),
+          worst(SEQUENCE_JUMPS_HELD, 'MAX'),
         ],
         summary: { columns: [cloudwatch.TableSummaryColumn.SUM, cloudwatch.TableSummaryColumn.MAXIMUM] },
         width: WIDTH,
@@ -247,6 +248,10 @@ export class PollerDashboard extends Construct {
           metrics.metric('GapsRepaired', p, { statistic: 'Sum', label: `${p} skipped numbers repaired` }),
           metrics.metric('StreamReconnects', p, { statistic: 'Sum', label: `${p} stream reconnects` }),
           metrics.metric('InvalidEvents', p, { statistic: 'Sum', label: `${p} quarantined (invalid_event)` }),
+          metrics.metric(SEQUENCE_JUMPS_HELD, p, {
+            statistic: 'Maximum',
+            label: `${p} sequence jumps held (awaiting a decision)`,
+          }),
           metrics.metric('ClaimChecks', p, { statistic: 'Sum', label: `${p} claim-checked (too large)` }),
         ]),
         width: WIDTH,

@@ -102,8 +102,9 @@ export interface BankingEventsPollerProps {
   readonly createProgramSecrets?: boolean;
   /**
    * Alarms of their own for each program of `programs` (lag, stall, failed entries, sequence gaps,
-   * lease busy; order broken on the custom bus), as before, and their rows on the dashboard. They
-   * add five or six resources per program; the deployment's alarms name the program either way.
+   * sequence jumps, lease busy; order broken on the custom bus), as before, and their rows on the
+   * dashboard. They add six or seven resources per program, and the alarms over every program
+   * leave those programs out; those alarms name the program either way.
    *
    * @default - on with at most 5 programs in `programs`, off above
    */
@@ -249,6 +250,16 @@ export interface BankingEventsPollerProps {
    * @default - 100 lookups per invocation, a 5-minute grace period
    */
   readonly gapRepair?: GapRepairOptions;
+  /**
+   * The most a sequence number may lie above the one before it (`MAX_SEQUENCE_JUMP`), 10 or more.
+   * An event beyond is held, not trusted: quarantined once as an `invalid_event` with the code
+   * `SEQUENCE_JUMP_HELD`, events with lower numbers still published, the checkpoint kept below it
+   * and the sequence-jumps alarm raised, until an operator accepts or rejects the jump
+   * (`banking-events-poller jumps`). Skipped numbers within it are ordinary gaps.
+   *
+   * @default 100000
+   */
+  readonly maxSequenceJump?: number;
   /**
    * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
    * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through

@@ -2,8 +2,8 @@
  * Which of the handler's metrics CloudWatch gets, under which dimensions, and when: what a custom
  * metric costs decides it. CloudWatch bills every distinct metric (name and dimension values) for
  * the hours it is sent, $0.30 a month for one sent every hour (the first 10,000; $0.10 after). A
- * metric with a `Program` dimension is one metric per program: at a thousand programs, 28 of them
- * would cost about $4,800 a month, more than three times all else a program costs.
+ * metric with a `Program` dimension is one metric per program: at a thousand programs, a program's
+ * 27 would cost about $4,700 a month, more than three times all else the programs cost.
  *
  * Two plans, chosen by the deployment (`PROGRAM_METRICS`, which the construct writes with its
  * alarms):
@@ -94,6 +94,8 @@ export const METRIC_PLANS: Readonly<Record<MetricName, MetricPlan>> = {
   OversizePages: count(),
   CycleFailures: count(ALWAYS),
   StalledRuns: count(ALWAYS),
+  // Jumps awaiting an operator's decision: sent only while there are some, every run until decided.
+  SequenceJumpsHeld: gauge({ atLeast: 1 }),
   // The worker's own: sent with its `Worker`, never with a `Program`.
   ProgramRecordsRefused: { kind: 'count', ofProgram: false, ofDeployment: false, ofWorker: true },
   ProgramsNotReached: { kind: 'count', ofProgram: false, ofDeployment: false, ofWorker: true },

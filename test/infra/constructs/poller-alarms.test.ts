@@ -115,7 +115,7 @@ describe(`up to ${PER_PROGRAM_ALARMS_UP_TO} programs: the alarms of today, and t
   it('alarms each program of the props on its own dimension, every program per condition, and sends every metric with Program', () => {
     const { alarms, environment, poller } = synth({ programs: programs(PER_PROGRAM_ALARMS_UP_TO) });
 
-    expect(perProgram(alarms)).toHaveLength(5 * PER_PROGRAM_ALARMS_UP_TO);
+    expect(perProgram(alarms)).toHaveLength(USAGE.perProgramAlarms.value * PER_PROGRAM_ALARMS_UP_TO);
     expect(alarms.filter((alarm) => queryOf(alarm) !== undefined)).toHaveLength(USAGE.conditionAlarms.value);
     expect(environment).not.toHaveProperty('PROGRAM_METRICS');
     expect(poller.alarms.conditionAlarms).toBeDefined();
@@ -142,7 +142,7 @@ describe('perProgramAlarms', () => {
     const asked = synth({ programs: programs(count), perProgramAlarms: true });
 
     expect(perProgram(byDefault.alarms)).toEqual([]);
-    expect(perProgram(asked.alarms)).toHaveLength(5 * count);
+    expect(perProgram(asked.alarms)).toHaveLength(USAGE.perProgramAlarms.value * count);
     expect(asked.poller.alarms.lagAlarms.size).toBe(count);
     expect(asked.environment).not.toHaveProperty('PROGRAM_METRICS');
     const queries = asked.alarms.flatMap((alarm) => queryOf(alarm) ?? []);
@@ -166,7 +166,7 @@ describe('perProgramAlarms', () => {
     const { alarms } = synth({ programs: long, perProgramAlarms: true });
     const queries = alarms.flatMap((alarm) => queryOf(alarm) ?? []);
 
-    expect(perProgram(alarms)).toHaveLength(5 * long.length);
+    expect(perProgram(alarms)).toHaveLength(USAGE.perProgramAlarms.value * long.length);
     expect(queries).toHaveLength(USAGE.conditionAlarms.value);
     for (const query of queries) {
       expect(query).not.toContain('!=');
@@ -187,7 +187,7 @@ describe('more programs: one alarm per condition, each program a contributor', (
     const queries = many.alarms.flatMap((alarm) => queryOf(alarm) ?? []);
 
     expect(queries.map(queriedMetric).sort()).toEqual(
-      ['FailedEntries', 'GapsUnfilled', 'LagSeconds', 'LeaseBusy', 'StalledRuns'].sort(),
+      ['FailedEntries', 'GapsUnfilled', 'LagSeconds', 'LeaseBusy', 'SequenceJumpsHeld', 'StalledRuns'].sort(),
     );
     for (const query of queries) {
       expect(query).toMatch(
@@ -218,6 +218,15 @@ describe('more programs: one alarm per condition, each program a contributor', (
       });
     }
     expect(byMetric.get('GapsUnfilled')).toMatchObject({ Threshold: 1, EvaluationPeriods: 1 });
+    // As a program's own SequenceJumps alarm: in alarm while any jump awaits a decision.
+    expect(byMetric.get('SequenceJumpsHeld')).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: expect.stringMatching(/Runbook: docs\/runbook\.md#alarm-sequence-jumps$/),
+    });
+    expect(queryOf(byMetric.get('SequenceJumpsHeld')!)).toMatch(/^SELECT MAX\("SequenceJumpsHeld"\) /);
     // Five one-minute periods (stallAfter 5 minutes), a run in four of them: one may hold no run.
     expect(byMetric.get('StalledRuns')).toMatchObject({
       Threshold: 1,
@@ -289,7 +298,14 @@ describe('more programs: one alarm per condition, each program a contributor', (
       return options?.expression === undefined ? [] : [options.expression];
     });
 
-    for (const metric of ['LagSeconds', 'StalledRuns', 'FailedEntries', 'LeaseBusy', 'CycleFailures']) {
+    for (const metric of [
+      'LagSeconds',
+      'StalledRuns',
+      'FailedEntries',
+      'LeaseBusy',
+      'CycleFailures',
+      'SequenceJumpsHeld',
+    ]) {
       expect(expressions, metric).toContainEqual(
         expect.stringMatching(
           new RegExp(`^SELECT (MAX|SUM)\\("${metric}"\\) .* GROUP BY "Program" ORDER BY .* LIMIT 10$`),

@@ -91,13 +91,13 @@ describe('a flat template', () => {
     expect(new Set(counts).size, `resources for 1, 100, 1,000 programs: ${counts.join(', ')}`).toBe(1);
   });
 
-  it('grows by a secret and five alarms per program with the defaults of before', () => {
+  it('grows by a secret and six alarms per program with the defaults of before', () => {
     const count = (programs: number) =>
       Object.keys(
         synth({ programs: named(programs), perProgramAlarms: true }).template.toJSON().Resources as Json,
       ).length;
 
-    expect(count(3) - count(2)).toBe(6);
+    expect(count(3) - count(2)).toBe(7);
   });
 
   it('names no program in any resource with createProgramSecrets false and no per-program alarms', () => {
@@ -346,13 +346,14 @@ describe('per-program alarms', () => {
       JSON.stringify(alarm).includes('"Name":"Program"'),
     ).length;
 
+  // Six each: lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy.
   it('are on by default up to 5 programs, as before, and off above', () => {
-    expect(programAlarms(synth({ programs: named(5) }).template)).toBe(25);
+    expect(programAlarms(synth({ programs: named(5) }).template)).toBe(30);
     expect(programAlarms(synth({ programs: named(6) }).template)).toBe(0);
   });
 
   it('follow perProgramAlarms when it is given', () => {
-    expect(programAlarms(synth({ programs: named(6), perProgramAlarms: true }).template)).toBe(30);
+    expect(programAlarms(synth({ programs: named(6), perProgramAlarms: true }).template)).toBe(36);
     expect(programAlarms(synth({ programs: named(2), perProgramAlarms: false }).template)).toBe(0);
   });
 });

@@ -5,10 +5,13 @@
  * with its `Program`; and a run without a healthy cycle counted in `StalledRuns` either way.
  */
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { Duration } from 'aws-cdk-lib';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import type { WorkerSummary } from '../../../functions/core/fleet/worker-summary.ts';
+import { SETTINGS } from '../../../functions/settings/settings.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
+import { PollerMetrics } from '../../../infra/constructs/poller-metrics.ts';
 import type { LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
 import { emfDocuments, pollerLambda, summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
 
@@ -31,7 +34,9 @@ afterEach(async () => {
   expect(secrets.filter((secret) => output.includes(secret))).toEqual([]);
 });
 
-type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } };
+type Emf = Record<string, unknown> & {
+  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+};
 
 const documents = (stdout: string): Emf[] => emfDocuments(stdout) as Emf[];
 const dimensionsOf = (document: Emf): string[][] => document._aws.CloudWatchMetrics[0]!.Dimensions;
@@ -159,6 +164,22 @@ describe("PROGRAM_METRICS=alarmed: a worker's run", () => {
     expect(emf.filter(ofProgram)).toEqual([
       expect.objectContaining({ Program: 'revoked', CycleFailures: 1, StalledRuns: 1 }),
     ]);
+    // What the construct's stall alarm over every program reads is exactly that document: its
+    // namespace, its dimension set (SCHEMA), its service (WHERE), its Program (GROUP BY).
+    const query = new PollerMetrics(SETTINGS.metricsNamespace.default).programsQuery('StalledRuns', {
+      aggregate: 'SUM',
+      period: Duration.minutes(1),
+    }).expression;
+    const [, namespace, groupedBy, service] =
+      /^SELECT SUM\("StalledRuns"\) FROM SCHEMA\("([^"]+)", "(\w+)", "service"\) WHERE "service" = '([^']+)' GROUP BY "\2"/.exec(
+        query,
+      )!;
+    const [named] = emf.filter(ofProgram);
+    const directive = named!._aws.CloudWatchMetrics[0]!;
+    expect(directive.Namespace).toBe(namespace);
+    expect(directive.Dimensions).toEqual([['service', groupedBy]]);
+    expect(directive.Metrics.map((metric) => metric.Name)).toContain('StalledRuns');
+    expect(named).toMatchObject({ service, [groupedBy!]: 'revoked' });
     const deployment = emf.filter((document) => dimensionsOf(document).every((set) => set.length === 1));
     expect(deployment.reduce((sum, document) => sum + Number(document.EventsPublished ?? 0), 0)).toBe(6);
     expect(deployment.filter((document) => typeof document.CycleDurationMs === 'number')).toHaveLength(2);

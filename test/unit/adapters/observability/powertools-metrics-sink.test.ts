@@ -175,6 +175,7 @@ describe('PowertoolsMetricsSink, a fleet: what the per-condition alarms read (pl
         'LeaseBusy',
         'OrderBroken',
         'SequenceGaps',
+        'SequenceJumpsHeld',
         'StalledRuns',
       ].sort(),
     );
@@ -197,6 +198,23 @@ describe('PowertoolsMetricsSink, a fleet: what the per-condition alarms read (pl
       LagSeconds: PROGRAM_LAG_FLOOR_SECONDS,
       ClientCertificateDaysLeft: 30,
     });
+  });
+
+  it('sends a program its held sequence jumps with its Program from one, none at 0', () => {
+    const sent = (held: number) =>
+      captureEmf((metrics) => {
+        const sink = new PowertoolsMetricsSink(metrics);
+        sink.add('PollRequests', 'Count', 1);
+        // A healthy cycle, so no StalledRuns of its own.
+        sink.add('CycleDurationMs', 'Milliseconds', 60_000);
+        sink.add('SequenceJumpsHeld', 'None', held);
+        sink.flush({ program: 'cards', plan: 'alarmed' });
+      });
+
+    expect(sent(0).filter((document) => 'Program' in document)).toEqual([]);
+    expect(sent(1).filter((document) => 'Program' in document)).toEqual([
+      expect.objectContaining({ Program: 'cards', SequenceJumpsHeld: 1 }),
+    ]);
   });
 
   it('sends nothing of a healthy caught-up program but the deployment-wide copy', () => {
