@@ -9,6 +9,7 @@ import {
   type FleetCost,
   fleetCost,
   PRICES,
+  SECRETS_CACHED_PER_WORKER,
   SLOWER_LEASE_CHECKS,
   TODAY_PER_PROGRAM,
   USAGE,
@@ -38,7 +39,9 @@ const ITEMS: Readonly<Record<string, { readonly name: string; readonly formula: 
   },
   secrets: {
     name: 'Secrets Manager',
-    formula: `programs × ($0.40 + ${n(USAGE.secretCalls.value)} calls × $0.05 per 10,000)`,
+    formula:
+      `programs × ($0.40 + ${n(USAGE.secretCalls.value)} calls with one worker, up to ${n(USAGE.fleetSecretCalls.value)} ` +
+      'with more (a read a run) × $0.05 per 10,000)',
   },
   metrics: {
     name: 'CloudWatch custom metrics',
@@ -124,24 +127,31 @@ export const COST_TABLE: DocsTable = {
         ),
       ]),
       '',
-      verdict(costs.at(-1)!, slower.at(-1)!),
+      verdict(
+        costs.at(-1)!,
+        slower.at(-1)!,
+        fleetCost(FLEET_SCALES.at(-1)!, { ...SLOWER_LEASE_CHECKS, ...SECRETS_CACHED_PER_WORKER }),
+      ),
     ].join('\n');
   },
 };
 
 /** What the table says of the goal at its largest scale, and the three largest items there. */
-function verdict(cost: FleetCost, slower: FleetCost): string {
+function verdict(cost: FleetCost, slower: FleetCost, cached: FleetCost): string {
   const ratio = cost.perProgram / TODAY_PER_PROGRAM;
   const slowerRatio = slower.perProgram / TODAY_PER_PROGRAM;
+  const cachedRatio = cached.perProgram / TODAY_PER_PROGRAM;
   const met = (value: number) => (value <= GOAL_RATIO ? 'met' : 'not met');
   const largest = [...cost.lines]
     .sort((a, b) => b.dollars - a.dollars)
     .slice(0, 3)
     .map((line) => `${ITEMS[line.item]!.name} ${dollars(line.dollars / cost.programs)}`);
   return (
-    `**At ${n(cost.programs)} programs:** ${dollars(cost.perProgram)} a program-month, ${ratio.toFixed(2)} of today's ` +
+    `**At ${n(cost.programs)} programs:** ${dollars(cost.perProgram)} a program-month, ${ratio.toFixed(3)} of today's ` +
     `${dollars(TODAY_PER_PROGRAM)}: the goal (at most ${GOAL_RATIO.toFixed(2)}) is ${met(ratio)} with the defaults; ` +
-    `with the lease checked every 500 ms, ${dollars(slower.perProgram)}, ${slowerRatio.toFixed(2)}: ${met(slowerRatio)}. ` +
+    `with the lease checked every 500 ms, ${dollars(slower.perProgram)}, ${slowerRatio.toFixed(3)}: ${met(slowerRatio)}; ` +
+    `with that and each program's secret read no more often than with one worker (workers that keep their ` +
+    `containers: not built), ${dollars(cached.perProgram)}, ${cachedRatio.toFixed(3)}: ${met(cachedRatio)}. ` +
     `The largest items a program: ${largest.join(', ')}.`
   );
 }

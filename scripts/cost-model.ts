@@ -83,6 +83,13 @@ export const USAGE = {
     provenance: 'derived',
     note: "each program's secret read every 5 minutes (`CREDENTIALS_TTL_SECONDS`) by each of the two execution environments runs alternate on",
   },
+  fleetSecretCalls: {
+    value: 43_200,
+    provenance: 'estimated',
+    note:
+      'with several workers, at most one read per program and run: the workers share one function, and a run lands on any of its ' +
+      'containers, which has the secret cached only if it served that program within 5 minutes (docs/decisions/fleet.md)',
+  },
   logKbPerRun: {
     value: 3.5,
     provenance: 'estimated',
@@ -160,7 +167,12 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
     { item: 'registryScan', dollars: runs * scanUnits * PRICES.dynamoDbRead },
     { item: 'leaseChecks', dollars: programs * u('ticks') * u('leaseChecksPerTick') * PRICES.dynamoDbRead },
     { item: 'checkpointWrites', dollars: programs * u('checkpointWrites') * PRICES.dynamoDbWrite },
-    { item: 'secrets', dollars: programs * (PRICES.secretMonth + u('secretCalls') * PRICES.secretCall) },
+    {
+      item: 'secrets',
+      dollars:
+        programs *
+        (PRICES.secretMonth + (workers > 1 ? u('fleetSecretCalls') : u('secretCalls')) * PRICES.secretCall),
+    },
     {
       item: 'metrics',
       // A worker's own metrics are sent under either plan.
@@ -195,6 +207,12 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
 
 /** `LEASE_CHECK_INTERVAL_MS` at 500 instead of 100: the start read and 10 reads over the ~5 s wait. */
 export const SLOWER_LEASE_CHECKS: Partial<UsageValues> = { leaseChecksPerTick: 11 };
+
+/**
+ * What a worker that keeps its containers would read of its programs' secrets (as one worker does
+ * today): not built; a function per worker, or a longer-lived cache, would (docs/decisions/fleet.md).
+ */
+export const SECRETS_CACHED_PER_WORKER: Partial<UsageValues> = { fleetSecretCalls: USAGE.secretCalls.value };
 
 /** Today's design, per program and month with a quiet feed (docs/cost.md, "Per program, per month"). */
 export const TODAY_PER_PROGRAM = 12.44;
