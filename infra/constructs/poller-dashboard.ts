@@ -144,23 +144,7 @@ export class PollerDashboard extends Construct {
         height: HEIGHT,
       }),
     );
-    this.dashboard.addWidgets(
-      new cloudwatch.TableWidget({
-        title: `Programs in trouble: the ${WORST_PROGRAMS_SHOWN} worst by each count`,
-        metrics: [
-          worst('FailedEntries', 'SUM'),
-          worst('GapsUnfilled', 'SUM'),
-          worst('SequenceGaps', 'SUM'),
-          worst('LeaseBusy', 'SUM'),
-          worst('CycleFailures', 'SUM'),
-          worst(SEQUENCE_JUMPS_HELD, 'MAX'),
-        ],
-        summary: { columns: [cloudwatch.TableSummaryColumn.SUM, cloudwatch.TableSummaryColumn.MAXIMUM] },
-        width: WIDTH,
-        height: HEIGHT,
-      }),
-      queueDepths(props),
-    );
+    this.dashboard.addWidgets(programsInTrouble(metrics), queueDepths(props));
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Workers: runs finished per minute; programs not reached; registry records refused',
@@ -270,7 +254,30 @@ export class PollerDashboard extends Construct {
       }),
       queueDepths(props),
     );
+    // Programs the CLI adds have no line above: the worst of every program, as in a fleet's.
+    this.dashboard.addWidgets(programsInTrouble(metrics));
   }
+}
+
+/** The worst programs of all by each count the alarms over every program read (Metrics Insights). */
+function programsInTrouble(metrics: PollerMetrics): cloudwatch.TableWidget {
+  const worst = (name: MetricName, aggregate: 'MAX' | 'SUM') =>
+    metrics.programsQuery(name, { aggregate, period: ONE_MINUTE, limit: WORST_PROGRAMS_SHOWN, label: '' });
+  return new cloudwatch.TableWidget({
+    title: `Programs in trouble, every program: the ${WORST_PROGRAMS_SHOWN} worst by each count`,
+    metrics: [
+      worst('FailedEntries', 'SUM'),
+      worst('GapsUnfilled', 'SUM'),
+      worst('SequenceGaps', 'SUM'),
+      worst('LeaseBusy', 'SUM'),
+      worst('CycleFailures', 'SUM'),
+      worst('StalledRuns', 'SUM'),
+      worst(SEQUENCE_JUMPS_HELD, 'MAX'),
+    ],
+    summary: { columns: [cloudwatch.TableSummaryColumn.SUM, cloudwatch.TableSummaryColumn.MAXIMUM] },
+    width: WIDTH,
+    height: HEIGHT,
+  });
 }
 
 function ruleMatches(routes: readonly RouteQueues[], eventBus: events.IEventBus): cloudwatch.IMetric[] {

@@ -314,9 +314,16 @@ describe('more programs: one alarm per condition, each program a contributor', (
     }
     expect(expressions).toContainEqual(expect.stringContaining('GROUP BY "Worker"'));
     expect(lines.filter((line) => line.includes('Program'))).toEqual([]);
-    // Today's dashboard, by contrast, has a line per program.
+    // Today's dashboard, by contrast, has a line per program, and the worst of every program below
+    // (programs the CLI adds have no line of their own).
     const few = synth({ programs: programs(2) });
-    expect(dashboardLines(few.template).filter((line) => line.includes('Program')).length).toBeGreaterThan(0);
+    const fewLines = dashboardLines(few.template);
+    expect(fewLines.filter((line) => line.includes('Program')).length).toBeGreaterThan(0);
+    expect(
+      fewLines.flatMap((line) => (line.at(-1) as { expression?: string } | undefined)?.expression ?? []),
+    ).toContainEqual(
+      expect.stringMatching(/^SELECT SUM\("StalledRuns"\) .* GROUP BY "Program" .* LIMIT 10$/),
+    );
   });
 });
 
