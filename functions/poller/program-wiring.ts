@@ -65,6 +65,7 @@ export function cycleOptions(
     feedMode: values.feedMode,
     stream: { recovery: values.streamRecovery, lingerMs: values.streamLingerMs },
     gapRepair: { maxLookups: values.gapRepairMaxLookups, graceMs: values.gapRepairGraceSeconds * 1000 },
+    maxSequenceJump: values.maxSequenceJump,
     heldBytes: run.heldBytes,
   };
 }

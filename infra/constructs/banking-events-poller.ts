@@ -374,7 +374,7 @@ export class BankingEventsPoller extends Construct {
   }
 
   /**
-   * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
+   * What the operator CLI's `status`, `jumps list` and `doctor --no-write-probes` call: describe and read the
    * stack, the checkpoint table, the bus (on a Custom Event Bus also its subscribers: listed, and
    * the construct's described), the schedules and the stack's alarms. No write, no
    * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
@@ -398,7 +398,7 @@ export class BankingEventsPoller extends Construct {
   }
 
   /**
-   * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
+   * What `rewind`, `jumps accept|reject`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
    * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
    * run inside it, with the secret it holds), `s3:GetObject` on `operator-answers/*` of the
    * claim-check bucket (where the poller leaves an answer too large to return; not the events'

@@ -7,7 +7,7 @@ import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
 import { mapRecord } from './map-members.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: every custom-metric alarm exists once per program (its `Program` dimension). */
@@ -122,6 +122,15 @@ export class PollerAlarms extends Construct {
    * @jsii ignore
    */
   public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Per program: an event was held for a sequence number implausibly far past the one before it
+   * (`SequenceJumpsHeld`), and awaits an operator's decision; in alarm while it does.
+   *
+   * A `Map`, for TypeScript; every language has `sequenceJumpsAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
+  public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -164,6 +173,10 @@ export class PollerAlarms extends Construct {
   /** `orderBrokenAlarms` as a plain object: program → alarm (empty on the classic bus). */
   get orderBrokenAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
     return mapRecord(this.orderBrokenAlarms);
+  }
+  /** `sequenceJumpsAlarms` as a plain object: program → alarm. */
+  get sequenceJumpsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.sequenceJumpsAlarms);
   }
   /** `deadLetterAlarms` as a plain object: route name → alarm. */
   get deadLetterAlarmsByRoute(): { readonly [route: string]: cloudwatch.Alarm } {
@@ -299,6 +312,25 @@ export class PollerAlarms extends Construct {
       );
     }
     this.orderBrokenAlarms = orderBroken;
+    const sequenceJumps = new Map<string, cloudwatch.Alarm>();
+    for (const program of props.programs) {
+      sequenceJumps.set(
+        program,
+        this.alarm(`SequenceJumps${pascalCase(program)}`, {
+          // A gauge every run writes while a jump awaits a decision: in alarm until it is decided.
+          metric: props.metrics.metric(SEQUENCE_JUMPS_HELD, program, { statistic: 'Maximum', period: tick }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the feed sent an event numbered implausibly far past the numbers before it; ` +
+            'it is held and quarantined, and the checkpoint stays below it until an operator accepts or rejects ' +
+            `the jump. Runbook: ${runbook('sequence-jumps')}`,
+        }),
+      );
+    }
+    this.sequenceJumpsAlarms = sequenceJumps;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;

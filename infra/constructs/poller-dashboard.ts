@@ -5,7 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Route, RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
   readonly programs: string[];
@@ -132,6 +132,10 @@ export class PollerDashboard extends Construct {
           metrics.metric('GapsRepaired', p, { statistic: 'Sum', label: `${p} skipped numbers repaired` }),
           metrics.metric('StreamReconnects', p, { statistic: 'Sum', label: `${p} stream reconnects` }),
           metrics.metric('InvalidEvents', p, { statistic: 'Sum', label: `${p} quarantined (invalid_event)` }),
+          metrics.metric(SEQUENCE_JUMPS_HELD, p, {
+            statistic: 'Maximum',
+            label: `${p} sequence jumps held (awaiting a decision)`,
+          }),
           metrics.metric('ClaimChecks', p, { statistic: 'Sum', label: `${p} claim-checked (too large)` }),
         ]),
         width: WIDTH,

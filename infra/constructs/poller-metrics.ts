@@ -6,6 +6,9 @@ import { SETTINGS } from '../../functions/settings/settings.ts';
 /** The custom bus's broken-order count (Count, per program): graphed and alarmed on that bus only. */
 export const ORDER_BROKEN: MetricName = 'OrderBroken';
 
+/** Sequence jumps awaiting a decision (a gauge, per program): graphed and alarmed. */
+export const SEQUENCE_JUMPS_HELD: MetricName = 'SequenceJumpsHeld';
+
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
 export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;
 

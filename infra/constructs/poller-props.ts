@@ -250,6 +250,16 @@ export interface BankingEventsPollerProps {
    */
   readonly gapRepair?: GapRepairOptions;
   /**
+   * The most a sequence number may lie above the one before it (`MAX_SEQUENCE_JUMP`), 10 or more.
+   * An event beyond is held, not trusted: quarantined once as an `invalid_event` with the code
+   * `SEQUENCE_JUMP_HELD`, events with lower numbers still published, the checkpoint kept below it
+   * and the sequence-jumps alarm raised, until an operator accepts or rejects the jump
+   * (`banking-events-poller jumps`). Skipped numbers within it are ordinary gaps.
+   *
+   * @default 100000
+   */
+  readonly maxSequenceJump?: number;
+  /**
    * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
    * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through
    * the claim check: stored in `claimCheckBucket`, a pointer published in its place.

@@ -2,12 +2,14 @@
  * The classic bus stays the default, and a stack deployed from it sees only the changes a release
  * means to make: the cdk.json defaults synthesize to the template recorded in
  * classic-default-template.json, byte for byte. Recorded before the custom bus (issue 27), which
- * changed nothing of it; recorded again for the fleet (issue 35), which added to it exactly: the
- * programs table, the program seeding (its function, role, policy, log group and custom resource),
- * the worker schedule `ScheduleWorker0` in place of `ScheduleDefault`, and in the function
- * `PROGRAMS_TABLE`, `SECRETS_PREFIX`, `WORKER_COUNT`, `MAX_CONCURRENT_PROGRAMS`, a scan of the
- * programs table and the read of the secrets under the prefix (CHANGELOG.md lists them). Only the
- * functions' asset keys are left out: each is the hash of its bundle, which every change to it moves.
+ * changed nothing of it. Changes made on purpose since are recorded in it, each in its own commit:
+ * issue 32's sequence-jumps alarm, its dashboard line and `MAX_SEQUENCE_JUMP` (nothing stateful);
+ * the fleet (issue 35), which added exactly: the programs table, the program seeding (its function,
+ * role, policy, log group and custom resource), the worker schedule `ScheduleWorker0` in place of
+ * `ScheduleDefault`, and in the function `PROGRAMS_TABLE`, `SECRETS_PREFIX`, `WORKER_COUNT`,
+ * `MAX_CONCURRENT_PROGRAMS`, a scan of the programs table and the read of the secrets under the
+ * prefix (CHANGELOG.md lists them). Only the functions' asset keys are left out: each is the hash of
+ * its bundle, which every change to it moves.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

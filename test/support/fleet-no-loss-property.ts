@@ -29,6 +29,7 @@ import {
   type FaultCounters,
   type FaultSchedule,
   MemoryClaimChecks,
+  ORDINARY_EVENT_FOOTPRINT,
   PRODUCT_MODULES,
   Process,
   passedOverByStart,
@@ -90,6 +91,8 @@ interface ProgramWorld {
   readonly claimChecks: MemoryClaimChecks;
   readonly highest: number;
   readonly lastArrivalAt: number;
+  /** Turns that failed, or that a killed worker or the end of a turn cut. */
+  faults: number;
   /** How its last turn ended: `completed` only when its cycle returned. */
   lastTurn: 'completed' | 'failed' | 'hung' | 'none';
 }
@@ -107,8 +110,9 @@ function world(
   const records = bankRecords(schedule, firstRunAt, modules);
   const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 });
   for (const { position, times } of schedule.rejectedEntries) {
-    sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
+    sink.rejectSequence(records.find((record) => record.position === position)!.event.sequence_number, times);
   }
+  const jump = jumpOf(schedule);
   return {
     name,
     schedule,
@@ -119,7 +123,12 @@ function world(
     timeline: new Timeline(),
     counters: { polls: 0, requests: 0, commits: 0 },
     claimChecks: new MemoryClaimChecks(),
-    highest: records.at(-1)!.event.sequence_number,
+    // Caught up means every event but a held jump: nothing lets the checkpoint reach it.
+    highest: Math.max(
+      0,
+      ...records.map((record) => record.event.sequence_number).filter((sequence) => sequence !== jump),
+    ),
+    faults: 0,
     lastArrivalAt: Math.max(firstRunAt, ...records.map((record) => record.createdAt)),
     lastTurn: 'none',
   };
@@ -180,8 +189,17 @@ function programCycle(
         clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
       },
       feedMode: schedule.mode,
+      heldBytes: schedule.heldEvents * ORDINARY_EVENT_FOOTPRINT,
     },
   );
+}
+
+/**
+ * The sequence number of the event a schedule numbers implausibly far past the others, if it draws
+ * one (`FaultSchedule.jump`, where the schedules have it): held by the cycle, never checkpointed.
+ */
+function jumpOf(schedule: FaultSchedule): number | undefined {
+  return (schedule as { readonly jump?: { readonly sequenceNumber: number } | null }).jump?.sequenceNumber;
 }
 
 /** One worker's run: its process (which may die), its programs' turns; marks what a fault caught. */
@@ -228,6 +246,7 @@ async function workerRun(
           return summary;
         } catch (error) {
           program.lastTurn = 'failed';
+          program.faults += 1;
           program.timeline.push({ kind: 'mark', label: 'failed' });
           throw error;
         } finally {
@@ -238,12 +257,20 @@ async function workerRun(
     { worker: run.worker, workerCount: run.workerCount, remainingMs: RUN_MS, maxConcurrentPrograms },
   );
   // What a dead (or left-behind) cycle had in flight has landed by now: the mark closes its window.
-  for (const program of unsettled)
+  for (const program of unsettled) {
+    program.faults += 1;
     program.timeline.push({ kind: 'mark', label: process.dead ? 'crash' : 'left behind' });
+  }
 }
 
 export type FleetReport = ReadonlyArray<
-  InvariantReport & { readonly program: string; readonly caughtUp: boolean }
+  InvariantReport & {
+    readonly program: string;
+    readonly caughtUp: boolean;
+    readonly faults: number;
+    readonly jumpQuarantines: number;
+    readonly jumpPassed: boolean;
+  }
 >;
 
 /** Runs the fleet's workers, run after run, until the schedule is spent and every program caught up. */
@@ -297,19 +324,34 @@ async function reportOf(program: ProgramWorld, firstRunAt: number) {
   // `latest` counts from the program's own first run (its row's first lease), which in a fleet may
   // come after the fleet's first: its turn later in a run, or its first worker killed before it.
   const programFirstRunAt = state.firstLeasedAt ?? firstRunAt;
+  const jump = jumpOf(program.schedule);
+  const delivered = program.sink.accepted.map((event) => ({
+    detailType: event.type,
+    detail: JSON.parse(event.detail) as Record<string, unknown>,
+  }));
+  // A held jump's quarantined copies are counted apart, as the single program's property does: a
+  // fault between the copy and its record may send one again.
+  const isJumpQuarantine = (delivery: (typeof delivered)[number]) =>
+    jump !== undefined && delivery.detailType === 'invalid_event' && delivery.detail.sequence_number === jump;
   const report = checkDeliveryInvariant({
     feed: program.records.map(bankEvent),
     passedOver: program.records
       .filter((record) => passedOverByStart(program.schedule, record, programFirstRunAt))
       .map(bankEvent),
-    delivered: program.sink.accepted.map((event) => ({
-      detailType: event.type,
-      detail: JSON.parse(event.detail) as Record<string, unknown>,
-    })),
+    delivered: delivered.filter((delivery) => !isJumpQuarantine(delivery)),
     timeline: program.timeline.entries,
     finalCheckpoint,
   });
-  return { ...report, program: program.name, caughtUp: (finalCheckpoint ?? 0) >= program.highest };
+  return {
+    ...report,
+    program: program.name,
+    caughtUp: (finalCheckpoint ?? 0) >= program.highest,
+    faults: program.faults,
+    jumpQuarantines: delivered.filter(isJumpQuarantine).length,
+    jumpPassed:
+      jump !== undefined &&
+      program.timeline.entries.some((entry) => entry.kind === 'commit-requested' && entry.checkpoint >= jump),
+  };
 }
 
 /** The property itself: what every drawn fleet must satisfy, for each of its programs. */
@@ -321,6 +363,9 @@ function fleetNoLossProperty(modules: FleetModules) {
       expect(report.lost, `${report.program}: ${context}`).toEqual([]);
       expect(report.violations, `${report.program}: ${context}`).toEqual([]);
       expect(report.caughtUp, `${report.program}: ${context}`).toBe(true);
+      // A held jump (where schedules draw one): never passed, quarantined at most once per fault and once more.
+      expect(report.jumpPassed, `${report.program}: ${context}`).toBe(false);
+      expect(report.jumpQuarantines, `${report.program}: ${context}`).toBeLessThanOrEqual(1 + report.faults);
     }
   });
 }

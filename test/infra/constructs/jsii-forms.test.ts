@@ -130,6 +130,7 @@ describe('the plain-object members', () => {
       [poller.alarms.sequenceGapsAlarms, poller.alarms.sequenceGapsAlarmsByProgram],
       [poller.alarms.leaseBusyAlarms, poller.alarms.leaseBusyAlarmsByProgram],
       [poller.alarms.orderBrokenAlarms, poller.alarms.orderBrokenAlarmsByProgram],
+      [poller.alarms.sequenceJumpsAlarms, poller.alarms.sequenceJumpsAlarmsByProgram],
       [poller.alarms.deadLetterAlarms, poller.alarms.deadLetterAlarmsByRoute],
       [poller.schemas.schemas, poller.schemas.schemasByType],
     ];
