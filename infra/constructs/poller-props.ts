@@ -102,8 +102,9 @@ export interface BankingEventsPollerProps {
   readonly createProgramSecrets?: boolean;
   /**
    * Alarms of their own for each program of `programs` (lag, stall, failed entries, sequence gaps,
-   * lease busy; order broken on the custom bus), as before, and their rows on the dashboard. They
-   * add five or six resources per program; the deployment's alarms name the program either way.
+   * lease busy, sequence jumps; order broken on the custom bus), as before, and their rows on the
+   * dashboard. They add six or seven resources per program; the deployment's alarms name the
+   * program either way.
    *
    * @default - on with at most 5 programs in `programs`, off above
    */
