@@ -341,6 +341,22 @@ describe('secrets under the prefix', () => {
         }),
     ).not.toThrow();
   });
+
+  it('leaves the prefix to the next poller when one is refused for another prop', () => {
+    const stack = newStack();
+
+    expect(
+      () =>
+        new BankingEventsPoller(stack, 'Refused', {
+          alarmActions: AlarmActions.none(),
+          eventBusKind: 'custom',
+          routes: { transaction: { targets: () => [] } },
+        }),
+    ).toThrow(/the custom bus has no rules/);
+    expect(
+      () => new BankingEventsPoller(stack, 'Poller', { alarmActions: AlarmActions.none() }),
+    ).not.toThrow();
+  });
 });
 
 describe('per-program alarms', () => {
