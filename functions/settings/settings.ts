@@ -184,8 +184,8 @@ export const SETTINGS = {
   }),
   perProgramAlarms: setting(flag(), {
     doc:
-      "Five alarms per program of `programs` (six on the custom bus), each named for its program; the fleet's " +
-      'alarms name the program either way',
+      'Six alarms per program of `programs` (seven on the custom bus), each named for its program, left out ' +
+      "of the deployment's alarms over every program, which name the program either way",
     whenAbsent: 'on with at most 5 programs in `programs`, off above',
     actsIn: ['infra/constructs/poller-props-resolution.ts#resolvePollerProps'],
     context: { key: 'perProgramAlarms', none: '' },

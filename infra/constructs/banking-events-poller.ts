@@ -43,7 +43,7 @@ import {
   createClaimCheckBucket,
   tableEncryption,
 } from './poller-storage.ts';
-import { programSecretsOf, resolveSecretsPrefix } from './program-secrets.ts';
+import { claimSecretsPrefix, programSecretsOf, resolveSecretsPrefix } from './program-secrets.ts';
 import { ProgramSeeding } from './program-seeding.ts';
 import { createProgramsTable } from './programs-table.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
@@ -307,6 +307,7 @@ export class BankingEventsPoller extends Construct {
       alarms: this.alarms.alarms,
       dashboardName: props.dashboardName,
     });
+    claimSecretsPrefix(this, this.secretsPrefix);
   }
 
   /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */

@@ -50,17 +50,25 @@ export function resolveSecretsPrefix(scope: Construct, given: string | undefined
       { prop: 'secretsPrefix' },
     );
   }
-  const taken = PREFIXES_OF_STACK.get(stack) ?? new Set<string>();
-  PREFIXES_OF_STACK.set(stack, taken);
-  if (taken.has(prefix)) {
+  if (PREFIXES_OF_STACK.get(stack)?.has(prefix) === true) {
     throw new ConfigurationError(
       `BankingEventsPoller: secretsPrefix ${prefix} is already the prefix of another BankingEventsPoller in ` +
         `stack ${stack.stackName}: each would read the other's program secrets. Give each its own secretsPrefix`,
       { prop: 'secretsPrefix' },
     );
   }
-  taken.add(prefix);
   return prefix;
+}
+
+/**
+ * Records the prefix as taken in the poller's stack: called once the poller is built, so that one
+ * refused by another prop (a thrown constructor) does not hold the prefix against the next.
+ */
+export function claimSecretsPrefix(scope: Construct, prefix: string): void {
+  const stack = Stack.of(scope);
+  const taken = PREFIXES_OF_STACK.get(stack) ?? new Set<string>();
+  PREFIXES_OF_STACK.set(stack, taken);
+  taken.add(prefix);
 }
 
 /**

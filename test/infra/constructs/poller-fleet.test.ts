@@ -25,6 +25,9 @@ import { cdkJsonContext, logicalIdOf } from '../support/poller-app-fixture.ts';
 
 type Json = Record<string, unknown>;
 
+/** Lag, stall, failed entries, unfilled gaps, lease busy, and since issue 32 sequence jumps. */
+const ALARMS_PER_PROGRAM = 6;
+
 const LOANS_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/loans-AbC123';
 
 function newStack(app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } })): Stack {
@@ -97,7 +100,7 @@ describe('a flat template', () => {
         synth({ programs: named(programs), perProgramAlarms: true }).template.toJSON().Resources as Json,
       ).length;
 
-    expect(count(3) - count(2)).toBe(7);
+    expect(count(3) - count(2)).toBe(1 + ALARMS_PER_PROGRAM);
   });
 
   it('names no program in any resource with createProgramSecrets false and no per-program alarms', () => {
@@ -338,6 +341,22 @@ describe('secrets under the prefix', () => {
         }),
     ).not.toThrow();
   });
+
+  it('leaves the prefix to the next poller when one is refused for another prop', () => {
+    const stack = newStack();
+
+    expect(
+      () =>
+        new BankingEventsPoller(stack, 'Refused', {
+          alarmActions: AlarmActions.none(),
+          eventBusKind: 'custom',
+          routes: { transaction: { targets: () => [] } },
+        }),
+    ).toThrow(/the custom bus has no rules/);
+    expect(
+      () => new BankingEventsPoller(stack, 'Poller', { alarmActions: AlarmActions.none() }),
+    ).not.toThrow();
+  });
 });
 
 describe('per-program alarms', () => {
@@ -348,12 +367,14 @@ describe('per-program alarms', () => {
 
   // Six each: lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy.
   it('are on by default up to 5 programs, as before, and off above', () => {
-    expect(programAlarms(synth({ programs: named(5) }).template)).toBe(30);
+    expect(programAlarms(synth({ programs: named(5) }).template)).toBe(5 * ALARMS_PER_PROGRAM);
     expect(programAlarms(synth({ programs: named(6) }).template)).toBe(0);
   });
 
   it('follow perProgramAlarms when it is given', () => {
-    expect(programAlarms(synth({ programs: named(6), perProgramAlarms: true }).template)).toBe(36);
+    expect(programAlarms(synth({ programs: named(6), perProgramAlarms: true }).template)).toBe(
+      6 * ALARMS_PER_PROGRAM,
+    );
     expect(programAlarms(synth({ programs: named(2), perProgramAlarms: false }).template)).toBe(0);
   });
 });

@@ -75,6 +75,11 @@ describe('the programs commands of the CLI', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/cards\s.*active\s.*operator/);
     expect(table.stdout).toContain('2 program(s), 2 active, over 3 worker(s)');
+    // status shows it too, after the stack's own: the stack's outputs do not name it.
+    const status = await current.cli(['status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const rows = (JSON.parse(status.stdout) as { programs: { program: string }[] }).programs;
+    expect(rows.map((row) => row.program)).toEqual(['default', 'cards']);
   });
 
   it('refuses, changing nothing: a second add, a secret outside the deployment, a setting out of range', async () => {
