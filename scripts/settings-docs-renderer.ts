@@ -138,7 +138,31 @@ export const ENVIRONMENT_TABLE: DocsTable = {
   },
 };
 
-export const DOCS_TABLES: readonly DocsTable[] = [ENVIRONMENT_TABLE, CONTEXT_TABLE];
+/** docs/configuration.md, "Per-program settings": what a program record's `settings` may hold, and its form. */
+const PER_PROGRAM_FILE = 'docs/configuration.md';
+export const PER_PROGRAM_TABLE: DocsTable = {
+  file: PER_PROGRAM_FILE,
+  name: 'settings:per-program',
+  source: 'functions/settings/settings.ts',
+  render() {
+    const rows = settingEntries()
+      .filter(([, setting]) => setting.perProgram === true)
+      .map(([name, setting]) =>
+        row([
+          code(name),
+          setting.env === undefined ? 'none' : code(setting.env.name),
+          `${meaning(setting, PER_PROGRAM_FILE)}. ${sentence(setting.kind.expected.replaceAll('|', '\\|'))}`,
+        ]),
+      );
+    return [
+      row(['Setting', "The deployment's variable", 'Meaning']),
+      row(['---', '---', '---']),
+      ...rows,
+    ].join('\n');
+  },
+};
+
+export const DOCS_TABLES: readonly DocsTable[] = [ENVIRONMENT_TABLE, CONTEXT_TABLE, PER_PROGRAM_TABLE];
 
 /** The markers a table sits between in its file. */
 export function markers(table: DocsTable): readonly [string, string] {

@@ -323,6 +323,76 @@ export class InvocationInputError extends PollerError {
 }
 
 /**
+ * A program record (`core/fleet/program-record.ts`) that is not one: a field missing, of the wrong
+ * form or out of bounds, or a listing of more programs than a registry may hold. `where` names the
+ * record's source and `field` the field; no value is quoted but a valid program name. A worker
+ * refuses that record alone: the others run.
+ */
+export class ProgramRecordInvalidError extends PollerError {
+  static readonly code = 'PROGRAM_RECORD_INVALID';
+
+  constructor(message: string, context: ErrorContext & { readonly where: string }) {
+    super(ProgramRecordInvalidError.code, message, { context });
+  }
+}
+
+/**
+ * A write to a program record was based on a revision that is no longer the stored one (another
+ * operator, or a deploy, wrote it meanwhile), or on a record that is gone or already exists.
+ * Nothing was written: read the record again and retry.
+ */
+export class ProgramRevisionConflictError extends PollerError {
+  static readonly code = 'PROGRAM_REVISION_CONFLICT';
+
+  constructor(program: string, expected: number | 'absent', found: number | 'absent') {
+    super(
+      ProgramRevisionConflictError.code,
+      `Program ${program} is ${found === 'absent' ? 'not in the registry' : `at revision ${found}`}, not ` +
+        `${expected === 'absent' ? 'absent' : `at revision ${expected}`} as this write expected; nothing was written. ` +
+        'Read it again and retry.',
+      { context: { program, expected, found } },
+    );
+  }
+}
+
+/**
+ * A program's own settings (its record's `settings`) hold a value its setting does not take, a
+ * setting that may not differ per program, or break a rule between settings. That program is not
+ * polled; the others are. `program` and `setting` name what to fix.
+ */
+export class ProgramSettingError extends PollerError {
+  static readonly code = 'PROGRAM_SETTING_INVALID';
+
+  constructor(
+    message: string,
+    context: ErrorContext & { readonly program: string; readonly setting: string },
+  ) {
+    super(ProgramSettingError.code, message, { context });
+  }
+}
+
+/**
+ * A program record names a secret outside the deployment's (not under its secrets prefix, nor one
+ * of the secrets its stack was given): the worker does not read it, so one deployment's records
+ * can never point its function at another's credentials. That program is not polled.
+ */
+export class ProgramSecretRefusedError extends PollerError {
+  static readonly code = 'PROGRAM_SECRET_REFUSED';
+
+  constructor(program: string, prefix: string | undefined) {
+    super(
+      ProgramSecretRefusedError.code,
+      `Program ${program}'s secretId is not one of this deployment's secrets: ` +
+        (prefix === undefined
+          ? 'this function has no secrets prefix (SECRETS_PREFIX), so only the secrets of its stack are read'
+          : `it is not under the secrets prefix ${prefix} nor one of the secrets of its stack`) +
+        `; set the program's secret with \`banking-events-poller secret set --program ${program}\``,
+      { context: { program, prefix } },
+    );
+  }
+}
+
+/**
  * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
  * and log queries and alarms match on them. A new class of this family belongs here (a test checks
  * that every exported class is listed).
@@ -348,6 +418,10 @@ export const POLLER_ERRORS = [
   StartPositionIncompleteError,
   OperatorRequestError,
   InvocationInputError,
+  ProgramRecordInvalidError,
+  ProgramRevisionConflictError,
+  ProgramSettingError,
+  ProgramSecretRefusedError,
 ] as const;
 
 /** The stable codes of {@link POLLER_ERRORS}. */

@@ -232,6 +232,12 @@ export const METRIC_NAMES = [
    * too long to read at once in the function's memory (read in parts).
    */
   'OversizePages',
+  /** A program's turn in a worker's run that failed or was left behind (its `Program`); the others ran. */
+  'CycleFailures',
+  /** A worker's: registry items refused as malformed (no `Program`: the item may have no valid name). */
+  'ProgramRecordsRefused',
+  /** A worker's: programs whose turn never came in its run (too many for its lanes and time). */
+  'ProgramsNotReached',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -2,11 +2,15 @@
  * What an invocation's event may be, checked first: before anything is built, read or called (no
  * lease write, no secret read, no request to the bank). The function takes two shapes:
  *
+ * - a worker's schedule `{"worker": <i>}`: the worker polls the programs of the registry that
+ *   are assigned to it (`core/fleet/assignment.ts`); `i` is an integer below `WORKER_COUNT`,
+ *   checked against it in `poller-config.ts`;
  * - the schedule's `{"program": "<name>"}`: EventBridge Scheduler's templated Lambda target sends
  *   the input the construct wrote (`ScheduleTargetInput.fromObject({ program })`) as it is and adds
  *   no key of its own (it only fills in `<aws.scheduler.…>` placeholders, which we do not use).
  *   `{}` (a test invocation) polls the default program; `secretId`, which older payloads named,
- *   is still accepted and must be the program's own (`poller-config.ts`);
+ *   is still accepted and must be the program's own (`poller-config.ts`). A worker invocation
+ *   names no program and no secret;
  * - the CLI's `{"operatorRequest": {…}}`, parsed by `operator-request.ts`.
  *
  * Anything else is refused with `InvocationInputError` (`INVOCATION_INVALID`): a key it does not
@@ -22,6 +26,7 @@
  * a megabyte of program name, never reaches an error or a log.
  */
 import { InvocationInputError } from '../core/errors.ts';
+import { MAX_WORKERS } from '../core/fleet/assignment.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { isProgramName, PROGRAM_NAME_EXPECTED } from '../core/name-rules.ts';
 
@@ -29,7 +34,7 @@ import { isProgramName, PROGRAM_NAME_EXPECTED } from '../core/name-rules.ts';
 export const OPERATOR_REQUEST_KEY = 'operatorRequest';
 
 /** The keys of a scheduled invocation. */
-export const SCHEDULE_KEYS = ['program', 'secretId'] as const;
+export const SCHEDULE_KEYS = ['program', 'secretId', 'worker'] as const;
 
 /** How large an invocation's event may be; ours are a few short fields, two levels deep at most. */
 export const INVOCATION_BOUNDS = Object.freeze({
@@ -51,8 +56,10 @@ const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
 /** Characters of a key the function does not know that an error may show. */
 const SHOWN_KEY_PREFIX = 6;
 
-/** What a scheduled invocation asks for: the program (`undefined`: the default one). */
+/** What a scheduled invocation asks for: a worker's programs, or one program (`undefined`: the default one). */
 export interface ScheduledInvocation {
+  /** A worker's run: 0 ≤ worker < `MAX_WORKERS` here, below `WORKER_COUNT` once resolved. Never with `program`. */
+  readonly worker?: number;
   readonly program?: string;
   /** Accepted from older schedules' payloads; must be the program's own secret. */
   readonly secretId?: string;
@@ -136,8 +143,9 @@ export function checkInvocationBounds(event: unknown, known: ReadonlySet<string>
 }
 
 /**
- * Reads a scheduled invocation: `{}`, `{"program": "<name>"}`, and `secretId` (see above). Any
- * other key is refused, as is a program that is not a program name.
+ * Reads a scheduled invocation: `{}`, `{"worker": <i>}`, `{"program": "<name>"}`, and `secretId`
+ * (see above). Any other key is refused, as is a program that is not a program name, a worker
+ * that is not a whole number from 0 to `MAX_WORKERS − 1`, and a worker with a program or a secret.
  *
  * @throws InvocationInputError naming the field.
  * @example
@@ -151,11 +159,12 @@ export function parseScheduledInvocation(event: unknown): ScheduledInvocation {
     const field = `event.${keyLabel(key)}`;
     refuse(
       `${field} is not a key of a scheduled invocation${nearMiss(key, [...SCHEDULE_KEYS, OPERATOR_REQUEST_KEY])}: ` +
-        `the schedule sends {"program": …} and the CLI {"${OPERATOR_REQUEST_KEY}": …}`,
+        `the schedule sends {"worker": …} or {"program": …} and the CLI {"${OPERATOR_REQUEST_KEY}": …}`,
       field,
     );
   }
-  const { program, secretId } = event;
+  const { program, secretId, worker } = event;
+  if (worker !== undefined) return { worker: parseWorker(worker, event) };
   if (program !== undefined && !isProgramName(program))
     refuse(`event.program must be ${PROGRAM_NAME_EXPECTED}, got ${valueLabel(program)}`, 'event.program');
   if (secretId !== undefined && (typeof secretId !== 'string' || secretId.trim() === ''))
@@ -164,6 +173,23 @@ export function parseScheduledInvocation(event: unknown): ScheduledInvocation {
     ...(program === undefined ? {} : { program }),
     ...(secretId === undefined ? {} : { secretId: secretId as string }),
   };
+}
+
+/** A worker's number, alone in its event: a worker polls the programs assigned to it, none named. */
+function parseWorker(worker: unknown, event: Record<string, unknown>): number {
+  if (typeof worker !== 'number' || !Number.isSafeInteger(worker) || worker < 0 || worker >= MAX_WORKERS)
+    refuse(
+      `event.worker must be a whole number from 0 to ${MAX_WORKERS - 1}, got ${valueLabel(worker)}`,
+      'event.worker',
+    );
+  for (const key of ['program', 'secretId'] as const) {
+    if (event[key] !== undefined)
+      refuse(
+        `event.${key} cannot go with event.worker: a worker polls the programs assigned to it`,
+        `event.${key}`,
+      );
+  }
+  return worker;
 }
 
 function refuse(problem: string, field: string): never {

@@ -108,3 +108,21 @@ export function resolveInvocationTarget(input: ScheduledInvocation, config: Poll
   }
   return { program, secretId };
 }
+
+/**
+ * The worker a scheduled invocation `{"worker": i}` runs as, checked against the configuration:
+ * a number at or past `WORKER_COUNT` is refused, since no program is assigned to it (a schedule
+ * left over from a larger deployment, or a hand-made event).
+ *
+ * @throws ConfigurationError naming `event.worker` and `WORKER_COUNT`.
+ */
+export function resolveWorkerInvocation(worker: number, config: Pick<PollerConfig, 'workerCount'>): number {
+  if (worker >= config.workerCount) {
+    throw new ConfigurationError(
+      `event.worker ${worker} is not one of this function's workers: WORKER_COUNT is ${config.workerCount}, ` +
+        `so workers are numbered 0 to ${config.workerCount - 1}`,
+      { where: 'event.worker', worker, workerCount: config.workerCount },
+    );
+  }
+  return worker;
+}

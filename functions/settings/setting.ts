@@ -69,6 +69,13 @@ export interface SettingDetails {
   readonly streamOnly?: true;
   /** Applies with `eventBusKind` 'custom' only: not deployed otherwise, and refused by the construct. */
   readonly customBusOnly?: true;
+  /**
+   * May differ per program: a program record's `settings` may hold it, over the deployment's value
+   * (`functions/settings/program-settings.ts`). Only settings that act within one program's cycle
+   * (how its feed is read, where it starts, how fast it publishes); never a resource, a bus or the
+   * function's memory.
+   */
+  readonly perProgram?: true;
   readonly env?: EnvPlace;
   readonly context?: ContextPlace;
   readonly prop?: PropPlace;

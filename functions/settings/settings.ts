@@ -26,6 +26,7 @@
  * written once. docs/configuration.md shows every default as a number.
  */
 
+import { SECRETS_PREFIX_EXPECTED, SECRETS_PREFIX_PATTERN } from '../adapters/aws/program-secret-scope.ts';
 import {
   DEFAULT_MAX_ENTRY_BYTES,
   MIN_MAX_ENTRY_BYTES,
@@ -34,6 +35,7 @@ import {
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
 import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
+import { MAX_WORKERS } from '../core/fleet/assignment.ts';
 import { GAP_REPAIR_DEFAULTS } from '../core/gap-repair.ts';
 import {
   PROGRAM_NAME_EXPECTED,
@@ -116,6 +118,44 @@ export const SETTINGS = {
     whenAbsent: 'the default program only',
     actsIn: ['functions/poller/poller-config.ts#resolveInvocationTarget'],
     env: { name: 'PROGRAM_SECRETS', deployed: 'computed' },
+  }),
+  programsTable: setting(nonEmpty('the DynamoDB table holding the program records (partition key "pk")'), {
+    doc:
+      "DynamoDB table of the program records (the CLI's programs commands), partition key `pk` (string), " +
+      'read at every worker run',
+    whenAbsent: 'no registry: a worker polls the programs of `SECRET_ID` and `PROGRAM_SECRETS`',
+    actsIn: [
+      'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
+      'functions/poller/handler.ts#handler',
+    ],
+    env: { name: 'PROGRAMS_TABLE' },
+  }),
+  secretsPrefix: setting(text(SECRETS_PREFIX_PATTERN, SECRETS_PREFIX_EXPECTED), {
+    doc:
+      "Name path of the deployment's program secrets (`<prefix><program>`): a program record's secret must be " +
+      'under it, or one of the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
+    whenAbsent: 'none: a record may name only the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
+    actsIn: ['functions/adapters/aws/program-secret-scope.ts#ProgramSecretScope'],
+    env: { name: 'SECRETS_PREFIX' },
+  }),
+  workerCount: setting(integer({ min: 1, max: MAX_WORKERS }), {
+    doc:
+      'Workers sharing the programs: the schedule of worker `i` sends `{"worker": i}`, and it polls the active ' +
+      'programs that rendezvous hashing assigns it',
+    default: 1,
+    actsIn: [
+      'functions/core/fleet/assignment.ts#assignedWorker',
+      'functions/poller/poller-config.ts#resolveWorkerInvocation',
+    ],
+    env: { name: 'WORKER_COUNT' },
+  }),
+  maxConcurrentPrograms: setting(integer({ min: 1, max: 1_000 }), {
+    doc:
+      "Programs a worker polls at once, each with its own connections and share of the function's memory; " +
+      'more programs take turns, each for a share of the run',
+    default: 50,
+    actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
+    env: { name: 'MAX_CONCURRENT_PROGRAMS' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
     doc: 'DynamoDB table holding the checkpoints, partition key `pk` (string)',
@@ -301,6 +341,7 @@ export const SETTINGS = {
   pollLimit: setting(integer({ min: 1, max: 1000 }), {
     doc: 'Events asked for per poll request',
     default: 100,
+    perProgram: true,
     actsIn: [
       'functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed',
       'functions/core/start-position.ts#fastForward',
@@ -314,6 +355,7 @@ export const SETTINGS = {
       'Name of the `GET /events` query parameter that carries the cursor, the last sequence number seen ' +
       '(the feed must answer with the events after it)',
     default: CURSOR_PARAMETER,
+    perProgram: true,
     actsIn: ['functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed'],
     env: { name: 'POLL_CURSOR_PARAM' },
     context: { key: 'pollCursorParam' },
@@ -323,6 +365,7 @@ export const SETTINGS = {
   pollLimitParam: setting(queryParameter, {
     doc: "Name of the `GET /events` query parameter that carries the page size; not the cursor's name",
     default: 'limit',
+    perProgram: true,
     actsIn: ['functions/adapters/banking-http/banking-event-feed.ts#BankingEventFeed'],
     env: { name: 'POLL_LIMIT_PARAM' },
     context: { key: 'pollLimitParam' },
@@ -334,6 +377,7 @@ export const SETTINGS = {
       'Where a program without a checkpoint starts: every event the feed still has (`beginning`), only ' +
       'events created from its first run on (`latest`), or a sequence number',
     default: 'beginning',
+    perProgram: true,
     actsIn: ['functions/core/cycle/start-landing.ts#applyStartPosition'],
     see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_POSITION' },
@@ -346,6 +390,7 @@ export const SETTINGS = {
       '`latest` only, until a run has recorded where the feed ended: events stamped up to this long before ' +
       "the program's first run are published, so a bank clock behind ours by as much loses nothing",
     default: START_POSITION_DEFAULTS.clockSkewAllowanceMs / 1000,
+    perProgram: true,
     actsIn: ['functions/core/cycle/start-landing.ts#applyStartPosition'],
     see: { title: 'start position', path: 'docs/configuration.md#start-position' },
     env: { name: 'START_CLOCK_SKEW_ALLOWANCE_SECONDS' },
@@ -375,6 +420,7 @@ export const SETTINGS = {
       'PutEvents requests in flight at once while catching up; halved when EventBridge throttles, grown ' +
       'back after a streak of successes',
     default: PUBLISH_DEFAULTS.concurrency,
+    perProgram: true,
     actsIn: ['functions/core/publish-gate.ts#PublishGate'],
     env: { name: 'PUBLISH_CONCURRENCY' },
     context: { key: 'publishConcurrency' },
@@ -385,6 +431,7 @@ export const SETTINGS = {
       'Cap on PutEvents requests per second per program: the quota is per account and region, shared ' +
       'with your other producers',
     whenAbsent: 'no cap',
+    perProgram: true,
     actsIn: ['functions/core/publish-gate.ts#PublishGate'],
     env: { name: 'PUBLISH_MAX_REQUESTS_PER_SECOND' },
     context: { key: 'maxPutEventsPerSecond', none: 0 },
@@ -393,6 +440,7 @@ export const SETTINGS = {
   feedMode: setting(oneOf(FEED_MODES), {
     doc: 'How the feed is read: long polls of `GET /events`, or the SSE stream `GET /events/stream`',
     default: CYCLE_DEFAULTS.feedMode,
+    perProgram: true,
     actsIn: ['functions/core/cycle/feed-sources.ts#openFeedSources'],
     see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     env: { name: 'FEED_MODE' },
@@ -405,6 +453,7 @@ export const SETTINGS = {
       'How a transaction whose `data.type` the stream may have replaced is fetched: one `GET /events` ' +
       'page (`page`), or `GET /event/:id` each (`lookup`)',
     default: CYCLE_DEFAULTS.streamRecovery,
+    perProgram: true,
     actsIn: ['functions/core/stream/stream-reader.ts#StreamReader'],
     see: { title: 'Poll or stream', path: 'docs/decisions/poll-or-stream.md' },
     streamOnly: true,
@@ -416,6 +465,7 @@ export const SETTINGS = {
   streamLingerMs: setting(integer({ min: 0, max: 1_000, unit: 'milliseconds' }), {
     doc: 'Longest wait for more events of a micro-batch while earlier ones are being published',
     default: CYCLE_DEFAULTS.streamLingerMs,
+    perProgram: true,
     actsIn: ['functions/core/stream/stream-reader.ts#StreamReader'],
     streamOnly: true,
     env: { name: 'STREAM_LINGER_MS' },
@@ -425,6 +475,7 @@ export const SETTINGS = {
   streamCursorParam: setting(queryParameter, {
     doc: 'Name of the `GET /events/stream` query parameter that carries the starting point',
     default: CURSOR_PARAMETER,
+    perProgram: true,
     actsIn: ['functions/adapters/banking-http/banking-event-stream.ts#BankingEventStream'],
     streamOnly: true,
     env: { name: 'STREAM_CURSOR_PARAM' },
@@ -436,6 +487,7 @@ export const SETTINGS = {
       'Lookups of skipped sequence numbers per invocation; `0` turns gap repair off (the sequence-gap ' +
       'alarm then watches `SequenceGaps`)',
     default: GAP_REPAIR_DEFAULTS.maxLookups,
+    perProgram: true,
     actsIn: ['functions/core/gap-repair.ts#GapRepair'],
     see: { title: 'sequence gaps', path: 'docs/runbook.md#alarm-sequence-gaps' },
     env: { name: 'GAP_REPAIR_MAX_LOOKUPS' },
@@ -447,6 +499,7 @@ export const SETTINGS = {
       'How long a skipped number is looked up again before it is given up and counted in `GapsUnfilled`; ' +
       "at most the feed's retention, 24 hours",
     default: GAP_REPAIR_DEFAULTS.graceMs / 1000,
+    perProgram: true,
     actsIn: ['functions/core/gap-repair.ts#GapRepair'],
     env: { name: 'GAP_REPAIR_GRACE_SECONDS' },
     context: { key: 'gapRepairGraceSeconds' },
@@ -458,6 +511,7 @@ export const SETTINGS = {
       'quarantined once (`SEQUENCE_JUMP_HELD`), events with lower numbers still published and the checkpoint ' +
       'kept below it, until an operator accepts or rejects the jump (`banking-events-poller jumps`)',
     default: SEQUENCE_JUMP_DEFAULTS.maxJump,
+    perProgram: true,
     actsIn: [
       'functions/core/sequence-jumps.ts#splitAtJump',
       'functions/core/gap-repair.ts#GapRepair',

@@ -210,17 +210,17 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
   }));
 
 /** About what an ordinary event of the drawn feed is counted for while held (`eventFootprint`). */
-const ORDINARY_EVENT_FOOTPRINT = 600;
+export const ORDINARY_EVENT_FOOTPRINT = 600;
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
-interface FaultCounters {
+export interface FaultCounters {
   polls: number;
   requests: number;
   commits: number;
 }
 
 /** Shared by every port of one cycle: counts calls, and after the crash point every call hangs. */
-class Process {
+export class Process {
   calls = 0;
   dead = false;
   constructor(
@@ -242,14 +242,14 @@ class Process {
 }
 
 /** One event of the bank, with when it was created (it is visible from then on). */
-interface BankRecord {
+export interface BankRecord {
   readonly position: number;
   readonly createdAt: number;
   readonly event: BankingEvent;
 }
 
 /** The bank: its events over virtual time, as the poll index and the stream show them. */
-class Bank {
+export class Bank {
   constructor(
     readonly records: readonly BankRecord[],
     private readonly clock: FakeClock,
@@ -281,7 +281,7 @@ class Bank {
 }
 
 /** `GET /events`: pages by cursor from the poll index (which may lag), a long poll when empty. */
-class ScheduledFeed implements EventFeed, EventLookup {
+export class ScheduledFeed implements EventFeed, EventLookup {
   constructor(
     private readonly bank: Bank,
     private readonly schedule: FaultSchedule,
@@ -335,7 +335,7 @@ class ScheduledFeed implements EventFeed, EventLookup {
 }
 
 /** `GET /events/stream`: messages of up to three events as they are created, some unreadable. */
-class ScheduledStream implements EventStream {
+export class ScheduledStream implements EventStream {
   constructor(
     private readonly bank: Bank,
     private readonly schedule: FaultSchedule,
@@ -416,7 +416,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  * The bus: the shared sink, with scheduled refusals and the bus's own (`busRefusal`, for good);
  * records what it accepted on the timeline.
  */
-class ScheduledBus implements EventPublisher {
+export class ScheduledBus implements EventPublisher {
   readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
   constructor(
     private readonly sink: InMemoryPublisher,
@@ -453,7 +453,7 @@ class ScheduledBus implements EventPublisher {
 }
 
 /** The checkpoint item: shared across cycles; scheduled write failures; checkpoint writes on the timeline. */
-class ScheduledStore implements CheckpointStore {
+export class ScheduledStore implements CheckpointStore {
   constructor(
     private readonly store: CheckpointStore,
     private readonly counters: FaultCounters,
@@ -502,7 +502,7 @@ class ScheduledStore implements CheckpointStore {
   }
 }
 
-class MemoryClaimChecks implements ClaimCheckStore {
+export class MemoryClaimChecks implements ClaimCheckStore {
   readonly objects = new Map<string, string>();
   async put(key: string, body: string): Promise<ClaimCheckLocation> {
     this.objects.set(key, body);
@@ -513,7 +513,7 @@ class MemoryClaimChecks implements ClaimCheckStore {
 /** A timeline entry before the timeline numbers it (distributes over the union's members). */
 type Unnumbered<T> = T extends TimelineEntry ? Omit<T, 'at'> : never;
 
-class Timeline {
+export class Timeline {
   readonly entries: TimelineEntry[] = [];
   push(entry: Unnumbered<TimelineEntry>): void {
     this.entries.push({ ...entry, at: this.entries.length + 1 } as TimelineEntry);
@@ -537,7 +537,11 @@ function sequenceNumbers(schedule: FaultSchedule): number[] {
 }
 
 /** The bank's events for a schedule: parsed from one answer, so invalid ones are real quarantines. */
-function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: CycleModules): BankRecord[] {
+export function bankRecords(
+  schedule: FaultSchedule,
+  firstRunAt: number,
+  modules: CycleModules,
+): BankRecord[] {
   const numbers = sequenceNumbers(schedule);
   const createdAt = numbers.map((_, index) =>
     index < schedule.preexisting
@@ -583,7 +587,7 @@ function bankRecords(schedule: FaultSchedule, firstRunAt: number, modules: Cycle
   });
 }
 
-function startPositionOf(schedule: FaultSchedule): StartPosition {
+export function startPositionOf(schedule: FaultSchedule): StartPosition {
   const { startPosition } = schedule;
   return typeof startPosition === 'number'
     ? { kind: 'sequence', sequenceNumber: startPosition }
@@ -591,14 +595,14 @@ function startPositionOf(schedule: FaultSchedule): StartPosition {
 }
 
 /** Whether the start position passes over `record` by design (never to be published). */
-function passedOverByStart(schedule: FaultSchedule, record: BankRecord, firstRunAt: number): boolean {
+export function passedOverByStart(schedule: FaultSchedule, record: BankRecord, firstRunAt: number): boolean {
   const { startPosition } = schedule;
   if (startPosition === 'beginning') return false;
   if (startPosition === 'latest') return record.createdAt < firstRunAt;
   return record.event.sequence_number < startPosition;
 }
 
-function bankEvent(record: BankRecord): BankEvent {
+export function bankEvent(record: BankRecord): BankEvent {
   const { event } = record;
   return {
     id: event.id,

@@ -51,6 +51,16 @@ const NOT_BUS_LIMITS = [
     text: '(256 * 1024)',
     why: "the least of a page's body read at once",
   },
+  {
+    file: 'functions/core/fleet/memory-share.ts',
+    text: '(1024 * 1024)',
+    why: "MiB, the unit of a program's part of the memory",
+  },
+  {
+    file: 'functions/core/fleet/memory-share.ts',
+    text: '(256 * 1024)',
+    why: "the least of a page's body a program of a worker reads at once",
+  },
 ].map((known) => ({
   ...known,
   matches: (hit: string) => hit.startsWith(`${known.file}:`) && hit.endsWith(known.text),

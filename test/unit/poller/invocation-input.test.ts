@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvocationInputError } from '../../../functions/core/errors.ts';
+import { MAX_WORKERS } from '../../../functions/core/fleet/assignment.ts';
 import {
   checkInvocationBounds,
   INVOCATION_BOUNDS,
@@ -51,6 +52,23 @@ describe('parseScheduledInvocation', () => {
     ['an array', ['program'], 'event'],
     ['null', null, 'event'],
     ['a string', 'program', 'event'],
+  ])('refuses %s, naming the field', (_name, event, field) => {
+    expect(refusal(() => parseScheduledInvocation(event)).context.field).toBe(field);
+  });
+
+  it("reads a worker's schedule, from the first worker to the last a deployment may run", () => {
+    expect(parseScheduledInvocation({ worker: 0 })).toEqual({ worker: 0 });
+    expect(parseScheduledInvocation({ worker: MAX_WORKERS - 1 })).toEqual({ worker: MAX_WORKERS - 1 });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['a negative worker', { worker: -1 }, 'event.worker'],
+    ['a worker past the most a deployment runs', { worker: MAX_WORKERS }, 'event.worker'],
+    ['a fractional worker', { worker: 1.5 }, 'event.worker'],
+    ['a worker as text', { worker: '1' }, 'event.worker'],
+    ['a worker that is null', { worker: null }, 'event.worker'],
+    ['a worker with a program', { worker: 1, program: 'cards' }, 'event.program'],
+    ['a worker with a secret', { worker: 1, secretId: 'arn:secret:c' }, 'event.secretId'],
   ])('refuses %s, naming the field', (_name, event, field) => {
     expect(refusal(() => parseScheduledInvocation(event)).context.field).toBe(field);
   });

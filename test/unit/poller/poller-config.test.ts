@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../functions/core/errors.ts';
-import { loadPollerConfig, resolveInvocationTarget } from '../../../functions/poller/poller-config.ts';
+import {
+  loadPollerConfig,
+  resolveInvocationTarget,
+  resolveWorkerInvocation,
+} from '../../../functions/poller/poller-config.ts';
 
 const base = { SECRET_ID: 'arn:secret:a', CHECKPOINT_TABLE: 'checkpoints', EVENT_BUS_NAME: 'bus' };
 
@@ -204,5 +208,28 @@ describe('resolveInvocationTarget', () => {
       program: 'card-program',
       secretId: 'arn:secret:c',
     });
+  });
+});
+
+describe('resolveWorkerInvocation', () => {
+  it('takes the workers numbered below WORKER_COUNT, one worker by default', () => {
+    const four = loadPollerConfig({ ...base, WORKER_COUNT: '4' });
+
+    expect(loadPollerConfig(base).workerCount).toBe(1);
+    expect(resolveWorkerInvocation(0, loadPollerConfig(base))).toBe(0);
+    expect(resolveWorkerInvocation(3, four)).toBe(3);
+  });
+
+  it('refuses a worker at or past WORKER_COUNT, naming both: no program is assigned to it', () => {
+    const four = loadPollerConfig({ ...base, WORKER_COUNT: '4' });
+
+    expect(() => resolveWorkerInvocation(4, four)).toThrow(ConfigurationError);
+    expect(() => resolveWorkerInvocation(4, four)).toThrow(/event\.worker 4 .*WORKER_COUNT is 4/);
+  });
+
+  it('names a worker count out of range and the range', () => {
+    expect(() => loadPollerConfig({ ...base, WORKER_COUNT: '0' })).toThrow(
+      'Environment variable WORKER_COUNT must be an integer from 1 to 100, got "0"',
+    );
   });
 });

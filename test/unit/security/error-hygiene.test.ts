@@ -10,18 +10,22 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ProgramSecretScope } from '../../../functions/adapters/aws/program-secret-scope.ts';
 import { SecretsManagerCredentialsProvider } from '../../../functions/adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../../../functions/adapters/banking-http/banking-event-feed.ts';
 import { checkBankTls } from '../../../functions/adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../../functions/adapters/banking-http/token-cache.ts';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
+import { MemoryProgramRegistry } from '../../../functions/adapters/local/memory-program-registry.ts';
 import { StaticCredentialsProvider } from '../../../functions/adapters/local/static-credentials.ts';
 import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/banking-credentials.ts';
 import * as errors from '../../../functions/core/errors.ts';
 import { eventFailure } from '../../../functions/core/event-model.ts';
+import { parseProgramRecord } from '../../../functions/core/fleet/program-record.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { parseScheduledInvocation } from '../../../functions/poller/invocation-input.ts';
 import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
+import { parseProgramSettings } from '../../../functions/settings/program-settings.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryFeed,
@@ -357,6 +361,42 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   [
     'invocation refused, its keys and values holding a secret',
     () => parseScheduledInvocation({ program: 'default', [CLIENT_SECRET]: TOKEN, [URL_PASSWORD]: 1 }),
+  ],
+  [
+    'program record refused, its secretId holding a secret',
+    () =>
+      parseProgramRecord(
+        {
+          name: 'cards',
+          secretId: `${CLIENT_SECRET} ${TOKEN}`,
+          state: 'active',
+          owner: 'operator',
+          revision: 1,
+        },
+        'programs table item "cards"',
+      ),
+  ],
+  [
+    'program setting refused, its value a secret',
+    () => parseProgramSettings('cards', { pollCursorParam: `${CLIENT_SECRET}/${TOKEN}` }),
+  ],
+  [
+    'program secret outside the deployment',
+    () =>
+      new ProgramSecretScope({ prefix: 'bep/Prod/', stackSecrets: [] }).check(
+        'cards',
+        `other/${CLIENT_SECRET}`,
+      ),
+  ],
+  [
+    'program record written over another revision',
+    async () => {
+      const registry = new MemoryProgramRegistry();
+      await registry.put(
+        { name: 'cards', secretId: 'bep/Prod/cards', state: 'active', owner: 'operator', settings: {} },
+        7,
+      );
+    },
   ],
   [
     'checkpoint moved backwards',

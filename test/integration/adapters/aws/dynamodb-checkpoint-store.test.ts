@@ -13,6 +13,7 @@ import type { OpenGap } from '../../../../functions/core/checkpoint/store.ts';
 import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { describeCheckpointStoreContract } from '../../../support/checkpoint-store-contract.ts';
+import { describeContractAcrossPrograms } from '../../../support/checkpoint-store-programs.ts';
 
 const LEASE_MS = 60_000;
 
@@ -54,6 +55,13 @@ describe('DynamoDbCheckpointStore against moto', () => {
         program: aws.uniqueName('program'),
         clock,
       }),
+  );
+
+  // A worker's programs share the table: each case on four neighbouring programs' rows at once.
+  describeContractAcrossPrograms(
+    'DynamoDbCheckpointStore',
+    () => aws.uniqueName('program'),
+    (program, clock) => new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program, clock }),
   );
 
   const lease = (owner: string, at: number) => ({ owner, now: at, expiresAt: at + LEASE_MS });
