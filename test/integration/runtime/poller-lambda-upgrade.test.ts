@@ -280,20 +280,27 @@ describe('an upgrade from per-program schedules to workers', () => {
 
       // The update: the program seeding first (the workers' schedules depend on it).
       const programsTable = await aws.createCheckpointTable();
-      const answer = await seedPrograms(programsTable, Object.fromEntries(secretArns));
       const after = {
         ...old,
         PROGRAMS_TABLE: programsTable,
         SECRETS_PREFIX: 'banking-events-poller/BankingEventsPoller/',
         WORKER_COUNT: '1',
       };
+      // The worker's container is warm (the new function has run there: with no record yet, it
+      // polls nothing), so its tick reaches the leases while the old runs hold them instead of
+      // racing their end with a cold start.
+      const workerContainer = function_(after, { timeoutMs: 14_000, leaseWaitMs: 12_000 });
+      expect(result<WorkerSummary>(await workerContainer.invoke({ worker: 0 })).programs).toMatchObject({
+        assigned: 0,
+      });
+      const answer = await seedPrograms(programsTable, Object.fromEntries(secretArns));
 
       // Old runs polling (the old function, its last ticks) when the first worker's tick arrives:
       // the worker waits for each lease. An old schedule's tick then arrives while the worker polls.
       generate(4);
-      const legacy = PROGRAMS.map((program) => function_(before, { timeoutMs: 6_000 }).invoke({ program }));
+      const legacy = PROGRAMS.map((program) => function_(before, { timeoutMs: 8_000 }).invoke({ program }));
       await leasesHeld(checkpointTable, PROGRAMS, legacy);
-      const worker = function_(after, { timeoutMs: 14_000, leaseWaitMs: 12_000 }).invoke({ worker: 0 });
+      const worker = workerContainer.invoke({ worker: 0 });
       generate(3);
       const legacyRuns = await Promise.all(legacy);
       // Only the worker can publish these: the old runs are over. The tick comes once it polls.
@@ -325,8 +332,25 @@ describe('an upgrade from per-program schedules to workers', () => {
       });
       const lateCycle = result<CycleSummary>(lateRun);
       // The worker came while the old runs held both leases, and the late tick while it held loans'.
-      for (const program of PROGRAMS) expect(waitedForTheLease(workerRun, program), program).toBe(true);
-      expect(waitedForTheLease(lateRun, 'loans')).toBe(true);
+      const timeline = JSON.stringify({
+        legacy: [...legacyCycles.values()].map(({ program, status, durationMs, stopReason }) => ({
+          program,
+          status,
+          durationMs,
+          stopReason,
+        })),
+        worker: [...workerCycles.values()].map(({ program, status, durationMs, stopReason }) => ({
+          program,
+          status,
+          durationMs,
+          stopReason,
+        })),
+        late: { status: lateCycle.status, durationMs: lateCycle.durationMs },
+      });
+      for (const program of PROGRAMS) {
+        expect(waitedForTheLease(workerRun, program), `${program} ${timeline}`).toBe(true);
+      }
+      expect(waitedForTheLease(lateRun, 'loans'), timeline).toBe(true);
       for (const program of PROGRAMS) {
         expect(legacyCycles.get(program)).toMatchObject({
           status: 'completed',
