@@ -15,12 +15,8 @@ import {
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createQueue, drainMessages, type Queue } from './sqs-queues.ts';
 
 /** What moto's (and AWS's) default EventBridge → SQS delivery puts in a message body. */
 export interface DeliveredEvent {
@@ -62,7 +58,9 @@ export interface MotoEnvironment {
   createRoutedBus(detailTypes: readonly string[]): Promise<RoutedBus>;
   /** A custom bus with one rule matching `source` (default `banking.events`), routed to one queue. */
   createRecordedBus(source?: string): Promise<RecordedBus>;
-  /** Receives until the queue is empty; messages stay invisible for ten minutes afterwards. */
+  /** A rule on `busName` matching `eventPattern`, targeting a new queue named after `prefix`. */
+  routeToQueue(busName: string, eventPattern: unknown, prefix: string): Promise<Queue>;
+  /** Receives and deletes until the queue is empty (`drainMessages`). */
   drainQueue(queueUrl: string): Promise<DeliveredEvent[]>;
   /** The same, as the message bodies' text. */
   drainQueueBodies(queueUrl: string): Promise<string[]>;
@@ -112,6 +110,25 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
   const sqs = new SQSClient({});
 
   const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 13)}`;
+  const routeToQueue = async (busName: string, eventPattern: unknown, prefix: string): Promise<Queue> => {
+    const queue = await createQueue(sqs, uniqueName(prefix));
+    const ruleName = uniqueName(prefix);
+    await eventBridge.send(
+      new PutRuleCommand({
+        Name: ruleName,
+        EventBusName: busName,
+        EventPattern: JSON.stringify(eventPattern),
+      }),
+    );
+    await eventBridge.send(
+      new PutTargetsCommand({
+        Rule: ruleName,
+        EventBusName: busName,
+        Targets: [{ Id: 'queue', Arn: queue.arn }],
+      }),
+    );
+    return queue;
+  };
 
   return {
     dynamodb,
@@ -139,32 +156,15 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
       return name;
     },
 
+    routeToQueue,
+
     async createRoutedBus(detailTypes) {
       const busName = uniqueName('bus');
       await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
       const queueUrls = new Map<string, string>();
       for (const [index, detailType] of detailTypes.entries()) {
-        const queue = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName(`q${index}`) }));
-        const queueUrl = queue.QueueUrl!;
-        const attributes = await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-        );
-        const ruleName = uniqueName(`rule${index}`);
-        await eventBridge.send(
-          new PutRuleCommand({
-            Name: ruleName,
-            EventBusName: busName,
-            EventPattern: JSON.stringify({ 'detail-type': [detailType] }),
-          }),
-        );
-        await eventBridge.send(
-          new PutTargetsCommand({
-            Rule: ruleName,
-            EventBusName: busName,
-            Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
-          }),
-        );
-        queueUrls.set(detailType, queueUrl);
+        const queue = await routeToQueue(busName, { 'detail-type': [detailType] }, `q${index}`);
+        queueUrls.set(detailType, queue.url);
       }
       return { busName, queueUrls };
     },
@@ -172,48 +172,18 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
     async createRecordedBus(source = 'banking.events') {
       const busName = uniqueName('bus');
       await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
-      const queue = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('recorded') }));
-      const queueUrl = queue.QueueUrl!;
-      const attributes = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-      );
-      const ruleName = uniqueName('all');
-      await eventBridge.send(
-        new PutRuleCommand({
-          Name: ruleName,
-          EventBusName: busName,
-          EventPattern: JSON.stringify({ source: [source] }),
-        }),
-      );
-      await eventBridge.send(
-        new PutTargetsCommand({
-          Rule: ruleName,
-          EventBusName: busName,
-          Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
-        }),
-      );
-      return { busName, queueUrl };
+      const queue = await routeToQueue(busName, { source: [source] }, 'recorded');
+      return { busName, queueUrl: queue.url };
     },
 
     async drainQueueBodies(queueUrl) {
-      const bodies: string[] = [];
-      for (;;) {
-        const received = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 0,
-            VisibilityTimeout: 600,
-          }),
-        );
-        const messages = received.Messages ?? [];
-        if (messages.length === 0) return bodies;
-        for (const message of messages) bodies.push(message.Body ?? 'null');
-      }
+      return (await drainMessages(sqs, queueUrl)).map((message) => message.body);
     },
 
     async drainQueue(queueUrl) {
-      return (await this.drainQueueBodies(queueUrl)).map((body) => JSON.parse(body) as DeliveredEvent);
+      return (await drainMessages(sqs, queueUrl)).map(
+        (message) => JSON.parse(message.body) as DeliveredEvent,
+      );
     },
 
     restore() {
