@@ -52,6 +52,8 @@ export interface MotoEnvironment {
   uniqueName(prefix: string): string;
   /** A table with partition key `pk` (string), on-demand; resolves to its name. */
   createCheckpointTable(): Promise<string>;
+  /** The subscriber kit's idempotency table (partition key `id`, string), on-demand; resolves to its name. */
+  createIdempotencyTable(): Promise<string>;
   /** A secret holding `secretString`; resolves to its name (usable as `SecretId`). */
   createSecret(secretString: string): Promise<string>;
   /** A custom bus with one rule per `detail-type`, each routed to its own queue. */
@@ -110,6 +112,18 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
   const sqs = new SQSClient({});
 
   const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 13)}`;
+  const createTable = async (prefix: string, key: string): Promise<string> => {
+    const tableName = uniqueName(prefix);
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    return tableName;
+  };
   const routeToQueue = async (busName: string, eventPattern: unknown, prefix: string): Promise<Queue> => {
     const queue = await createQueue(sqs, uniqueName(prefix));
     const ruleName = uniqueName(prefix);
@@ -137,18 +151,8 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
     sqs,
     uniqueName,
 
-    async createCheckpointTable() {
-      const tableName = uniqueName('checkpoints');
-      await dynamodb.send(
-        new CreateTableCommand({
-          TableName: tableName,
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-          BillingMode: 'PAY_PER_REQUEST',
-        }),
-      );
-      return tableName;
-    },
+    createCheckpointTable: () => createTable('checkpoints', 'pk'),
+    createIdempotencyTable: () => createTable('idempotency', 'id'),
 
     async createSecret(secretString) {
       const name = uniqueName('banking-credentials');

@@ -6,7 +6,7 @@
  * messages moto delivered to its queue, as the event source mapping would hand them over.
  * Idempotency records live in moto's DynamoDB, claim-check bodies in moto's S3.
  */
-import { CreateTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -50,15 +50,7 @@ beforeAll(async () => {
   bucket = aws.uniqueName('claims');
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   checkpointTable = await aws.createCheckpointTable();
-  const idempotencyTable = aws.uniqueName('idempotency');
-  await aws.dynamodb.send(
-    new CreateTableCommand({
-      TableName: idempotencyTable,
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  const idempotencyTable = await aws.createIdempotencyTable();
   const busName = aws.uniqueName('bus');
   await aws.eventBridge.send(new CreateEventBusCommand({ Name: busName }));
   for (const queue of ['subscriber', 'quarantine', 'unrouted'] as const) {
