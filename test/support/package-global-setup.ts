@@ -7,6 +7,8 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { BUILT } from './build-global-setup.ts';
+import { timedSetup } from './setup-timing.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -16,11 +18,15 @@ declare module 'vitest' {
   }
 }
 
-export default function setup(project: TestProject): void {
-  execFileSync('npm', ['run', '--silent', 'package'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+export default async function setup(project: TestProject): Promise<void> {
+  await timedSetup('npm run package', () =>
+    execFileSync('npm', ['run', '--silent', 'package'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  // `npm run package` built every part `npm run build` does: the build setup need not again.
+  (globalThis as { [BUILT]?: true })[BUILT] = true;
   const dir = path.join(REPO_ROOT, 'dist/package');
   const tarballs = readdirSync(dir).filter((name) => name.endsWith('.tgz'));
   if (tarballs.length !== 1) {
