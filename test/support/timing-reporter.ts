@@ -53,7 +53,7 @@ export default class TimingReporter implements Reporter {
     const end = Date.now();
     const lines = [`timing: ${seconds(end - this.#runStart)} in all`];
     lines.push(
-      `  global setups (build, moto, synth, package)  ${seconds((this.#firstFile ?? end) - this.#runStart)}`,
+      `  until the first file (the global setups)  ${seconds((this.#firstFile ?? end) - this.#runStart)}`,
     );
     const projects = [...this.#projects.entries()].sort(([, a], [, b]) => a.start - b.start);
     for (const [name, span] of projects) {
