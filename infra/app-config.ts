@@ -92,12 +92,6 @@ export function parseAppConfig(context: Readonly<Record<string, unknown>>): AppC
   if (values.existingEventBusArn !== undefined && values.eventBusName !== undefined) {
     reader.fail('eventBusName', 'names a bus to create; set it to "" when existingEventBusArn is set');
   }
-  if (values.exampleSubscriber === true && values.eventBusKind === 'custom') {
-    reader.fail(
-      'exampleSubscriber',
-      'subscribes with a rule of the classic bus, and the custom bus has none: set it to false with eventBusKind "custom"',
-    );
-  }
   const programs = reader.programs();
   const routes = reader.routes();
   reader.throwIfInvalid();

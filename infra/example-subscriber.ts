@@ -21,6 +21,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { BankingEventsPoller } from 'banking-events-poller';
 import { Construct } from 'constructs';
+import { ConfigurationError } from '../functions/core/errors.ts';
 import {
   POLLER_ARCHITECTURE,
   POLLER_BUNDLING,
@@ -70,6 +71,15 @@ export class ExampleSubscriber extends Construct {
   constructor(scope: Construct, id: string, props: ExampleSubscriberProps) {
     super(scope, id);
     const { poller, eventSource } = props;
+    // Its rule needs the classic bus; the Custom Event Bus has no rules.
+    const { eventBus } = poller;
+    if (eventBus === undefined) {
+      throw new ConfigurationError(
+        'Invalid CDK context: "exampleSubscriber" subscribes with a rule of the classic bus, and the custom bus has none: ' +
+          'set it to false with eventBusKind "custom"',
+        { key: 'exampleSubscriber' },
+      );
+    }
 
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', QUEUE_SECURITY);
     this.queue = new sqs.Queue(this, 'Queue', {
@@ -79,7 +89,7 @@ export class ExampleSubscriber extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     this.rule = new events.Rule(this, 'Rule', {
-      eventBus: poller.eventBus,
+      eventBus,
       description: `The example subscriber's ${EXAMPLE_SUBSCRIBER_DETAIL_TYPE} events from ${eventSource}`,
       eventPattern: { source: [eventSource], detailType: [EXAMPLE_SUBSCRIBER_DETAIL_TYPE] },
       targets: [

@@ -5,7 +5,6 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { BankingEventsPoller, type EventRouteOptions, type PollerProgram } from 'banking-events-poller';
 import type { Construct } from 'constructs';
-import { TAIL_DELIVERY_ROLE_OUTPUT } from '../functions/cli/operator-resource-names.ts';
 import type { AppConfig, ProgramConfig } from './app-config.ts';
 import { pascalCase } from './constructs/construct-names.ts';
 import { settingProps } from './constructs/setting-props.ts';
@@ -106,38 +105,8 @@ export class PollerStack extends Stack {
       value: config.eventSource,
       description: "Source of every published event (the CLI's --event-source)",
     });
-    const { customBus } = poller;
-    if (customBus === undefined) {
-      new CfnOutput(this, 'ArchiveName', {
-        value: poller.archive.archiveName,
-        description: 'Archive of the bus (banking-events-poller archive-replay)',
-      });
-      new CfnOutput(this, 'EventBusName', {
-        value: poller.eventBus.eventBusName,
-        description: 'Subscribe here',
-      });
-      new CfnOutput(this, 'EventBusArn', { value: poller.eventBus.eventBusArn });
-    } else {
-      // The kind first: the CLI reads the bus's outputs by it (a custom bus has no archive).
-      new CfnOutput(this, 'EventBusKind', { value: 'custom', description: 'EventBridge Custom Event Bus' });
-      new CfnOutput(this, 'EventBusName', {
-        value: customBus.eventBusName,
-        description: 'Subscribe here (aws eventsv2 create-subscriber)',
-      });
-      new CfnOutput(this, 'EventBusArn', {
-        value: customBus.eventBusArn,
-        description: 'The custom bus (event-busv2): PutEvents, subscribers and replays name it',
-      });
-      new CfnOutput(this, 'BusRetentionDays', {
-        value: String(config.busRetentionDays),
-        description: 'How far back a subscriber can start (replay from the bus)',
-      });
-      new CfnOutput(this, TAIL_DELIVERY_ROLE_OUTPUT, {
-        value: poller.tailDeliveryRole!.roleArn,
-        description:
-          "The role the bus delivers tail's events through (tail reads it; grantOperatorTail may pass it)",
-      });
-    }
+    // The bus's name and ARN, and its kind's own outputs (the archive, or the retention and tail's role).
+    poller.bus.addOutputs(this);
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
     new CfnOutput(this, 'PollerFunctionName', {
       value: poller.pollerFunction.functionName,

@@ -26,6 +26,10 @@ const SOURCES = [
     file: 'infra/constructs/banking-events-poller.ts',
     interfaces: ['SubscriberGrantOptions', 'SubscriberGrant'],
   },
+  {
+    file: 'infra/constructs/poller-bus.ts',
+    interfaces: ['IPollerBus'],
+  },
 ] as const;
 const CLASS = { file: 'infra/constructs/banking-events-poller.ts', name: 'BankingEventsPoller' } as const;
 
@@ -78,6 +82,12 @@ function interfaceTable(source: ts.SourceFile, declaration: ts.InterfaceDeclarat
     const fallback = tagOf(member, 'default');
     return `| ${code(name)} | ${code(type)} | ${fallback === undefined ? '' : cell(fallback)} | ${cell(docOf(member))} |`;
   });
+  // A behavioural interface (`I…`) has methods too: each as the class's methods are shown.
+  const methods = declaration.members.filter(ts.isMethodSignature).map((member) => {
+    const parameters = member.parameters.map((parameter) => parameter.getText(source)).join(', ');
+    const returns = member.type?.getText(source) ?? 'void';
+    return `| ${code(`${member.name.getText(source)}(${parameters}): ${returns}`)} | ${cell(docOf(member))} |`;
+  });
   return [
     `### \`${declaration.name.text}\``,
     '',
@@ -86,6 +96,7 @@ function interfaceTable(source: ts.SourceFile, declaration: ts.InterfaceDeclarat
     '| --- | --- | --- | --- |',
     ...rows,
     '',
+    ...(methods.length === 0 ? [] : ['| Method | Meaning |', '| --- | --- |', ...methods, '']),
   ];
 }
 
@@ -102,7 +113,7 @@ function isPublic(member: ts.ClassElement): boolean {
 
 function classReference(source: ts.SourceFile, declaration: ts.ClassDeclaration): string[] {
   const members = declaration.members.filter(isPublic);
-  // A getter reads like a property (the classic-bus members throw on the custom bus, documented so).
+  // A getter reads like a property; an optional member is marked as an optional prop is.
   const properties = members
     .filter(
       (member): member is ts.PropertyDeclaration | ts.GetAccessorDeclaration =>
@@ -110,7 +121,8 @@ function classReference(source: ts.SourceFile, declaration: ts.ClassDeclaration)
     )
     .map((member) => {
       const type = member.type?.getText(source) ?? 'unknown';
-      return `| ${code(member.name.getText(source))} | ${code(type)} | ${cell(docOf(member))} |`;
+      const optional = ts.isPropertyDeclaration(member) && member.questionToken !== undefined;
+      return `| ${code(member.name.getText(source) + (optional ? '?' : ''))} | ${code(type)} | ${cell(docOf(member))} |`;
     });
   const methods = members.filter(ts.isMethodDeclaration).map((member) => {
     const parameters = member.parameters.map((parameter) => parameter.getText(source)).join(', ');

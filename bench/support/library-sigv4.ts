@@ -20,7 +20,7 @@ export class SigningKeyCache {
 }
 
 /** The headers to send, signed by the library: same inputs and outputs as ours. */
-export async function signJsonPost(
+export async function signPost(
   request: SignableRequest,
   keys: SigningKeyCache,
 ): Promise<Record<string, string>> {

@@ -8,6 +8,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -79,6 +80,10 @@ export class AwsClients {
   }
   get lambda(): LambdaClient {
     return this.#client('lambda', () => new LambdaClient({ ...this.#config, ...LAMBDA_INVOKE }));
+  }
+  /** Only to read an operator answer the function left in the claim-check bucket. */
+  get s3(): S3Client {
+    return this.#client('s3', () => new S3Client(this.#config));
   }
   get scheduler(): SchedulerClient {
     return this.#client('scheduler', () => new SchedulerClient(this.#config));

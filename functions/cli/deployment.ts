@@ -4,12 +4,17 @@
  * always wins over the stack. Every "not found" names the flag or output to fix.
  */
 import { DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
-import { parseProgramName, pascalCase } from '../core/name-rules.ts';
-import { SETTINGS } from '../settings/settings.ts';
+import { parseProgramName } from '../core/name-rules.ts';
+import { SETTINGS, type SettingValue } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { UsageError } from './cli-errors.ts';
 import { isCustomBusArn } from './custom-bus-operations.ts';
-import { TAIL_DELIVERY_ROLE_OUTPUT } from './operator-resource-names.ts';
+import { STACK_OUTPUTS } from './stack-outputs.ts';
+
+export { STACK_OUTPUTS };
+
+/** `classic` or `custom`, as the settings table declares them. */
+export type EventBusKind = SettingValue<'eventBusKind'>;
 
 /** Flags any command may pass; a command reads only the resources it needs. */
 export interface DeploymentFlags {
@@ -18,29 +23,6 @@ export interface DeploymentFlags {
   readonly eventBus?: string;
   readonly secretId?: string;
 }
-
-/** The stack outputs the CLI reads (infra/poller-stack.ts writes them). */
-export const STACK_OUTPUTS = Object.freeze({
-  programs: 'Programs',
-  checkpointTable: 'CheckpointTableName',
-  eventBusName: 'EventBusName',
-  eventBusArn: 'EventBusArn',
-  /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */
-  eventBusKind: 'EventBusKind',
-  eventSource: 'EventSource',
-  /** The Custom Event Bus's retention as deployed (`busRetentionDays`). */
-  busRetentionDays: 'BusRetentionDays',
-  /** `SubscriberArn<Route>`: one per subscriber the construct made on a Custom Event Bus. */
-  subscriberArnPrefix: 'SubscriberArn',
-  /** The role a Custom Event Bus delivers `tail`'s events through (the construct's `tailDeliveryRole`). */
-  tailDeliveryRole: TAIL_DELIVERY_ROLE_OUTPUT,
-  archiveName: 'ArchiveName',
-  /** The poller function: operator requests (`event`, `replay`, `doctor`, `rewind`) run in it. */
-  pollerFunctionName: 'PollerFunctionName',
-  pollerFunctionArn: 'PollerFunctionArn',
-  secretArn: (program: string) => `SecretArn${pascalCase(program)}`,
-  scheduleName: (program: string) => `ScheduleName${pascalCase(program)}`,
-});
 
 export class Deployment {
   readonly stackName: string | undefined;
@@ -124,15 +106,33 @@ export class Deployment {
   }
 
   /**
-   * The Custom Event Bus to work on, if there is one: `--event-bus` when it is such an ARN
-   * (`…:event-busv2/NAME/ID`), else the stack's `EventBusArn` when its `EventBusKind` is `custom`;
-   * `undefined` for a classic bus.
+   * The kind of the bus: a Custom Event Bus when `--event-bus` is such an ARN
+   * (`…:event-busv2/NAME/ID`), classic for another name or ARN; without the flag, the stack's
+   * `EventBusKind` output, which a classic stack leaves out.
    */
-  get customEventBusArn(): string | undefined {
+  get busKind(): EventBusKind {
     const flag = this.#flags.eventBus;
-    if (flag !== undefined) return isCustomBusArn(flag) ? flag : undefined;
-    if (this.output(STACK_OUTPUTS.eventBusKind) !== 'custom') return undefined;
-    return this.#require('Custom Event Bus', undefined, STACK_OUTPUTS.eventBusArn, '--event-bus ARN');
+    if (flag !== undefined) return isCustomBusArn(flag) ? 'custom' : 'classic';
+    const output = this.output(STACK_OUTPUTS.eventBusKind);
+    if (output === undefined) return SETTINGS.eventBusKind.default;
+    const kind = SETTINGS.eventBusKind.kind.read(output);
+    if (kind === undefined) {
+      throw new UsageError(
+        `Stack ${this.stackName} has a bus of kind "${output}" (output ${STACK_OUTPUTS.eventBusKind}), which this version of the CLI does not know`,
+        'upgrade banking-events-poller (npm install -g banking-events-poller)',
+      );
+    }
+    return kind;
+  }
+
+  /** The bus's ARN: `--event-bus`, else the stack's `EventBusArn` (a Custom Event Bus is named by it alone). */
+  get eventBusArn(): string {
+    return this.#require(
+      'Custom Event Bus',
+      this.#flags.eventBus,
+      STACK_OUTPUTS.eventBusArn,
+      '--event-bus ARN',
+    );
   }
 
   get eventBus(): string {

@@ -4,12 +4,20 @@
  * and the function answers with the secret it already holds, so the secret never reaches this
  * machine. With `--local`, or without a stack, here: the CLI reads the secret itself
  * (`secretsmanager:GetSecretValue`) and calls the banking service from this machine.
+ *
+ * An answer too large for Lambda to return (`operator-answer.ts`) is left in the claim-check
+ * bucket: the client reads it there (`s3:GetObject` on `operator-answers/*`), checks its size and
+ * SHA-256, and hands the command the whole answer as if it had come back from the invocation.
  */
+import { createHash } from 'node:crypto';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import type { OversizeAnswer, StoredAnswer } from '../poller/operator-answer.ts';
 import { type OperatorRequest, type OperatorResult, operatorInvocation } from '../poller/operator-request.ts';
 import type { AwsClients } from './aws-clients.ts';
 import { CliError, UsageError } from './cli-errors.ts';
 import type { Deployment } from './deployment.ts';
+import { OPERATOR_ANSWER_PREFIX } from './operator-resource-names.ts';
 
 /** The flags that choose where: `--local`, and `--secret-id` (which only the local path reads). */
 export interface RouteFlags {
@@ -94,6 +102,15 @@ export class OperatorClient {
     } catch {
       result = undefined;
     }
+    if (isAnswer<StoredAnswer>(result, 'stored-answer', 'stored', request.kind))
+      result = await this.#readStored(request.kind, result.stored);
+    else if (isAnswer<OversizeAnswer>(result, 'oversize-answer', 'oversize', request.kind)) {
+      throw new CliError(
+        `The poller function ${this.functionName} answered ${request.kind} with ${result.oversize.bytes} bytes, more than ` +
+          `Lambda returns from an invocation (${result.oversize.maxBytes}), and it has no claim-check bucket to leave the answer in`,
+        'run the command with --local: it reads the secret and calls the banking service from this machine',
+      );
+    }
     if (
       typeof result !== 'object' ||
       result === null ||
@@ -106,6 +123,66 @@ export class OperatorClient {
     }
     return result as Extract<OperatorResult, { kind: K }>;
   }
+
+  /** The answer the function left in the claim-check bucket, checked against its size and digest. */
+  async #readStored(kind: string, stored: StoredAnswer['stored']): Promise<unknown> {
+    const where = `s3://${stored.bucket}/${stored.key}`;
+    const readable =
+      typeof stored.bucket === 'string' &&
+      typeof stored.key === 'string' &&
+      stored.key.startsWith(OPERATOR_ANSWER_PREFIX) &&
+      typeof stored.sha256 === 'string' &&
+      Number.isSafeInteger(stored.bytes) &&
+      stored.bytes <= MAX_STORED_ANSWER_BYTES;
+    if (!readable) {
+      throw new CliError(
+        `The poller function ${this.functionName} answered ${kind} with an answer at ${where} that this CLI does not read`,
+        'use the CLI of the deployed version of the package, or deploy this one',
+      );
+    }
+    let body: Uint8Array;
+    try {
+      const object = await this.#aws.s3.send(
+        new GetObjectCommand({ Bucket: stored.bucket, Key: stored.key }),
+      );
+      body = (await object.Body?.transformToByteArray()) ?? new Uint8Array();
+    } catch (error) {
+      throw new CliError(
+        `Could not read the poller function's answer to ${kind}, left at ${where} (too large to return): ` +
+          `${error instanceof Error ? error.message : String(error)}`,
+        `operators need s3:GetObject on ${OPERATOR_ANSWER_PREFIX}* of the claim-check bucket (grantOperatorRecovery, ` +
+          'docs/security.md "Operator permissions"; deploy this version), or run the command with --local',
+      );
+    }
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    if (body.length !== stored.bytes || sha256 !== stored.sha256) {
+      throw new CliError(
+        `The answer at ${where} is not the one the poller function ${this.functionName} left there (its size or SHA-256 differs)`,
+        'run the command again',
+      );
+    }
+    try {
+      return JSON.parse(new TextDecoder().decode(body));
+    } catch {
+      // Not an answer: reported as one that is not of its kind.
+      return undefined;
+    }
+  }
+}
+
+/** A stored answer is a few times the largest event the bank may send (10 MiB): more is not ours. */
+const MAX_STORED_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** Whether `value` is an answer of kind `kind` (`stored-answer`, …) to a request of `answers`, carrying `field`. */
+function isAnswer<T>(value: unknown, kind: string, field: string, answers: string): value is T {
+  if (typeof value !== 'object' || value === null) return false;
+  const answer = value as Record<string, unknown>;
+  return (
+    answer.kind === kind &&
+    answer.answers === answers &&
+    typeof answer[field] === 'object' &&
+    answer[field] !== null
+  );
 }
 
 function parseFunctionError(text: string): { errorType: string; errorMessage: string } {

@@ -4,7 +4,7 @@ import type { PublishLimits } from './ports.ts';
 export interface BatchPlan {
   /** Batches in event order, each within the entry and byte limits. */
   readonly batches: readonly (readonly BankingEvent[])[];
-  /** The first event that cannot fit even alone; nothing at or after it is planned. */
+  /** The first event larger than an entry may be; nothing at or after it is planned. */
   readonly oversize?: { readonly event: BankingEvent; readonly sizeBytes: number };
 }
 
@@ -22,7 +22,7 @@ export function planBatches(
   let currentBytes = 0;
   for (const event of events) {
     const size = entrySize(event);
-    if (size > limits.maxBatchBytes) {
+    if (size > limits.maxEntryBytes || size > limits.maxBatchBytes) {
       if (current.length > 0) batches.push(current);
       return { batches, oversize: { event, sizeBytes: size } };
     }

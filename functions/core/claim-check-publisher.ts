@@ -6,8 +6,8 @@
  * stay the core's.
  *
  * Two ways an event is claim-checked: its entry is larger than `maxEntryBytes`, or the bus refused
- * it for its size (an entry on its own, or a request whose entries are then sent one at a time to
- * find the one too large).
+ * it for its size (its publisher says `too-large`: for an entry on its own, or for a request whose
+ * entries are then sent one at a time to find the one too large).
  *
  * With event groups (`eventGroup`, forwarded from the bus) the extra requests keep each group in
  * order: an entry after one of its group that already failed in this send is not sent (it fails
@@ -17,8 +17,8 @@
  */
 
 import type { BankingEvent } from './banking-event.ts';
-import { claimCheckKey, claimCheckPointer, isSizeRefusal } from './claim-check.ts';
-import { ConfigurationError, PollerError } from './errors.ts';
+import { claimCheckKey, claimCheckPointer } from './claim-check.ts';
+import { ConfigurationError, PublishError } from './errors.ts';
 import { EARLIER_ENTRY_FAILED } from './group-sequencer.ts';
 import type {
   ClaimCheckStore,
@@ -38,7 +38,7 @@ export interface ClaimCheckPublisherDeps {
 }
 
 export interface ClaimCheckPublisherOptions {
-  /** Entries larger than this (as `inner.entrySize` counts) are claim-checked; at most `inner.limits.maxBatchBytes`. */
+  /** Entries larger than this (as `inner.entrySize` counts) are claim-checked; at most `inner.limits.maxEntryBytes`. */
   readonly maxEntryBytes: number;
 }
 
@@ -64,9 +64,9 @@ export class ClaimCheckPublisher implements EventPublisher {
   readonly #claimCheckNext = new WeakSet<BankingEvent>();
 
   constructor(deps: ClaimCheckPublisherDeps, options: ClaimCheckPublisherOptions) {
-    if (options.maxEntryBytes > deps.inner.limits.maxBatchBytes) {
+    if (options.maxEntryBytes > deps.inner.limits.maxEntryBytes) {
       throw new ConfigurationError(
-        `The claim-check threshold ${options.maxEntryBytes} is above what one PutEvents request may carry (${deps.inner.limits.maxBatchBytes})`,
+        `The claim-check threshold ${options.maxEntryBytes} is above what one entry on the bus may carry (${deps.inner.limits.maxEntryBytes})`,
         { maxEntryBytes: options.maxEntryBytes },
       );
     }
@@ -122,7 +122,7 @@ export class ClaimCheckPublisher implements EventPublisher {
         signal,
       );
     } catch (error) {
-      if (!(error instanceof PollerError && error.context.tooLarge === true)) throw error;
+      if (!(error instanceof PublishError && error.failure === 'too-large')) throw error;
       if (entries.length > 1) {
         // Which entry is too large the answer does not say: one request each finds it.
         for (const entry of entries) {
@@ -131,22 +131,31 @@ export class ClaimCheckPublisher implements EventPublisher {
         return;
       }
       results = [
-        { ok: false, errorCode: 'RequestTooLarge', errorMessage: 'PutEvents refused the entry for its size' },
+        {
+          ok: false,
+          failure: 'too-large',
+          errorCode: error.code,
+          errorMessage: `The bus refused the entry for its size: ${error.message}`,
+        },
       ];
     }
     const refused: Outgoing[] = [];
     entries.forEach((entry, position) => {
-      const result = results[position] ?? {
+      const result: EntryOutcome = results[position] ?? {
         ok: false,
+        failure: 'transient',
         errorCode: 'MissingOutcome',
         errorMessage: 'The bus returned no outcome for this entry',
       };
-      const tooLarge = !result.ok && isSizeRefusal(result.errorCode, result.errorMessage);
+      const tooLarge = !result.ok && result.failure === 'too-large';
       // A pointer refused for its size would be refused again: report it rather than loop.
       if (tooLarge && entry.sent === entry.event && !this.#overtaken(position, entries, results)) {
         refused.push(entry);
+      } else if (tooLarge && entry.sent === entry.event) {
+        // Overtaken in its group: reported for the pipeline to resend, and claim-checked then.
+        this.#claimCheckNext.add(entry.event);
+        outcomes[entry.index] = { ...result, failure: 'transient' };
       } else {
-        if (tooLarge && entry.sent === entry.event) this.#claimCheckNext.add(entry.event);
         outcomes[entry.index] = result;
       }
     });
@@ -185,8 +194,11 @@ export class ClaimCheckPublisher implements EventPublisher {
       const group = eventGroup(entry.event);
       const at = group === undefined ? undefined : failedAt.get(group);
       if (at === undefined || entry.index < at) return true;
+      const earlier = outcomes[at];
       outcomes[entry.index] = {
         ok: false,
+        // As retryable as the entry it waits for: it goes again once that one is accepted.
+        failure: earlier !== undefined && !earlier.ok ? earlier.failure : 'transient',
         errorCode: EARLIER_ENTRY_FAILED,
         errorMessage: `Not sent: event ${batch[at]!.sequence_number}, earlier in its event group, failed in this request`,
       };
@@ -209,6 +221,7 @@ export class ClaimCheckPublisher implements EventPublisher {
       if (signal.aborted || error instanceof ConfigurationError) throw error;
       outcomes[entry.index] = {
         ok: false,
+        failure: 'transient',
         errorCode: 'ClaimCheckFailed',
         errorMessage: error instanceof Error ? error.message : String(error),
       };

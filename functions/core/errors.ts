@@ -3,6 +3,8 @@
  * queries and tests) and the context that helps the person on call: status, path, sequence
  * number, variable name. Never a secret, a token or an Authorization header.
  */
+import type { PublishFailure } from './ports.ts';
+
 export type ErrorContext = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
 export class PollerError extends Error {
@@ -101,6 +103,20 @@ export class PageUnreadableError extends PollerError {
 }
 
 /**
+ * A page of the feed too large to read at once whose first event does not end within what was
+ * read: the events before it would be read in parts (`page-prefix.ts`), but one event cannot be
+ * split, and this one does not fit the memory the function gives a page. Raising the function's
+ * memory raises that bound.
+ */
+export class PageTooLargeError extends PollerError {
+  static readonly code = 'PAGE_TOO_LARGE';
+
+  constructor(message: string, context: ErrorContext = {}) {
+    super(PageTooLargeError.code, message, { context });
+  }
+}
+
+/**
  * One event that the bus would refuse as it is (a detail-type longer than 128 characters or with
  * control characters, JSON nested deeper than PutEvents processes): it is quarantined with this
  * reason instead of stopping the feed at the bus's refusal.
@@ -168,12 +184,22 @@ export class EventTooLargeError extends PollerError {
   }
 }
 
-/** Some entries were still rejected by the bus when the budget ran out or retries were exhausted. */
+/**
+ * Some entries were still rejected by the bus when the budget ran out or retries were exhausted;
+ * or, thrown by a publisher, one request failed as a whole and `failure` says how, in the core's
+ * words (`PublishFailure`, `ports.ts`): the pipeline decides by that alone.
+ */
 export class PublishError extends PollerError {
   static readonly code = 'PUBLISH_FAILED';
+  /** How a whole request failed, as its publisher classified it; absent on the cycle's own report. */
+  readonly failure: PublishFailure | undefined;
 
-  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super(PublishError.code, message, { context, cause });
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown, failure?: PublishFailure) {
+    super(PublishError.code, message, {
+      context: failure === undefined ? context : { ...context, failure },
+      cause,
+    });
+    this.failure = failure;
   }
 }
 
@@ -255,6 +281,20 @@ export class OperatorRequestError extends PollerError {
 }
 
 /**
+ * An invocation's event is not one the function takes: a key it does not know (a misspelling, a
+ * prototype key), a value of the wrong form, or one too large or too deeply nested. Refused
+ * before anything is read, published or written. `field` names where, bounded: a key the function
+ * does not know shows as a short prefix and its length, and no value is ever quoted.
+ */
+export class InvocationInputError extends PollerError {
+  static readonly code = 'INVOCATION_INVALID';
+
+  constructor(message: string, field: string) {
+    super(InvocationInputError.code, message, { context: { field } });
+  }
+}
+
+/**
  * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
  * and log queries and alarms match on them. A new class of this family belongs here (a test checks
  * that every exported class is listed).
@@ -266,6 +306,7 @@ export const POLLER_ERRORS = [
   UpstreamHttpError,
   PayloadValidationError,
   PageUnreadableError,
+  PageTooLargeError,
   EventUnpublishableError,
   EventUnprocessableError,
   FeedCursorError,
@@ -277,6 +318,7 @@ export const POLLER_ERRORS = [
   FeedProgramMismatchError,
   StartPositionIncompleteError,
   OperatorRequestError,
+  InvocationInputError,
 ] as const;
 
 /** The stable codes of {@link POLLER_ERRORS}. */

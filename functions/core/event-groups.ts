@@ -12,16 +12,13 @@
  *   program's group.
  * - `none`: no group, no order.
  *
- * A group id is 1 to 128 characters (the API's limit); a longer one is replaced by a hash of it.
+ * The bus bounds the length of a group's id: its publisher shortens a long one
+ * (`eventbridgev2/bus-ids.ts`), the same way every time.
  */
-import { createHash } from 'node:crypto';
 import type { BankingEvent } from './banking-event.ts';
 
 export const EVENT_GROUP_BYS = ['program', 'account', 'none'] as const;
 export type EventGroupBy = (typeof EVENT_GROUP_BYS)[number];
-
-/** Longest group (and de-duplication) id the bus takes, in characters. */
-export const MAX_BUS_ID_LENGTH = 128;
 
 /**
  * The event group of `event`, or `undefined` when its order does not matter (`none`).
@@ -38,25 +35,13 @@ export function eventGroupOf(
   if (groupBy === 'account' && event.invalid === undefined) {
     if (event.type === 'account_status') {
       const account = nonEmptyString(event.data.account_id);
-      if (account !== undefined) return boundedBusId(`account:${account}`);
+      if (account !== undefined) return `account:${account}`;
     } else if (event.type === 'transaction') {
       const transaction = nonEmptyString(event.data.transaction_id);
-      if (transaction !== undefined) return boundedBusId(`transaction:${transaction}`);
+      if (transaction !== undefined) return `transaction:${transaction}`;
     }
   }
-  return boundedBusId(program);
-}
-
-/**
- * `value` when it is 1 to 128 characters; a longer one as its kind (the text up to the first
- * `:`, if short) and the SHA-256 of the whole, hex: the same value always gives the same id, and
- * two values the same id only if SHA-256 collides.
- */
-export function boundedBusId(value: string): string {
-  if (value.length <= MAX_BUS_ID_LENGTH) return value;
-  const colon = value.indexOf(':');
-  const kind = colon > 0 && colon <= 32 ? value.slice(0, colon + 1) : '';
-  return `${kind}sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}`;
+  return program;
 }
 
 function nonEmptyString(value: unknown): string | undefined {

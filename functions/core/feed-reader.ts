@@ -1,8 +1,9 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
-import type { BankingEvent } from './banking-event.ts';
-import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
+import type { BankingEvent, FeedPage } from './banking-event.ts';
+import { PageTooLargeError, PageUnreadableError, UpstreamHttpError } from './errors.ts';
 import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
+import { type ReadRoom, withinRoom } from './memory-budget.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 
 export interface FeedReaderDeps {
@@ -74,9 +75,10 @@ export interface FeedReadStats {
 export interface FeedSource {
   /**
    * The next events after `after`, or that the feed is caught up, or that reading is over. Throws
-   * what cannot be retried (authentication, payload, 4xx).
+   * what cannot be retried (authentication, payload, 4xx). With `room`, the events returned fit
+   * it (`withinRoom`): the ones after them are read again by the next call.
    */
-  next(after: number | null): Promise<FeedRead>;
+  next(after: number | null, room?: ReadRoom): Promise<FeedRead>;
   readonly stats: FeedReadStats;
   /** The last retryable error, for a cycle in which the feed never answered. */
   readonly lastError: unknown;
@@ -104,6 +106,10 @@ export class FeedReader implements FeedSource {
   #stalePolls = 0;
   #consecutiveErrors = 0;
   #lastError: unknown;
+  /** Whether a page larger than asked for was reported at warning level in this cycle (once is enough). */
+  #oversizeReported = false;
+  /** The most text per event of the pages read so far, to read no more of a page than there is room for. */
+  #textPerEvent = 0;
   /** Epoch ms before which no poll starts: pacing after answers without events. */
   #notBefore = Number.NEGATIVE_INFINITY;
   /** Whether the last answer came back without events faster than the pacing interval. */
@@ -134,18 +140,24 @@ export class FeedReader implements FeedSource {
    * Polls until the feed returns events after `after` or says nothing is new, or until the
    * window closes. Throws what cannot be retried (authentication, payload, 4xx).
    */
-  async next(after: number | null): Promise<FeedRead> {
+  async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
     const { clock, feed, metrics, logger } = this.#deps;
     const { signal } = this.#window;
+    let maxBytes = this.#bytesToRead(room);
     for (;;) {
       if (!(await this.#waitForTurn())) return { kind: 'closed', upstreamUnavailable: false };
       metrics.add('PollRequests', 'Count', 1);
       const startedAt = clock.now();
       let page: Awaited<ReturnType<EventFeed['poll']>>;
       try {
-        page = await feed.poll({ after, signal });
+        page = await feed.poll({ after, signal, ...(maxBytes === undefined ? {} : { maxBytes }) });
       } catch (error) {
         if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
+        if (error instanceof PageTooLargeError && maxBytes !== undefined) {
+          // Its first event is longer than the room: read again as far as the feed reads at all.
+          maxBytes = undefined;
+          continue;
+        }
         // An unreadable page is neither "no events" nor a network failure: tried again while the
         // budget allows (a proxy's garbled answer passes), then the cycle fails with it.
         const unreadable = error instanceof PageUnreadableError;
@@ -165,6 +177,7 @@ export class FeedReader implements FeedSource {
       this.#polls += 1;
       this.#received += page.events.length;
       metrics.add('EventsReceived', 'Count', page.events.length);
+      this.#reportOversize(page, after);
 
       if (page.timedOut) {
         // Not "caught up": during an outage a gateway answers this way at once, every time.
@@ -197,8 +210,54 @@ export class FeedReader implements FeedSource {
         return { kind: 'caught-up' };
       }
       this.#lastAnswerQuickAndEmpty = false;
-      return { kind: 'events', events: fresh, late };
+      this.#noteTextPerEvent(page.events);
+      return { kind: 'events', events: withinRoom(fresh, room, late), late };
     }
+  }
+
+  /**
+   * How much of the next answer to read: what the room's events would take as text (about half
+   * their footprint, and as much per event as the longest of the pages so far), so that a page far
+   * larger than asked for is not read in full only to keep its first events. `undefined`: no bound.
+   */
+  #bytesToRead(room: ReadRoom | undefined): number | undefined {
+    if (room === undefined) return undefined;
+    const byBytes = Math.max(0, room.bytes / 2);
+    const byEvents = this.#textPerEvent === 0 ? byBytes : room.events * this.#textPerEvent * 1.25;
+    return Math.ceil(Math.min(byBytes, byEvents));
+  }
+
+  #noteTextPerEvent(events: readonly BankingEvent[]): void {
+    if (events.length === 0) return;
+    let text = 0;
+    for (const event of events) text += event.detail.length;
+    this.#textPerEvent = Math.max(this.#textPerEvent, text / events.length);
+  }
+
+  /**
+   * A page with more events than asked for (a bank that ignores `limit`, or a `POLL_LIMIT_PARAM`
+   * that is not its name), or too long to read at once, is counted (`OversizePages`) and said so:
+   * at warning level once a cycle, the rest at debug.
+   */
+  #reportOversize(page: FeedPage, after: number | null): void {
+    const { metrics, logger } = this.#deps;
+    const overLimit = page.asked !== undefined && page.events.length > page.asked;
+    if (!overLimit && page.cut === undefined) return;
+    metrics.add('OversizePages', 'Count', 1);
+    // More events than asked for says the bank ignores the page size, cut or not; cut alone may be
+    // an honest page of large events in little memory.
+    const message = overLimit
+      ? 'The feed answered more events than the poll asked for (does the bank ignore the page size parameter, POLL_LIMIT_PARAM?); reading them within the memory budget'
+      : 'A page of the feed was longer than is read at once in this memory; its first events were read, the rest is asked for again';
+    const attributes = {
+      asked: page.asked ?? null,
+      received: page.events.length,
+      bytesRead: page.cut?.bytesRead ?? null,
+      cursor: after,
+    };
+    if (this.#oversizeReported) logger.debug(message, attributes);
+    else logger.warn(message, attributes);
+    this.#oversizeReported = true;
   }
 
   /**

@@ -190,6 +190,7 @@ async function readToTheEnd(cycle: OpenCycle, reading: ReadingCycle): Promise<Cy
   const { lag, progress, publisher } = reading;
   let stopReason = await readAndPublish({
     reader: sources.reader,
+    inFlightBytes: settings.heldBytes - (sources.stream?.maxBufferedBytes ?? 0),
     progress,
     publisher,
     gapWatch: cycle.gapWatch,

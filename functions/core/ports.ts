@@ -41,6 +41,12 @@ export interface PollRequest {
   readonly after: number | null;
   /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
   readonly signal: AbortSignal;
+  /**
+   * Bytes of the answer the cycle has room for: a longer one may be read in parts, its first
+   * events only (`FeedPage.cut`). The feed may read more (its floor), or less (its own bound).
+   * @default the feed's own bound
+   */
+  readonly maxBytes?: number;
 }
 
 /**
@@ -115,29 +121,52 @@ export interface EventStream {
   open(request: StreamRequest): Promise<AsyncIterable<StreamMessage>>;
 }
 
-/** Result of one PutEvents-style attempt for one entry, in the order the batch was given. */
+/**
+ * Why the bus did not take an entry, or a whole request, in the core's words. The publisher
+ * classifies its own failures (the bus's error codes and messages stay in its adapter); the core
+ * decides by these words alone:
+ * - `throttled`: the bus asks to slow down. Resent with backoff for as long as the budget allows,
+ *   however many attempts that takes, and fewer requests are sent at once meanwhile.
+ * - `transient`: may pass on its own (a server error, a broken connection, an answer we do not
+ *   understand): resent with backoff, up to the pipeline's attempts.
+ * - `too-large`: refused for its size: the claim check stores the event and sends a pointer in
+ *   its place; without one it is final.
+ * - `rejected`: refused for what it is or for what the deployment is (a missing bus, a denied
+ *   role): another try within the invocation cannot help; final.
+ */
+export type PublishFailure = 'throttled' | 'transient' | 'too-large' | 'rejected';
+
+/** Result of one attempt for one entry, in the order the batch was given. */
 export type EntryOutcome =
   | { readonly ok: true }
-  | { readonly ok: false; readonly errorCode: string; readonly errorMessage: string };
+  | {
+      readonly ok: false;
+      readonly failure: PublishFailure;
+      /** The bus's own code (or the core's, e.g. `EARLIER_ENTRY_FAILED`): for people, never decided by. */
+      readonly errorCode: string;
+      readonly errorMessage: string;
+    };
 
+/** What one request to the bus may carry, as the publisher states it for its bus. */
 export interface PublishLimits {
-  /** PutEvents: 10 entries per request. */
+  /** Entries per request. */
   readonly maxEntriesPerBatch: number;
-  /**
-   * PutEvents: bytes per request, entry sizes added up the way AWS documents; one entry alone must
-   * fit too (`MAX_EVENT_ENTRY_BYTES`, see `claim-check.ts`).
-   */
+  /** Bytes per request, entry sizes added up as `entrySize` counts them. */
   readonly maxBatchBytes: number;
+  /** Bytes of one entry (at most `maxBatchBytes`): a larger event goes through the claim check, or stops the run. */
+  readonly maxEntryBytes: number;
 }
 
 /**
  * Where events go. `send` is one attempt for one batch that respects `limits`; it resolves with
- * an outcome per entry (partial failure is normal) and throws only when the whole request failed.
- * Batching and retrying failed entries belong to the core (`publish-pipeline.ts`).
+ * an outcome per entry (partial failure is normal) and throws only when the whole request failed:
+ * a `PublishError` whose `failure` says how, a `ConfigurationError` for what the deployment must
+ * fix (read as `rejected`), or the signal's reason once it aborted. Batching and retrying failed
+ * entries belong to the core (`publish-pipeline.ts`).
  */
 export interface EventPublisher {
   readonly limits: PublishLimits;
-  /** Bytes this event counts for against `maxBatchBytes` (one entry must fit on its own). */
+  /** Bytes this event counts for against `maxBatchBytes` and `maxEntryBytes`. */
   entrySize(event: BankingEvent): number;
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;
   /**
@@ -193,6 +222,11 @@ export const METRIC_NAMES = [
    * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
    */
   'OrderBroken',
+  /**
+   * Pages of the feed with more events than the poll asked for (a bank that ignores `limit`), or
+   * too long to read at once in the function's memory (read in parts).
+   */
+  'OversizePages',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -1,13 +1,24 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
-import { ConfigurationError, PollerError } from './errors.ts';
+import { ConfigurationError, PollerError, PublishError } from './errors.ts';
 import { type BatchTurn, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
-import type { Clock, CycleLogger, EntryOutcome, EventPublisher, MetricsSink } from './ports.ts';
-import { PublishGate, type RequestOutcome } from './publish-gate.ts';
+import type {
+  Clock,
+  CycleLogger,
+  EntryOutcome,
+  EventPublisher,
+  MetricsSink,
+  PublishFailure,
+} from './ports.ts';
+import { PublishGate } from './publish-gate.ts';
 
 export interface PublishPipelineOptions {
-  /** Attempts per entry, the first included. @default 5 */
+  /**
+   * Attempts per entry, the first included, for failures that may pass on their own (`transient`).
+   * Attempts the bus throttled do not count: they go on, with backoff, while the budget allows.
+   * @default 5
+   */
   readonly maxAttempts?: number;
   /** Waits between attempts for rejected entries. @default { baseMs: 100, capMs: 5000 } */
   readonly backoff?: BackoffOptions;
@@ -45,6 +56,12 @@ export interface PublishRequest {
   /** Epoch ms; no resend wait is started that would end after it. */
   readonly deadline: number;
   readonly signal: AbortSignal;
+  /**
+   * Aborts when no batch may be sent for the first time any more, shortly before `signal`, so that
+   * those sent are answered in time: a batch not sent by then is `unsent` (the bus has none of it),
+   * not failed. Batches of event groups wait for their turn instead. @default `signal`
+   */
+  readonly startSignal?: AbortSignal;
   /** Called once per event the bus accepted, as soon as it is known. */
   readonly onAccepted: (event: BankingEvent) => void;
 }
@@ -55,12 +72,19 @@ interface BatchResult {
   unsent: number;
 }
 
-/** What one PutEvents request did: entries accepted, entries rejected, and whether to try again. */
+/**
+ * How the failures of an attempt may be retried, the least hopeful of them deciding:
+ * - `budget`: the bus only throttled: again, with backoff, while the budget allows;
+ * - `attempts`: again, with backoff, up to `maxAttempts` such attempts (and within the budget);
+ * - `never`: refused for good (`rejected`, `too-large`): another try cannot help.
+ */
+type RetryRule = 'budget' | 'attempts' | 'never';
+
+/** What one request to the bus did: entries accepted, entries rejected, and whether to try again. */
 interface Attempt {
   readonly accepted: number;
   readonly failed: FailedEvent[];
-  /** False for what will not fix itself within the invocation (a missing bus, a denied role). */
-  readonly retryable: boolean;
+  readonly retry: RetryRule;
   /** The invocation's end came while the request was out. */
   readonly aborted: boolean;
 }
@@ -71,14 +95,13 @@ export const PUBLISH_DEFAULTS = {
   concurrency: 8,
 } as const;
 
-/** Error codes with which EventBridge says "slow down" (whole request or one entry). */
-const THROTTLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException']);
-
 /**
  * Sends events in batches that respect the publisher's limits, several batches at once (across
  * pages too) through a `PublishGate`, and resends only the rejected entries, with full-jitter
- * backoff, while attempts and the budget allow. Acceptance is reported per event, so the caller
- * can checkpoint the contiguous prefix however batches interleave.
+ * backoff, by what the publisher says of each failure (`PublishFailure`): throttled, for as long
+ * as the budget allows; transient, while attempts and the budget allow; refused for good, never.
+ * Acceptance is reported per event, so the caller can checkpoint the contiguous prefix however
+ * batches interleave.
  *
  * After a batch fails for good the caller halts the pipeline: batches not started yet are not
  * sent (they would only become duplicates once the run is retried from the checkpoint).
@@ -166,31 +189,38 @@ export class PublishPipeline {
   ): Promise<BatchResult> {
     let pending = batch;
     let accepted = 0;
+    // Attempts that count against `maxAttempts`: throttled ones are bounded by the budget alone.
+    let counted = 0;
+    // Without a turn to keep, a first send too late to be answered is not started at all.
+    const firstSend = (turn === undefined ? request.startSignal : undefined) ?? request.signal;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#halted) return { accepted, failed: [], unsent: pending.length };
       try {
-        await this.#gate.acquire(request.signal);
+        await this.#gate.acquire(attempt === 1 ? firstSend : request.signal);
       } catch (error) {
+        if (attempt === 1 && firstSend !== request.signal)
+          return { accepted, failed: [], unsent: pending.length };
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
       const sent = await this.#sendOnce(pending, turn, request);
       accepted += sent.accepted;
       if (sent.aborted || sent.failed.length === 0) return { accepted, failed: sent.failed, unsent: 0 };
-      const resend = await this.#waitToResend(attempt, sent, request);
+      if (sent.retry !== 'budget') counted += 1;
+      const resend = await this.#waitToResend(attempt, counted, sent, request);
       if (resend !== 'resend') return { accepted, failed: resend, unsent: 0 };
       pending = sent.failed.map((f) => f.event);
     }
   }
 
-  /** One PutEvents request for `pending`, holding a slot of the gate it releases. */
+  /** One request for `pending`, holding a slot of the gate it releases. */
   async #sendOnce(
     pending: readonly BankingEvent[],
     turn: BatchTurn | undefined,
     request: PublishRequest,
   ): Promise<Attempt> {
     const failed: FailedEvent[] = [];
+    const failures = new Set<PublishFailure>();
     let accepted = 0;
-    let outcome: RequestOutcome = 'ok';
     try {
       const outcomes = await this.#deps.publisher.send(pending, request.signal);
       pending.forEach((event, index) => {
@@ -200,6 +230,8 @@ export class PublishPipeline {
           turn?.accepted(event);
           request.onAccepted(event);
         } else {
+          // No outcome at all is an answer we do not understand: worth another try.
+          failures.add(result?.failure ?? 'transient');
           failed.push({
             event,
             errorCode: result?.errorCode ?? 'MissingOutcome',
@@ -208,35 +240,37 @@ export class PublishPipeline {
         }
       });
       if (turn !== undefined && accepted > 0 && failed.length > 0) turn.checkOrder(pending, outcomes);
-      if (failed.some((entry) => THROTTLE_CODES.has(entry.errorCode))) outcome = 'throttled';
     } catch (error) {
       if (request.signal.aborted) {
         this.#gate.release('failed');
         return {
           accepted,
           failed: asFailed(pending, 'DeadlineExceeded', error),
-          retryable: false,
+          retry: 'never',
           aborted: true,
         };
       }
-      this.#gate.release(isThrottle(error) ? 'throttled' : 'failed');
-      // A missing bus or a denied role will not fix itself within this invocation.
-      const retryable = !(
-        error instanceof ConfigurationError ||
-        (error instanceof PollerError && error.context.retryable === false)
-      );
-      return { accepted, failed: asFailed(pending, errorCode(error), error), retryable, aborted: false };
+      const failure = requestFailureOf(error);
+      this.#gate.release(failure === 'throttled' ? 'throttled' : 'failed');
+      return {
+        accepted,
+        failed: asFailed(pending, errorCode(error), error),
+        retry: retryRule([failure]),
+        aborted: false,
+      };
     }
-    this.#gate.release(outcome);
-    return { accepted, failed, retryable: true, aborted: false };
+    this.#gate.release(failures.has('throttled') ? 'throttled' : 'ok');
+    return { accepted, failed, retry: retryRule(failures), aborted: false };
   }
 
   /**
    * After an attempt left entries rejected: waits the backoff and says `resend`, or gives up
-   * (not retryable, attempts or budget exhausted, publishing halted) and returns what failed.
+   * (refused for good, attempts or budget exhausted, publishing halted) and returns what failed.
+   * `counted` is the attempts that count against `maxAttempts` (see `RetryRule`).
    */
   async #waitToResend(
     attempt: number,
+    counted: number,
     sent: Attempt,
     request: PublishRequest,
   ): Promise<'resend' | FailedEvent[]> {
@@ -245,16 +279,20 @@ export class PublishPipeline {
     metrics.add('FailedEntries', 'Count', failed.length);
     const wait = fullJitterDelay(attempt - 1, this.#backoff, this.#deps.random);
     const outOfBudget = clock.now() + wait >= request.deadline;
-    if (!sent.retryable || attempt >= this.#maxAttempts || outOfBudget || this.#halted) {
+    const exhausted = sent.retry === 'attempts' && counted >= this.#maxAttempts;
+    if (sent.retry === 'never' || exhausted || outOfBudget || this.#halted) {
       logger.error('Entries still rejected by the bus; the checkpoint stays before them', {
         attempts: attempt,
-        reason: !sent.retryable
-          ? 'not retryable'
-          : outOfBudget
-            ? 'budget exhausted'
-            : this.#halted
-              ? 'publishing halted'
-              : 'attempts exhausted',
+        reason:
+          sent.retry === 'never'
+            ? 'not retryable'
+            : exhausted
+              ? 'attempts exhausted'
+              : this.#halted
+                ? 'publishing halted'
+                : sent.retry === 'budget'
+                  ? 'throttled until the budget ran out'
+                  : 'budget exhausted',
         failed: failed.slice(0, 5).map((f) => ({
           id: f.event.id,
           sequence_number: f.event.sequence_number,
@@ -280,9 +318,24 @@ export class PublishPipeline {
   }
 }
 
-function isThrottle(error: unknown): boolean {
-  const awsError = error instanceof PollerError ? error.context.awsError : undefined;
-  return typeof awsError === 'string' && THROTTLE_CODES.has(awsError);
+/**
+ * How a request that failed as a whole failed: as its publisher classified it (`PublishError`),
+ * `rejected` for what the deployment must fix (`ConfigurationError`), else `transient` (an error
+ * the publisher did not classify: worth the bounded attempts).
+ */
+function requestFailureOf(error: unknown): PublishFailure {
+  if (error instanceof ConfigurationError) return 'rejected';
+  if (error instanceof PublishError && error.failure !== undefined) return error.failure;
+  return 'transient';
+}
+
+function retryRule(failures: Iterable<PublishFailure>): RetryRule {
+  let rule: RetryRule = 'budget';
+  for (const failure of failures) {
+    if (failure === 'rejected' || failure === 'too-large') return 'never';
+    if (failure === 'transient') rule = 'attempts';
+  }
+  return rule;
 }
 
 function errorCode(error: unknown): string {

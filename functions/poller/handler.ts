@@ -13,9 +13,6 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
-import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
-import { CustomBusPublisher } from '../adapters/aws/eventbridgev2/custom-bus-publisher.ts';
-import { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
@@ -24,18 +21,32 @@ import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
 import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import { memoryLimitBytes } from '../adapters/memory-limit.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
+import { type MemoryBudget, memoryBudget } from '../core/memory-budget.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
 import { toStartPosition } from '../settings/value-kinds.ts';
+import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
+import {
+  checkInvocationBounds,
+  OPERATOR_REQUEST_KEY,
+  parseScheduledInvocation,
+  SCHEDULE_KEYS,
+} from './invocation-input.ts';
+import type { OperatorAnswer } from './operator-answer.ts';
 import { runOperatorRequest } from './operator-dispatch.ts';
-import { isOperatorInvocation, type OperatorResult, parseOperatorRequest } from './operator-request.ts';
+import {
+  isOperatorInvocation,
+  OPERATOR_REQUEST_FIELD_NAMES,
+  parseOperatorRequest,
+} from './operator-request.ts';
 import { loadPollerConfig, type PollerConfig, resolveInvocationTarget } from './poller-config.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
@@ -50,6 +61,8 @@ const cycleLogger = cycleLoggerFrom(logger);
 
 interface Runtime {
   readonly config: PollerConfig;
+  /** What a run may hold of the events it reads, and read of a page at once: from the function's memory. */
+  readonly memory: MemoryBudget;
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
   /** The bus alone, for a program's events (replays publish through it). */
@@ -58,6 +71,8 @@ interface Runtime {
   readonly publisher: (program: string) => EventPublisher;
   /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
   readonly upstreams: Map<string, Upstream>;
+  /** The claim-check bucket, when configured: events too large for the bus, operator answers too large to return. */
+  readonly claimCheckStore: S3ClaimCheckStore | undefined;
 }
 
 /**
@@ -73,15 +88,27 @@ interface Upstream {
 
 let runtime: Runtime | undefined;
 
+/** The keys an error about an invocation's event may name whole: the fields of both shapes. */
+const INVOCATION_KEYS: ReadonlySet<string> = new Set([
+  ...SCHEDULE_KEYS,
+  OPERATOR_REQUEST_KEY,
+  ...OPERATOR_REQUEST_FIELD_NAMES,
+]);
+
 /** Built on the first invocation rather than at import, so a bad variable is reported per invocation. */
 function getRuntime(): Runtime {
   if (runtime === undefined) {
     const config = loadPollerConfig(process.env);
     const bus = busFactory(config);
-    const claimCheck = claimCheckFactory(config);
+    const claimCheckStore =
+      config.claimCheckBucket === undefined
+        ? undefined
+        : new S3ClaimCheckStore({ bucket: config.claimCheckBucket, clientConfig: boundedClientConfig });
+    const claimCheck = claimCheckFactory(config, claimCheckStore);
     const publishers = new Map<string, EventPublisher>();
     runtime = {
       config,
+      memory: memoryBudget(memoryLimitBytes(config.functionMemoryMb)),
       // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
       secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
       dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
@@ -95,53 +122,25 @@ function getRuntime(): Runtime {
         return publisher;
       },
       upstreams: new Map(),
+      claimCheckStore,
     };
   }
   return runtime;
 }
 
-/**
- * The bus for a program's events. The classic bus needs no program: one publisher serves all. On
- * the custom bus the program names the event group (`EVENT_GROUP_BY`), so each program has its
- * own view of one publisher, over one signed client.
- */
+/** The bus for a program's events, as the bus's kind publishes them (`bus-kinds.ts`). */
 function busFactory(config: PollerConfig): (program: string) => EventPublisher {
   // The SDK client only supplies credentials, region and endpoint to the hand-signed requests.
   const client = withScrubbedErrors(new EventBridgeClient(boundedClientConfig));
-  if (config.eventBusKind === 'classic') {
-    const classic = new EventBridgePublisher({
-      client,
-      eventBusName: config.eventBus,
-      source: config.eventSource,
-      maxRequestBytes: config.maxEventEntryBytes,
-    });
-    return () => classic;
-  }
-  const custom = new CustomBusPublisher({
-    rpc: new EventBridgeV2Rpc({ client }),
-    eventBusArn: config.eventBus,
-    source: config.eventSource,
-    program: config.defaultProgram,
-    groupBy: config.eventGroupBy,
-    maxRequestBytes: config.maxEventEntryBytes,
-  });
-  const views = new Map<string, CustomBusPublisher>([[config.defaultProgram, custom]]);
-  return (program) => {
-    let view = views.get(program);
-    if (view === undefined) {
-      view = custom.forProgram(program);
-      // Only the function's own programs are kept: an operator request may name another (refused later).
-      if (config.programSecrets.has(program)) views.set(program, view);
-    }
-    return view;
-  };
+  return HANDLER_BUS_KINDS[config.eventBusKind].publishers(config, client);
 }
 
 /** Wraps a bus in the claim check when a bucket is configured; one store for every program. */
-function claimCheckFactory(config: PollerConfig): (bus: EventPublisher) => EventPublisher {
-  const bucket = config.claimCheckBucket;
-  if (bucket === undefined) return (bus) => bus;
-  const store = new S3ClaimCheckStore({ bucket, clientConfig: boundedClientConfig });
+function claimCheckFactory(
+  config: PollerConfig,
+  store: S3ClaimCheckStore | undefined,
+): (bus: EventPublisher) => EventPublisher {
+  if (store === undefined) return (bus) => bus;
   return (bus) =>
     new ClaimCheckPublisher(
       { inner: bus, store, metrics: metricsSink, logger: cycleLogger },
@@ -171,8 +170,14 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
         cursorParam: current.config.pollCursorParam,
         limitParam: current.config.pollLimitParam,
         limit: current.config.pollLimit,
+        maxPageBytes: current.memory.pageBytes,
       }),
-      stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
+      stream: new BankingEventStream({
+        credentials,
+        tokens,
+        cursorParam: current.config.streamCursorParam,
+        maxMessageChars: current.memory.pageBytes,
+      }),
       connections,
     };
     current.upstreams.set(secretId, upstream);
@@ -183,13 +188,21 @@ function upstreamFor(current: Runtime, secretId: string): Upstream {
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
 export type PollerResult = CycleSummary;
 
-export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorResult> {
+export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorAnswer> {
   logger.addContext(context);
+  try {
+    // First of all: an event out of bounds is refused before anything is built, read or called.
+    checkInvocationBounds(event, INVOCATION_KEYS);
+  } catch (error) {
+    logger.error('Invocation refused; nothing was read, published or written', { error });
+    throw error;
+  }
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
   let upstream: Upstream | undefined;
   try {
+    const input = parseScheduledInvocation(event);
     const current = getRuntime();
-    const target = resolveInvocationTarget(event, current.config);
+    const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
@@ -231,6 +244,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         feedMode: config.feedMode,
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
         gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceSeconds * 1000 },
+        heldBytes: current.memory.heldBytes,
       },
     );
   } catch (error) {
@@ -245,11 +259,18 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);
+    await endOfWork();
   }
 }
 
+/** The invocation's work is over: connections a request is still stuck on are not handed to the next one. */
+async function endOfWork(): Promise<void> {
+  const upstreams = runtime?.upstreams.values() ?? [];
+  await Promise.all([...upstreams].map((upstream) => upstream.connections.endOfWork()));
+}
+
 /** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
-async function operatorRequest(event: unknown, context: Context): Promise<OperatorResult> {
+async function operatorRequest(event: unknown, context: Context): Promise<OperatorAnswer> {
   try {
     // Refused before anything is built or read: a malformed request touches nothing.
     const request = parseOperatorRequest(event);
@@ -268,9 +289,12 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
         context.getRemainingTimeInMillis(),
         current.config.safetyMarginMs,
       ),
+      answers: current.claimCheckStore,
     });
   } catch (error) {
     logger.error('Operator request failed; the checkpoint and the lease were not touched', { error });
     throw error;
+  } finally {
+    await endOfWork();
   }
 }

@@ -2,13 +2,15 @@
  * Runs one operator request inside the function, with the secret it already holds: looks an
  * event up, replays a range to its bus, runs the bank checks of `doctor`, or reads the feed for
  * `rewind`. Nothing here takes the lease or writes the checkpoint. The result is plain JSON,
- * every string redacted with the program's client secret before it leaves.
+ * every string redacted with the program's client secret before it leaves, and within Lambda's
+ * response limit (`operator-answer.ts`: a replay pages by size, a larger answer is stored).
  */
 import { checkBank } from '../adapters/banking-http/bank-checks.ts';
-import { redact } from '../adapters/secret-redaction.ts';
+import { REDACTED, redact, WITHHELD } from '../adapters/secret-redaction.ts';
 import { isUnreadableEvent, OperatorRequestError } from '../core/errors.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type {
+  ClaimCheckStore,
   Clock,
   CredentialsProvider,
   CycleLogger,
@@ -19,6 +21,7 @@ import type {
 import { PublishPipeline } from '../core/publish-pipeline.ts';
 import { type ReplayStep, replayRange } from '../core/range-replay.ts';
 import { fastForward } from '../core/start-position.ts';
+import { deliverAnswer, type OperatorAnswer, ReplayPage } from './operator-answer.ts';
 import type {
   DoctorBankRequest,
   DoctorBankResult,
@@ -54,6 +57,8 @@ export interface OperatorPorts {
   readonly logger: CycleLogger;
   /** Epoch ms by which the answer must be on its way (the invocation's deadline less the safety margin). */
   readonly deadline: number;
+  /** The claim-check bucket, where an answer too large to return is left. @default none: such an answer says how large it was */
+  readonly answers?: ClaimCheckStore;
 }
 
 const quiet = { add: () => {} };
@@ -67,7 +72,7 @@ const quiet = { add: () => {} };
 export async function runOperatorRequest(
   request: OperatorRequest,
   ports: OperatorPorts,
-): Promise<OperatorResult> {
+): Promise<OperatorAnswer> {
   const secretId = ports.config.programSecrets.get(request.program);
   if (secretId === undefined) {
     throw new OperatorRequestError(
@@ -76,8 +81,18 @@ export async function runOperatorRequest(
       'operatorRequest.program',
     );
   }
-  if (request.kind === 'doctor-bank') return doctorBank(request, secretId, ports);
-  const upstream = ports.upstream(secretId);
+  const result =
+    request.kind === 'doctor-bank'
+      ? await doctorBank(request, secretId, ports)
+      : await onFeed(request, ports.upstream(secretId), ports);
+  return deliverAnswer(result, { program: request.program, store: ports.answers, signal: budget(ports) });
+}
+
+async function onFeed(
+  request: Exclude<OperatorRequest, DoctorBankRequest>,
+  upstream: ProgramUpstream,
+  ports: OperatorPorts,
+): Promise<OperatorResult> {
   const result = await runOnFeed(request, upstream.feed, ports);
   return redactStrings(result, await heldSecrets(upstream.credentials));
 }
@@ -139,6 +154,7 @@ async function replay(
   const lastStart = ports.deadline - request.holdMs;
   const state = { published: 0, through: request.from - 1, missing: [] as number[], endOfFeed: false };
   const events: ReplayStep['events'][number][] = [];
+  const page = new ReplayPage({ kind: 'replay', ...state, eventBus: config.eventBus, events: [] });
   let failure: ReplayResult['failure'];
   try {
     const steps = replayRange(feed, pipeline, {
@@ -149,8 +165,8 @@ async function replay(
       clock,
     });
     for await (const step of steps) {
-      state.published += step.published;
       if (step.failure !== undefined) {
+        state.published += step.published;
         failure = step.failure;
         break;
       }
@@ -158,10 +174,14 @@ async function replay(
         state.endOfFeed = true;
         break;
       }
-      state.missing.push(...step.missing);
-      state.through = step.through;
-      if (request.dryRun) events.push(...step.events);
-      if (clock.now() >= lastStart || dryRunFull(events)) break;
+      // What fits of the step, measured before it joins; past a cut, the next request reads (or
+      // publishes) the rest again.
+      const taken = page.admit(step, request.dryRun);
+      state.published += request.dryRun ? taken.events.length : step.published;
+      state.missing.push(...taken.missing);
+      state.through = taken.through;
+      events.push(...taken.events);
+      if (taken.full || clock.now() >= lastStart) break;
     }
   } catch (error) {
     // Cut short while reading: the chunk in hand was not published; the CLI asks again from `through`.
@@ -174,12 +194,6 @@ async function replay(
     ...(request.dryRun ? { events } : {}),
     ...(failure === undefined ? {} : { failure }),
   };
-}
-
-/** A dry run's answer stays well under Lambda's 6 MB response limit. */
-const DRY_RUN_MAX_DETAIL_CHARS = 2_000_000;
-function dryRunFull(events: readonly { detail: string }[]): boolean {
-  return events.reduce((total, event) => total + event.detail.length, 0) > DRY_RUN_MAX_DETAIL_CHARS;
 }
 
 async function feedLatest(
@@ -251,10 +265,18 @@ async function heldSecrets(credentials: CredentialsProvider): Promise<string[]> 
   }
 }
 
-/** Every string of a JSON value, redacted. */
+/**
+ * Every string of a JSON value that shows a secret, redacted; the others kept as they are.
+ * (`redact` also decodes what it scans: applied to every string it would unescape an event's
+ * `detail` text, which the CLI prints byte for byte.)
+ */
 function redactStrings<T>(value: T, secrets: readonly string[]): T {
+  const markers = (text: string) => text.split(REDACTED).length - 1;
   const walk = (item: unknown): unknown => {
-    if (typeof item === 'string') return redact(item, secrets);
+    if (typeof item === 'string') {
+      const redacted = redact(item, secrets);
+      return redacted === WITHHELD || markers(redacted) > markers(item) ? redacted : item;
+    }
     if (Array.isArray(item)) return item.map(walk);
     if (typeof item === 'object' && item !== null)
       return Object.fromEntries(Object.entries(item).map(([key, entry]) => [key, walk(entry)]));

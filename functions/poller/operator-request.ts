@@ -6,7 +6,13 @@
  * An operator request arrives as `{ "operatorRequest": { "version": 1, "kind": …, … } }`. The
  * schedules send `{ "program": … }`, which has no `operatorRequest` key, so a scheduled invocation
  * can never be taken for one. Parsing is strict: an unknown kind, version or field is refused
- * with an `OperatorRequestError` naming the field, before anything is read or written.
+ * with an `OperatorRequestError` naming the field, before anything is read or written; the
+ * event's bounds (sizes, depth, prototype keys) are checked before that (`invocation-input.ts`).
+ * A key the function does not know is shown only as a short prefix and its length, a value only
+ * as its type and size.
+ *
+ * An answer is at most Lambda's response limit: `operator-answer.ts` pages a replay by size and
+ * leaves a larger answer in the claim-check bucket.
  */
 import type { CheckResult } from '../adapters/banking-http/bank-checks.ts';
 import type { BankingEvent } from '../core/banking-event.ts';
@@ -14,9 +20,9 @@ import { OperatorRequestError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { isProgramName } from '../core/name-rules.ts';
 import type { ReplayFailure } from '../core/range-replay.ts';
+import { keyLabel, nearMiss, OPERATOR_REQUEST_KEY, SCHEDULE_KEYS, valueLabel } from './invocation-input.ts';
 
-/** The key that marks an invocation as an operator request. */
-export const OPERATOR_REQUEST_KEY = 'operatorRequest';
+export { OPERATOR_REQUEST_KEY };
 export const OPERATOR_REQUEST_VERSION = 1;
 
 /** Every kind of operator request (the IAM grant to invoke the function covers them all). */
@@ -147,6 +153,14 @@ const FIELDS: Readonly<Record<OperatorRequestKind, readonly string[]>> = {
   'feed-oldest': [],
 };
 
+const BASE_FIELDS = ['version', 'kind', 'program'] as const;
+
+/** Every field name of every kind: an error names these whole, any other key only by a prefix. */
+export const OPERATOR_REQUEST_FIELD_NAMES: ReadonlySet<string> = new Set([
+  ...BASE_FIELDS,
+  ...Object.values(FIELDS).flat(),
+]);
+
 /** Longest hold or timeout a request may ask for: longer than any function timeout allows anyway. */
 const MAX_WAIT_MS = 15 * 60 * 1000;
 
@@ -160,37 +174,37 @@ const MAX_WAIT_MS = 15 * 60 * 1000;
 export function parseOperatorRequest(event: unknown): OperatorRequest {
   if (!isJsonObject(event)) refuse('the event must be an object', 'event');
   for (const key of Object.keys(event)) {
-    if (key !== OPERATOR_REQUEST_KEY)
-      refuse(
-        `event.${key} is not allowed: an operator request carries ${OPERATOR_REQUEST_KEY} alone`,
-        `event.${key}`,
-      );
+    if (key !== OPERATOR_REQUEST_KEY) {
+      const field = `event.${keyLabel(key, new Set(SCHEDULE_KEYS))}`;
+      refuse(`${field} is not allowed: an operator request carries ${OPERATOR_REQUEST_KEY} alone`, field);
+    }
   }
   const body = event[OPERATOR_REQUEST_KEY];
   const where = OPERATOR_REQUEST_KEY;
-  if (!isJsonObject(body)) refuse(`${where} must be an object, got ${describe(body)}`, where);
+  if (!isJsonObject(body)) refuse(`${where} must be an object, got ${valueLabel(body)}`, where);
   if (body.version !== OPERATOR_REQUEST_VERSION) {
     refuse(
-      `${where}.version must be ${OPERATOR_REQUEST_VERSION}, got ${describe(body.version)}: update the CLI or the function`,
+      `${where}.version must be ${OPERATOR_REQUEST_VERSION}, got ${valueLabel(body.version)}: update the CLI or the function`,
       `${where}.version`,
     );
   }
   const kind = body.kind;
   if (typeof kind !== 'string' || !(OPERATOR_REQUEST_KINDS as readonly string[]).includes(kind)) {
     refuse(
-      `${where}.kind must be one of ${OPERATOR_REQUEST_KINDS.join(', ')}, got ${describe(kind)}`,
+      `${where}.kind must be one of ${OPERATOR_REQUEST_KINDS.join(', ')}, got ${valueLabel(kind)}`,
       `${where}.kind`,
     );
   }
-  const known = new Set(['version', 'kind', 'program', ...FIELDS[kind as OperatorRequestKind]]);
+  const fields = [...BASE_FIELDS, ...FIELDS[kind as OperatorRequestKind]];
+  const known = new Set(fields);
   for (const key of Object.keys(body)) {
     if (!known.has(key)) {
-      const field = fieldName(where, key);
-      refuse(`${field} is not a field of a ${kind} request`, field);
+      const field = `${where}.${keyLabel(key, OPERATOR_REQUEST_FIELD_NAMES)}`;
+      refuse(`${field} is not a field of a ${kind} request${nearMiss(key, fields)}`, field);
     }
   }
   if (!isProgramName(body.program)) {
-    refuse(`${where}.program must be a program name, got ${describe(body.program)}`, `${where}.program`);
+    refuse(`${where}.program must be a program name, got ${valueLabel(body.program)}`, `${where}.program`);
   }
   const base = { version: OPERATOR_REQUEST_VERSION, program: body.program } as const;
   const field = (name: string) => ({ value: body[name], where: `${where}.${name}` });
@@ -230,7 +244,7 @@ export function parseOperatorRequest(event: unknown): OperatorRequest {
 
 function sequenceNumber({ value, where }: { value: unknown; where: string }): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
-    refuse(`${where} must be a whole number of 0 or more, got ${describe(value)}`, where);
+    refuse(`${where} must be a whole number of 0 or more, got ${valueLabel(value)}`, where);
   return value;
 }
 
@@ -239,21 +253,6 @@ function waitMs({ value, where }: { value: unknown; where: string }): number {
   if (ms < 1 || ms > MAX_WAIT_MS)
     refuse(`${where} must be between 1 and ${MAX_WAIT_MS} ms, got ${ms}`, where);
   return ms;
-}
-
-/** An unknown key named in the error only when it looks like a field name, never arbitrary text. */
-function fieldName(where: string, key: string): string {
-  return /^[A-Za-z][A-Za-z0-9_]{0,39}$/.test(key)
-    ? `${where}.${key}`
-    : `${where}.<a key of ${key.length} character(s)>`;
-}
-
-/** What was received, without quoting text: a request's strings are never echoed into an error or a log. */
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (typeof value === 'string') return `a string of ${value.length} character(s)`;
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function refuse(problem: string, field: string): never {

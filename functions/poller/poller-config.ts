@@ -2,11 +2,12 @@
  * The handler's configuration: the environment, parsed once at cold start by the settings table
  * (`functions/settings/`), plus the programs' secrets bound together, frozen.
  */
-import { parseEventBusV2Arn } from '../adapters/aws/eventbridgev2/event-bus-arn.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json-object.ts';
 import { parseProgramName } from '../core/name-rules.ts';
 import { type EnvironmentValues, readEnvironment } from '../settings/environment.ts';
+import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
+import type { ScheduledInvocation } from './invocation-input.ts';
 
 /**
  * The poller's configuration: every setting of the handler, keyed by its name in the settings
@@ -67,14 +68,10 @@ function programSecrets(raw: unknown, defaultProgram: string, defaultSecretId: s
  */
 export function loadPollerConfig(env: Env): PollerConfig {
   const values = readEnvironment(env);
-  // The Custom Event Bus API addresses a bus by its ARN only.
-  const eventBus =
-    values.eventBusKind === 'custom'
-      ? parseEventBusV2Arn(values.eventBus, 'Environment variable EVENT_BUS_NAME', 'EVENT_BUS_NAME')
-      : values.eventBus;
   return Object.freeze({
     ...values,
-    eventBus,
+    // As the bus's kind addresses it (the Custom Event Bus's API by its ARN only).
+    eventBus: HANDLER_BUS_KINDS[values.eventBusKind].address(values.eventBus),
     programSecrets: programSecrets(values.programSecrets, values.defaultProgram, values.secretId),
   });
 }
@@ -87,17 +84,13 @@ export interface InvocationTarget {
 }
 
 /**
- * Reads `{ program? }` from the invocation event and looks up the program's secret. An unknown
- * program, or a `secretId` in the event that is not the program's own, is refused here before
- * anything is polled or written: another program's credentials would feed this program's
- * checkpoint with numbers from another sequence.
+ * Looks up the secret of the program a scheduled invocation names (`parseScheduledInvocation`
+ * has checked its form). An unknown program, or a `secretId` in the event that is not the
+ * program's own, is refused here before anything is polled or written: another program's
+ * credentials would feed this program's checkpoint with numbers from another sequence.
  */
-export function resolveInvocationTarget(event: unknown, config: PollerConfig): InvocationTarget {
-  const payload = isJsonObject(event) ? event : {};
-  const program =
-    payload.program === undefined
-      ? config.defaultProgram
-      : parseProgramName(payload.program, 'event.program');
+export function resolveInvocationTarget(input: ScheduledInvocation, config: PollerConfig): InvocationTarget {
+  const program = input.program ?? config.defaultProgram;
   const secretId = config.programSecrets.get(program);
   if (secretId === undefined) {
     throw new ConfigurationError(
@@ -106,7 +99,7 @@ export function resolveInvocationTarget(event: unknown, config: PollerConfig): I
       { where: 'event.program', program },
     );
   }
-  if (payload.secretId !== undefined && payload.secretId !== secretId) {
+  if (input.secretId !== undefined && input.secretId !== secretId) {
     throw new ConfigurationError(
       `event.secretId is not the secret of program "${program}"; the function reads each program's credentials from ` +
         'its own secret (SECRET_ID or PROGRAM_SECRETS): leave secretId out of the event',

@@ -37,10 +37,7 @@ export function applies(
   setting: Pick<SettingDetails, 'streamOnly' | 'customBusOnly'>,
   values: Readonly<Partial<Record<SettingName, unknown>>>,
 ): boolean {
-  return (
-    (setting.streamOnly !== true || values.feedMode === 'stream') &&
-    (setting.customBusOnly !== true || values.eventBusKind === 'custom')
-  );
+  return applicability(setting).every((needs) => values[needs.setting] === needs.value);
 }
 
 /** What a setting that does not apply needs, for the construct's refusal. */

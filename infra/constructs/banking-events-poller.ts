@@ -1,7 +1,6 @@
-import { Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as events from 'aws-cdk-lib/aws-events';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -12,15 +11,13 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ConfigurationError } from '../../functions/core/errors.ts';
-import { SCHEMA_EVENT_TYPES } from '../../functions/event-schema/event-json-schema.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
-import { CustomBusRouting } from './custom-bus-routing.ts';
-import { CustomEventBus } from './custom-event-bus.ts';
+import type { CustomBusRouting } from './custom-bus-routing.ts';
+import type { CustomEventBus } from './custom-event-bus.ts';
 import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
-import { EventRouting, type RouteQueues } from './event-routing.ts';
-import { EventSchemas } from './event-schemas.ts';
+import type { EventRouting, RouteQueues } from './event-routing.ts';
+import type { EventSchemas } from './event-schemas.ts';
 import {
   grantOperatorRead,
   grantOperatorRecovery,
@@ -28,6 +25,8 @@ import {
   type OperatorResources,
 } from './operator-grants.ts';
 import { PollerAlarms } from './poller-alarms.ts';
+import type { IPollerBus, PollerBusStrategy, SourceGuard } from './poller-bus.ts';
+import { POLLER_BUS_KINDS } from './poller-bus-kinds.ts';
 import { PollerDashboard } from './poller-dashboard.ts';
 import { createPollerFunction } from './poller-function.ts';
 import { PollerMetrics } from './poller-metrics.ts';
@@ -35,7 +34,6 @@ import { addEgressOutput, natPublicIps, PollerVpcEndpoints } from './poller-netw
 import type { BankingEventsPollerProps } from './poller-props.ts';
 import { LAG_PERIODS, resolvePollerProps } from './poller-props-resolution.ts';
 import { createPollerSchedules } from './poller-schedules.ts';
-import { CustomBusSourceGuard, PollerSourceGuard } from './poller-source-guard.ts';
 import {
   acknowledgeBackupPlan,
   createCheckpointTable,
@@ -43,9 +41,7 @@ import {
   createProgramSecret,
   tableEncryption,
 } from './poller-storage.ts';
-import { settingDuration } from './setting-props.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
-import { createTailDeliveryRole } from './tail-delivery-role.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
 
@@ -88,18 +84,41 @@ export class BankingEventsPoller extends Construct {
   /** Program name → its credentials secret. */
   public readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /**
-   * With `eventBusKind: 'custom'`: the Custom Event Bus the poller publishes to (its events kept
-   * for `busRetention`, which is where replays come from), and its subscribers.
+   * The bus the poller publishes to, whichever kind (`eventBusKind`): its name and ARN, and the
+   * stack outputs the operator CLI reads about it (`bus.addOutputs(stack)`).
    */
-  public readonly customBus: CustomEventBus | undefined;
-  /** With `eventBusKind: 'custom'`: one subscriber per route, quarantine and catch-all included. */
-  public readonly subscriberRouting: CustomBusRouting | undefined;
+  public readonly bus: IPollerBus;
+  /**
+   * The classic bus the poller publishes to (created, or `existingEventBus`); `undefined` with
+   * `eventBusKind: 'custom'` (see `customBus`). A rule given `eventBus: undefined` lands on the
+   * account's default bus: on a construct that may be either kind, check it.
+   */
+  public readonly eventBus?: events.IEventBus;
+  /**
+   * The classic bus's archive, for replay; `undefined` with `eventBusKind: 'custom'`, whose replays
+   * come from the bus's own retention (`busRetention`).
+   */
+  public readonly archive?: events.Archive;
+  /** The classic bus's rules and their queues; `undefined` with `eventBusKind: 'custom'` (see `subscriberRouting`). */
+  public readonly routing?: EventRouting;
+  /**
+   * With `eventBusKind: 'custom'`: the Custom Event Bus the poller publishes to (its events kept
+   * for `busRetention`, which is where replays come from), and its subscribers; `undefined` on the
+   * classic bus.
+   */
+  public readonly customBus?: CustomEventBus;
+  /**
+   * With `eventBusKind: 'custom'`: one subscriber per route, quarantine and catch-all included;
+   * `undefined` on the classic bus (see `routing`).
+   */
+  public readonly subscriberRouting?: CustomBusRouting;
   /**
    * With `eventBusKind: 'custom'`: the role the bus delivers the CLI's `tail` through (its
    * subscriber is created at run time). It may send only to `bep-tail-*` queues; `grantOperatorTail`
    * lets an operator pass it, and `tail --stack` reads it from the `TailDeliveryRoleArn` output.
+   * `undefined` on the classic bus.
    */
-  public readonly tailDeliveryRole: iam.Role | undefined;
+  public readonly tailDeliveryRole?: iam.Role;
   public readonly schemas: EventSchemas;
   /**
    * The full text of events too large for the bus; grant consumers read access
@@ -123,12 +142,11 @@ export class BankingEventsPoller extends Construct {
    */
   public readonly egressPublicIps: readonly string[];
   readonly #encryptionKey: kms.IKey | undefined;
-  readonly #eventBus: events.IEventBus | undefined;
-  readonly #archive: events.Archive | undefined;
-  readonly #routing: EventRouting | undefined;
+  /** The bus's strategy: everything that differs between the kinds of bus. */
+  readonly #bus: PollerBusStrategy;
   #subscriberIdempotencyTable: dynamodb.Table | undefined;
   /** The bus policy that keeps the poller's source to the poller; none on an existing bus. */
-  readonly #sourceGuard: PollerSourceGuard | CustomBusSourceGuard | undefined;
+  readonly #sourceGuard: SourceGuard | undefined;
 
   constructor(scope: Construct, id: string, props: BankingEventsPollerProps = {}) {
     super(scope, id);
@@ -145,73 +163,19 @@ export class BankingEventsPoller extends Construct {
         program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
       ]),
     );
-    const custom = settings.eventBusKind === 'custom';
-    // The registry documents the event types, whichever bus carries them (it discovers nothing).
-    const createSchemas = () =>
-      new EventSchemas(this, 'Schemas', {
-        eventSource,
-        eventTypes: SCHEMA_EVENT_TYPES,
-        registryName: props.schemaRegistryName,
-      });
-    let createdBus: events.EventBus | undefined;
-    if (custom) {
-      this.#eventBus = undefined;
-      this.#archive = undefined;
-      this.#routing = undefined;
-      // The custom bus keeps every event for its retention period and replays from it: no archive,
-      // no rules (subscribers instead).
-      this.customBus = new CustomEventBus(this, 'CustomEventBus', {
-        eventBusName: settings.eventBusName,
-        retention: settingDuration('busRetentionDays', settings.busRetentionDays),
-        encryptionKey,
-        description: `Every event from ${eventSource}, kept for replay`,
-      });
-      this.schemas = createSchemas();
-      this.subscriberRouting = new CustomBusRouting(this, 'Routing', {
-        bus: this.customBus,
-        eventSource,
-        routes: resolved.routes,
-        unrouted: resolved.unrouted,
-        quarantine: resolved.quarantine,
-        eventGroups: settings.eventGroupBy !== 'none',
-        encryptionKey,
-      });
-      this.tailDeliveryRole = createTailDeliveryRole(this, 'TailDeliveryRole', this.customBus.eventBusName);
-    } else {
-      this.customBus = undefined;
-      this.subscriberRouting = undefined;
-      this.tailDeliveryRole = undefined;
-      createdBus =
-        props.existingEventBus === undefined
-          ? new events.EventBus(this, 'EventBus', {
-              eventBusName: settings.eventBusName,
-              kmsKey: encryptionKey,
-            })
-          : undefined;
-      const eventBus = props.existingEventBus ?? createdBus!;
-      this.#eventBus = eventBus;
-      this.#archive = new events.Archive(this, 'Archive', {
-        sourceEventBus: eventBus,
-        description: `Every event from ${eventSource}, for replay`,
-        eventPattern: { source: [eventSource] },
-        retention: resolved.archiveRetention,
-      });
-      // Set on the resource rather than through `kmsKey`: the L2 would add a key-policy statement
-      // naming the bus resource, and the key and the bus would depend on each other.
-      if (encryptionKey !== undefined) {
-        (this.#archive.node.defaultChild as events.CfnArchive).kmsKeyIdentifier = encryptionKey.keyArn;
-      }
-      // Created in this order since the first release: the template lists resources in it.
-      this.schemas = createSchemas();
-      this.#routing = new EventRouting(this, 'Routing', {
-        eventBus,
-        eventSource,
-        routes: resolved.routes,
-        unrouted: resolved.unrouted,
-        quarantine: resolved.quarantine,
-        encryptionKey,
-      });
-    }
+    // The one place the kind is chosen: the bus, its schema registry and its routing, in that order.
+    const bus = new POLLER_BUS_KINDS[settings.eventBusKind](this, { props, resolved });
+    this.#bus = bus;
+    this.bus = bus;
+    ({
+      eventBus: this.eventBus,
+      archive: this.archive,
+      routing: this.routing,
+      customBus: this.customBus,
+      subscriberRouting: this.subscriberRouting,
+      tailDeliveryRole: this.tailDeliveryRole,
+    } = bus.members);
+    this.schemas = bus.schemas;
     this.claimCheckBucket = createClaimCheckBucket(this, {
       retention: resolved.claimCheckRetention,
       encryptionKey,
@@ -221,10 +185,7 @@ export class BankingEventsPoller extends Construct {
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
       secrets: this.secrets,
-      bus:
-        this.customBus === undefined
-          ? { kind: 'classic', eventBus: this.#eventBus!, imported: props.existingEventBus !== undefined }
-          : { kind: 'custom', bus: this.customBus },
+      bus,
       claimCheckBucket: this.claimCheckBucket,
     });
     this.pollerFunction = poller.pollerFunction;
@@ -236,13 +197,7 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     this.egressPublicIps = network === undefined ? [] : natPublicIps(this, network.vpc);
     addEgressOutput(this, this.egressPublicIps);
-    // Only on a bus we create: an existing bus's policy is its owner's (docs/security.md gives the statement).
-    this.#sourceGuard =
-      this.customBus !== undefined
-        ? new CustomBusSourceGuard(this.customBus, eventSource, poller.role)
-        : createdBus === undefined
-          ? undefined
-          : new PollerSourceGuard(createdBus, eventSource, poller.role);
+    this.#sourceGuard = bus.guardSource(eventSource, poller.role);
 
     const schedules = createPollerSchedules(
       this,
@@ -261,11 +216,7 @@ export class BankingEventsPoller extends Construct {
         : undefined;
     if (encryptionKey !== undefined) {
       admitKeyServices(this, encryptionKey, {
-        ...(this.customBus === undefined
-          ? { bus: literalBus(this.#eventBus!) }
-          : {
-              customBus: { name: this.customBus.eventBusName, arnPattern: this.customBus.eventBusArnPattern },
-            }),
+        ...bus.keyServiceUses(),
         logGroups: true,
         alarms: props.alarmActions === undefined && props.alarmTopic === undefined,
       });
@@ -281,7 +232,7 @@ export class BankingEventsPoller extends Construct {
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       routes: this.routes,
       scheduleInterval,
-      customBus: custom,
+      customBus: bus.reportsBrokenOrder,
       lagThreshold: resolved.lagThreshold,
       lagPeriods: LAG_PERIODS,
       gapRepair: settings.gapRepairMaxLookups > 0,
@@ -293,56 +244,18 @@ export class BankingEventsPoller extends Construct {
       programs: programNames,
       metrics,
       pollerFunction: this.pollerFunction,
-      eventBus: this.#eventBus,
+      eventBus: this.eventBus,
       routes: this.routes,
-      customBus: custom,
+      customBus: bus.reportsBrokenOrder,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       alarms: this.alarms.alarms,
       dashboardName: props.dashboardName,
     });
   }
 
-  /**
-   * The classic bus the poller publishes to (created, or `existingEventBus`).
-   *
-   * @throws ConfigurationError with `eventBusKind: 'custom'`, which has no classic bus: use `customBus`
-   */
-  get eventBus(): events.IEventBus {
-    return this.#classic(this.#eventBus, 'eventBus', 'customBus');
-  }
-
-  /**
-   * The classic bus's archive, for replay.
-   *
-   * @throws ConfigurationError with `eventBusKind: 'custom'`: its replays come from the bus's own
-   * retention (`busRetention`), there is no archive
-   */
-  get archive(): events.Archive {
-    return this.#classic(this.#archive, 'archive', 'customBus (its retention)');
-  }
-
-  /**
-   * The classic bus's rules and their queues.
-   *
-   * @throws ConfigurationError with `eventBusKind: 'custom'`: use `subscriberRouting`
-   */
-  get routing(): EventRouting {
-    return this.#classic(this.#routing, 'routing', 'subscriberRouting');
-  }
-
   /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */
   get routes(): readonly RouteQueues[] {
-    return (this.#routing ?? this.subscriberRouting!).routes;
-  }
-
-  #classic<T>(value: T | undefined, name: string, instead: string): T {
-    if (value === undefined) {
-      throw new ConfigurationError(
-        `BankingEventsPoller: ${name} exists on the classic bus only; with eventBusKind 'custom' use ${instead}`,
-        { prop: 'eventBusKind' },
-      );
-    }
-    return value;
+    return this.#bus.routes;
   }
 
   /** Console link to the dashboard. */
@@ -364,14 +277,7 @@ export class BankingEventsPoller extends Construct {
    */
   allowPublishAsPoller(grantee: iam.IGrantable): iam.Grant {
     this.#sourceGuard?.allow(grantee);
-    if (this.customBus !== undefined) return this.customBus.grantPutEvents(grantee);
-    // To the principal's own policy only: a grant through the bus policy would need a statement
-    // id per principal, and a principal with no policy here (an ArnPrincipal) has its own.
-    return iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:PutEvents'],
-      resourceArns: [this.eventBus.eventBusArn],
-    });
+    return this.#bus.grantPublish(grantee);
   }
 
   /**
@@ -432,7 +338,9 @@ export class BankingEventsPoller extends Construct {
   /**
    * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
    * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
-   * run inside it, with the secret it holds), describing the bus and archive and starting and
+   * run inside it, with the secret it holds), `s3:GetObject` on `operator-answers/*` of the
+   * claim-check bucket (where the poller leaves an answer too large to return; not the events'
+   * bodies), describing the bus and archive and starting and
    * following an archive replay to the bus, and `PutSecretValue` on the programs' secrets. Never
    * `GetSecretValue`. On a Custom Event Bus, instead of the archive: describing the bus and its
    * subscribers, creating point-in-time copies named `bep-replay-…`, and `iam:PassRole` (to
@@ -445,18 +353,11 @@ export class BankingEventsPoller extends Construct {
   #operatorResources(): OperatorResources {
     return {
       checkpointTable: this.checkpointTable,
-      bus:
-        this.customBus === undefined
-          ? { kind: 'classic', eventBus: this.eventBus, archive: this.archive }
-          : {
-              kind: 'custom',
-              bus: this.customBus,
-              subscribers: this.subscriberRouting!.routes,
-              tailDeliveryRole: this.tailDeliveryRole!,
-            },
+      bus: this.#bus,
       secrets: this.secrets,
       schedules: this.schedules,
       pollerFunction: this.pollerFunction,
+      claimCheckBucket: this.claimCheckBucket,
     };
   }
 
@@ -472,14 +373,4 @@ export class BankingEventsPoller extends Construct {
     }
     return this.#subscriberIdempotencyTable;
   }
-}
-
-/** The bus's name and ARN without a reference to a bus resource of the stack (see `KeyServiceUses`). */
-function literalBus(bus: events.IEventBus): { name: string; arn: string } {
-  if (!(bus instanceof events.EventBus)) return { name: bus.eventBusName, arn: bus.eventBusArn };
-  const name = (bus.node.defaultChild as events.CfnEventBus).name;
-  return {
-    name,
-    arn: Stack.of(bus).formatArn({ service: 'events', resource: 'event-bus', resourceName: name }),
-  };
 }

@@ -27,6 +27,7 @@ export {
 } from './event-routing.ts';
 export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } from './event-schemas.ts';
 export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
+export type { IPollerBus } from './poller-bus.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
 export { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
 export type { PollerVpcEndpoints } from './poller-network.ts';

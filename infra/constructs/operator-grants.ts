@@ -12,46 +12,33 @@
  */
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct, type IConstruct } from 'constructs';
 import {
+  OPERATOR_ANSWER_PREFIX,
   REPLAY_SUBSCRIBER_PREFIX,
   TAIL_RESOURCE_PREFIX,
 } from '../../functions/cli/operator-resource-names.ts';
-import type { SubscriberRoute } from './custom-bus-routing.ts';
-import type { CustomEventBus } from './custom-event-bus.ts';
 import { grantKeyThrough } from './encryption-key.ts';
-import { tailQueueArns } from './tail-delivery-role.ts';
-
-/** The classic bus and its archive. */
-export interface ClassicOperatorBus {
-  readonly kind: 'classic';
-  readonly eventBus: events.IEventBus;
-  readonly archive: events.Archive;
-}
-
-/** The Custom Event Bus, the construct's subscribers on it, and the role tail's subscriber delivers through. */
-export interface CustomOperatorBus {
-  readonly kind: 'custom';
-  readonly bus: CustomEventBus;
-  readonly subscribers: readonly SubscriberRoute[];
-  readonly tailDeliveryRole: iam.IRole;
-}
+import type { PollerBusStrategy } from './poller-bus.ts';
 
 /** The construct's resources the operator commands work on. */
 export interface OperatorResources {
   readonly checkpointTable: dynamodb.ITable;
-  readonly bus: ClassicOperatorBus | CustomOperatorBus;
+  /** The bus's own statements: each kind grants what the commands call on it. */
+  readonly bus: Pick<PollerBusStrategy, 'grantOperatorRead' | 'grantOperatorTail' | 'grantOperatorRecovery'>;
   /** Program name → its credentials secret. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /** Program name → its schedule. */
   readonly schedules: ReadonlyMap<string, scheduler.ISchedule>;
   readonly pollerFunction: lambda.IFunction;
+  /** Where the function leaves operator answers too large to return (`operator-answers/`). */
+  readonly claimCheckBucket: s3.IBucket;
 }
 
 /**
@@ -69,6 +56,7 @@ export const OPERATOR_WILDCARDS = Object.freeze({
   rules: "archive-replay --rule names any rule of the poller's bus to replay to; DescribeRule only.",
   listArchives: 'events:ListArchives has no resource type: "*" is the only resource IAM accepts for it.',
   tailSubscribers: `tail creates its subscriber at run time on the poller's Custom Event Bus, named ${TAIL_RESOURCE_PREFIX}<random> (the ARN ends in a service-generated id); only such subscribers.`,
+  operatorAnswers: `event and replay read an answer the function left in the claim-check bucket (too large to return) under ${OPERATOR_ANSWER_PREFIX}, named by its digest at run time; only those objects, not the events' bodies.`,
   replaySubscribers: `archive-replay copies subscribers at run time on the poller's Custom Event Bus, named ${REPLAY_SUBSCRIBER_PREFIX}<time>-<4 hex>-<n> (the ARN ends in a service-generated id); only such subscribers.`,
 });
 
@@ -112,9 +100,7 @@ export function grantOperatorRead(
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:DescribeTable'),
     ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt']),
-    ...(resources.bus.kind === 'classic'
-      ? [grantDescribeBus(resources.bus.eventBus, grantee)]
-      : [grantDescribeCustomBus(resources.bus, grantee)]),
+    resources.bus.grantOperatorRead(grantee),
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['scheduler:GetSchedule'],
@@ -134,9 +120,9 @@ export function grantOperatorRead(
 }
 
 /**
- * `tail`: it creates a rule on the bus and a queue, reads and deletes the queue's messages, and
- * removes both. A grant of its own, apart from read: it writes (only to resources named
- * `bep-tail-…`, and a rule's target may only be such a queue) and it shows the events themselves,
+ * `tail`: it creates a queue and what feeds it from the bus (a rule, or a subscriber on a Custom
+ * Event Bus), reads and deletes the queue's messages, and removes both. A grant of its own, apart
+ * from read: it writes (only to resources named `bep-tail-…`) and it shows the events themselves,
  * the bank's data, where `status` and `doctor` show only the poller's state.
  */
 export function grantOperatorTail(
@@ -144,53 +130,17 @@ export function grantOperatorTail(
   resources: OperatorResources,
   grantee: iam.IGrantable,
 ): iam.Grant {
-  if (resources.bus.kind === 'custom') return grantCustomBusTail(scope, resources.bus, grantee);
-  const stack = Stack.of(scope);
-  const queues = tailQueueArns(scope);
-  const { eventBus } = resources.bus;
-  const rules = ruleArns(eventBus, `${TAIL_RESOURCE_PREFIX}*`);
-  const grants = [
-    grantDescribeStack(scope, grantee),
-    grantDescribeBus(eventBus, grantee),
-    iam.Grant.addToPrincipal({
-      grantee,
-      // TagQueue: CreateQueue with tags (tail tags its queue "created-by") needs it too.
-      actions: [
-        'sqs:CreateQueue',
-        'sqs:TagQueue',
-        'sqs:GetQueueAttributes',
-        'sqs:SetQueueAttributes',
-        'sqs:ReceiveMessage',
-        'sqs:DeleteMessage',
-        'sqs:DeleteQueue',
-      ],
-      resourceArns: [queues],
-    }),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:PutRule', 'events:RemoveTargets', 'events:DeleteRule'],
-      resourceArns: [rules],
-    }),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:PutTargets'],
-      resourceArns: [rules],
-      conditions: { ArnLike: { 'events:TargetArn': queues } },
-    }),
-  ];
-  acknowledgeWildcards(grantee, [
-    [stackArn(stack), OPERATOR_WILDCARDS.stack],
-    [queues, OPERATOR_WILDCARDS.tailQueues],
-    [rules, OPERATOR_WILDCARDS.tailRules],
-  ]);
-  return grants.reduce((all, grant) => all.combine(grant));
+  const describeStack = grantDescribeStack(scope, grantee);
+  acknowledgeWildcards(grantee, [[stackArn(Stack.of(scope)), OPERATOR_WILDCARDS.stack]]);
+  return describeStack.combine(resources.bus.grantOperatorTail(grantee));
 }
 
 /**
  * `rewind`, `replay`, `event`, `archive-replay` and `secret set`: exactly what they call.
  * `GetItem`/`UpdateItem` on the checkpoint table (rewind's conditional move); invoking the poller
  * function (the operator requests: replay from the bank, event lookups, rewind's feed check and
- * `--to latest`, doctor's bank checks); describing the bus and its archive, starting and
+ * `--to latest`, doctor's bank checks) and reading an answer it left in the claim-check bucket
+ * (`operator-answers/*` only); describing the bus and its archive, starting and
  * following a replay of the archive to the bus; `PutSecretValue` on the programs' secrets (a
  * write: the value is never read back). No `GetSecretValue`, and no `PutEvents`: the function
  * publishes what an operator request replays.
@@ -200,8 +150,7 @@ export function grantOperatorRecovery(
   resources: OperatorResources,
   grantee: iam.IGrantable,
 ): iam.Grant {
-  const stack = Stack.of(scope);
-  const common = [
+  const grants = [
     grantDescribeStack(scope, grantee),
     resources.checkpointTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:UpdateItem'),
     ...tableKeyGrant(resources.checkpointTable, grantee, ['kms:Decrypt', 'kms:GenerateDataKey']),
@@ -210,47 +159,28 @@ export function grantOperatorRecovery(
       actions: ['lambda:InvokeFunction'],
       resourceArns: [resources.pollerFunction.functionArn],
     }),
+    ...grantReadOperatorAnswers(resources.claimCheckBucket, grantee),
   ];
-  // Granted last (a grant adds its statement when made): a classic grant's statements keep the
-  // order they had before the custom bus.
-  const secrets = () => [...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee));
-  if (resources.bus.kind === 'custom') {
-    return [...common, grantCustomBusReplay(scope, resources.bus, grantee), ...secrets()].reduce(
-      (all, grant) => all.combine(grant),
-    );
-  }
-  const { eventBus, archive } = resources.bus;
-  const replays = stack.formatArn({ service: 'events', resource: 'replay', resourceName: '*' });
-  const grants = [
-    ...common,
-    grantDescribeBus(eventBus, grantee),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:DescribeArchive'],
-      resourceArns: [archive.archiveArn],
-    }),
-    iam.Grant.addToPrincipal({ grantee, actions: ['events:ListArchives'], resourceArns: ['*'] }),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:DescribeRule'],
-      resourceArns: [ruleArns(eventBus, '*')],
-    }),
-    // IAM checks StartReplay against the replay, its archive and its destination bus.
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:StartReplay'],
-      resourceArns: [replays, archive.archiveArn, eventBus.eventBusArn],
-    }),
-    iam.Grant.addToPrincipal({ grantee, actions: ['events:DescribeReplay'], resourceArns: [replays] }),
-    ...secrets(),
-  ];
-  acknowledgeWildcards(grantee, [
-    [stackArn(stack), OPERATOR_WILDCARDS.stack],
-    [replays, OPERATOR_WILDCARDS.replays],
-    [ruleArns(eventBus, '*'), OPERATOR_WILDCARDS.rules],
-    ['*', OPERATOR_WILDCARDS.listArchives],
-  ]);
+  acknowledgeWildcards(grantee, [[stackArn(Stack.of(scope)), OPERATOR_WILDCARDS.stack]]);
+  grants.push(resources.bus.grantOperatorRecovery(grantee));
+  // The secrets last (a grant adds its statement when made): the statements keep their order.
+  grants.push(...[...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee)));
   return grants.reduce((all, grant) => all.combine(grant));
+}
+
+/**
+ * `s3:GetObject` on the claim-check bucket's `operator-answers/*`, and nothing else: an operator
+ * request's answer too large for Lambda to return is left there and the CLI reads it. The events'
+ * own bodies (the pointers' objects) stay out of reach. A bucket under a customer-managed key is
+ * granted `kms:Decrypt` through S3 only.
+ */
+function grantReadOperatorAnswers(bucket: s3.IBucket, grantee: iam.IGrantable): iam.Grant[] {
+  const answers = bucket.arnForObjects(`${OPERATOR_ANSWER_PREFIX}*`);
+  acknowledgeWildcards(grantee, [[answers, OPERATOR_WILDCARDS.operatorAnswers]]);
+  const read = iam.Grant.addToPrincipal({ grantee, actions: ['s3:GetObject'], resourceArns: [answers] });
+  return bucket.encryptionKey === undefined
+    ? [read]
+    : [read, grantKeyThrough(bucket.encryptionKey, grantee, 's3', ['kms:Decrypt'])];
 }
 
 /**
@@ -265,140 +195,6 @@ function tableKeyGrant(
   return table.encryptionKey === undefined
     ? []
     : [grantKeyThrough(table.encryptionKey, grantee, 'dynamodb', actions)];
-}
-
-function grantDescribeBus(eventBus: events.IEventBus, grantee: iam.IGrantable): iam.Grant {
-  return iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['events:DescribeEventBus'],
-    resourceArns: [eventBus.eventBusArn],
-  });
-}
-
-/**
- * What `status` and `doctor` read on a Custom Event Bus: the bus (its state and retention window),
- * its subscribers listed, and the construct's subscribers described (doctor checks they run).
- * IAM checks `DescribeEventBus` and `ListSubscribers` (scoped to the bus) against the bus, and
- * `DescribeSubscriber` against the subscriber (docs: eb-custom-bus-permissions).
- */
-function grantDescribeCustomBus(custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
-  return iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['events:DescribeEventBus', 'events:ListSubscribers'],
-    resourceArns: [custom.bus.eventBusArn],
-  }).combine(grantDescribeSubscribers(custom, grantee));
-}
-
-function grantDescribeSubscribers(custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
-  return iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['events:DescribeSubscriber'],
-    resourceArns: custom.subscribers.map((route) => route.subscriber.attrSubscriberArn),
-  });
-}
-
-/** Subscribers named `<prefix>…`: `arn:…:events:REGION:ACCOUNT:subscriber/<prefix>*\/*` (the id is the service's). */
-function subscriberArns(scope: Construct, prefix: string): string {
-  return Stack.of(scope).formatArn({
-    service: 'events',
-    resource: 'subscriber',
-    resourceName: `${prefix}*/*`,
-  });
-}
-
-/**
- * `iam:PassRole` on `roles`, to EventBridge only: a subscriber names the role it delivers through,
- * and creating one passes it.
- */
-function grantPassToEventBridge(roleArns: readonly string[], grantee: iam.IGrantable): iam.Grant {
-  return iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['iam:PassRole'],
-    resourceArns: [...roleArns],
-    conditions: { StringEquals: { 'iam:PassedToService': 'events.amazonaws.com' } },
-  });
-}
-
-/**
- * `tail` on a Custom Event Bus: a subscriber named `bep-tail-…` (created on the bus, hence both
- * resources for `CreateSubscriber`), delivering through the construct's tail delivery role (the
- * only role it may pass), and the queue (no queue policy: the subscriber delivers with its role).
- */
-function grantCustomBusTail(scope: Construct, custom: CustomOperatorBus, grantee: iam.IGrantable): iam.Grant {
-  const stack = Stack.of(scope);
-  const queues = tailQueueArns(scope);
-  const subscribers = subscriberArns(scope, TAIL_RESOURCE_PREFIX);
-  const grants = [
-    grantDescribeStack(scope, grantee),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:DescribeEventBus'],
-      resourceArns: [custom.bus.eventBusArn],
-    }),
-    iam.Grant.addToPrincipal({
-      grantee,
-      // TagQueue: CreateQueue with tags (tail tags its queue "created-by") needs it too.
-      actions: [
-        'sqs:CreateQueue',
-        'sqs:TagQueue',
-        'sqs:GetQueueAttributes',
-        'sqs:ReceiveMessage',
-        'sqs:DeleteMessage',
-        'sqs:DeleteQueue',
-      ],
-      resourceArns: [queues],
-    }),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:CreateSubscriber'],
-      resourceArns: [custom.bus.eventBusArn, subscribers],
-    }),
-    iam.Grant.addToPrincipal({ grantee, actions: ['events:DeleteSubscriber'], resourceArns: [subscribers] }),
-    grantPassToEventBridge([custom.tailDeliveryRole.roleArn], grantee),
-  ];
-  acknowledgeWildcards(grantee, [
-    [stackArn(stack), OPERATOR_WILDCARDS.stack],
-    [queues, OPERATOR_WILDCARDS.tailQueues],
-    [subscribers, OPERATOR_WILDCARDS.tailSubscribers],
-  ]);
-  return grants.reduce((all, grant) => all.combine(grant));
-}
-
-/**
- * `archive-replay` on a Custom Event Bus: reads the bus's retention window, lists and describes
- * the construct's subscribers, and creates point-in-time copies named `bep-replay-…` that deliver
- * through the copied subscribers' roles (the only roles it may pass).
- */
-function grantCustomBusReplay(
-  scope: Construct,
-  custom: CustomOperatorBus,
-  grantee: iam.IGrantable,
-): iam.Grant {
-  const stack = Stack.of(scope);
-  const replays = subscriberArns(scope, REPLAY_SUBSCRIBER_PREFIX);
-  const grants = [
-    grantDescribeCustomBus(custom, grantee),
-    iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['events:CreateSubscriber'],
-      resourceArns: [custom.bus.eventBusArn, replays],
-    }),
-    grantPassToEventBridge(
-      custom.subscribers.map((route) => route.deliveryRole.roleArn),
-      grantee,
-    ),
-  ];
-  acknowledgeWildcards(grantee, [
-    [stackArn(stack), OPERATOR_WILDCARDS.stack],
-    [replays, OPERATOR_WILDCARDS.replaySubscribers],
-  ]);
-  return grants.reduce((all, grant) => all.combine(grant));
-}
-
-/** Rules of `eventBus` named `pattern`; rules of the default bus have no bus name in their ARN. */
-function ruleArns(eventBus: events.IEventBus, pattern: string): string {
-  const name = eventBus.eventBusName === 'default' ? pattern : `${eventBus.eventBusName}/${pattern}`;
-  return Stack.of(eventBus).formatArn({ service: 'events', resource: 'rule', resourceName: name });
 }
 
 /**
@@ -425,7 +221,7 @@ function grantPutSecretValue(secret: secretsmanager.ISecret, grantee: iam.IGrant
  * cdk-nag's `AwsSolutions-IAM5` findings for the patterns above, acknowledged one by one on the
  * grantee when it is a construct of the app (a role of another account's is not).
  */
-function acknowledgeWildcards(
+export function acknowledgeWildcards(
   grantee: iam.IGrantable,
   patterns: ReadonlyArray<readonly [resourceArn: string, reason: string]>,
 ): void {

@@ -5,7 +5,6 @@
 import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
-import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -14,7 +13,6 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { writeEnvironment } from '../../functions/settings/environment.ts';
-import type { CustomEventBus } from './custom-event-bus.ts';
 import { grantKeyThrough } from './encryption-key.ts';
 import { leaseWait } from './handover-timing.ts';
 import {
@@ -23,6 +21,7 @@ import {
   POLLER_NODE_OPTIONS,
   POLLER_RUNTIME,
 } from './poller-bundling.ts';
+import type { PollerBusStrategy } from './poller-bus.ts';
 import { PREBUILT_HANDLER, prebuiltHandlerCode } from './poller-code.ts';
 import type { ResolvedPollerProps } from './poller-props-resolution.ts';
 
@@ -31,19 +30,11 @@ export interface PollerFunctionResources {
   readonly checkpointTable: dynamodb.ITable;
   /** Program name → its credentials secret; the first program is the handler's default. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
-  /** The bus the function publishes to. */
-  readonly bus: PollerBus;
+  /** The bus the function publishes to: it names the bus in the environment and grants PutEvents on it. */
+  readonly bus: Pick<PollerBusStrategy, 'functionEnvironment' | 'grantFunctionPublish'>;
   /** Where events too large for the bus are stored. */
   readonly claimCheckBucket: s3.Bucket;
 }
-
-/**
- * The classic bus (`imported`: it may live in another account, PutEvents then needs its ARN), or
- * the Custom Event Bus (always named by its ARN).
- */
-export type PollerBus =
-  | { readonly kind: 'classic'; readonly eventBus: events.IEventBus; readonly imported: boolean }
-  | { readonly kind: 'custom'; readonly bus: CustomEventBus };
 
 export interface PollerFunction {
   /** A `NodejsFunction` when the props name an `entry`; otherwise the prebuilt handler. */
@@ -106,16 +97,8 @@ export function createPollerFunction(
               )
             : undefined,
         CHECKPOINT_TABLE: checkpointTable.tableName,
-        // An imported bus may live in another account: PutEvents needs its ARN then; the name suffices
-        // for ours. The custom bus is always named by its ARN (its API takes nothing else).
-        EVENT_BUS_NAME:
-          bus.kind === 'custom'
-            ? bus.bus.eventBusArn
-            : bus.imported
-              ? bus.eventBus.eventBusArn
-              : bus.eventBus.eventBusName,
-        // Left out on the classic bus: the handler's default, and the environment as it always was.
-        EVENT_BUS_KIND: bus.kind === 'custom' ? 'custom' : undefined,
+        // EVENT_BUS_NAME and EVENT_BUS_KIND, as the bus's kind names it.
+        ...bus.functionEnvironment(),
         // The next tick arrives while this run still polls: it waits for the lease, at most until a
         // crashed holder's lease would expire.
         LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
@@ -160,8 +143,7 @@ export function createPollerFunction(
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   if (checkpointTable.encryptionKey !== undefined)
     grantKeyThrough(checkpointTable.encryptionKey, role, 'dynamodb');
-  if (bus.kind === 'custom') bus.bus.grantPutEvents(role);
-  else bus.eventBus.grantPutEventsTo(role);
+  bus.grantFunctionPublish(role);
   const bucket = resources.claimCheckBucket;
   role.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),

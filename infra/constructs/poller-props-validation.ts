@@ -43,12 +43,6 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
       'eventBusName',
     );
   }
-  if (props.existingEventBus !== undefined && props.eventBusKind === 'custom') {
-    fail(
-      "existingEventBus is a classic bus; eventBusKind 'custom' creates its own Custom Event Bus. Leave one out",
-      'existingEventBus',
-    );
-  }
   if (
     props.alarmActions !== undefined &&
     (props.alarmTopic !== undefined || props.alarmEmail !== undefined)

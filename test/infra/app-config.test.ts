@@ -108,9 +108,6 @@ describe('parseAppConfig', () => {
       pollLimitParam: 'page.size',
       startPosition: 1200,
     });
-    expect(() => parseAppConfig({ eventBusKind: 'custom', exampleSubscriber: true })).toThrow(
-      /"exampleSubscriber" subscribes with a rule of the classic bus, and the custom bus has none/,
-    );
     expect(parseAppConfig({ startPosition: 'latest' }).startPosition).toBe('latest');
     expect(
       parseAppConfig({

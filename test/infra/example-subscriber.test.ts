@@ -42,9 +42,15 @@ describe('example subscriber', () => {
     }
   });
 
+  it('is refused on the custom bus, which has no rules, naming the context key', () => {
+    expect(() => synthPollerApp({ eventBusKind: 'custom', exampleSubscriber: true })).toThrow(
+      /"exampleSubscriber" subscribes with a rule of the classic bus, and the custom bus has none/,
+    );
+  });
+
   it("takes transactions of the poller's source from the bus into a queue of its own, with a DLQ", () => {
     synth.template.hasResourceProperties('AWS::Events::Rule', {
-      EventBusName: ref(id(synth.stack.poller.eventBus)),
+      EventBusName: ref(id(synth.stack.poller.eventBus!)),
       EventPattern: { source: ['banking.events'], 'detail-type': ['transaction'] },
       Targets: [
         Match.objectLike({

@@ -89,7 +89,7 @@ describe('function', () => {
           SECRET_ID: ref(secretId),
           DEFAULT_PROGRAM: 'default',
           CHECKPOINT_TABLE: ref(id(poller.checkpointTable)),
-          EVENT_BUS_NAME: ref(id(poller.eventBus)),
+          EVENT_BUS_NAME: ref(id(poller.eventBus!)),
           EVENT_SOURCE: 'banking.events',
           POWERTOOLS_SERVICE_NAME: 'banking-events-poller',
           POWERTOOLS_METRICS_NAMESPACE: 'BankingEventsPoller',
@@ -257,7 +257,7 @@ describe('bus, archive and schemas', () => {
   it('creates the named bus and archives every poller event for 30 days', () => {
     synth.template.hasResourceProperties('AWS::Events::EventBus', { Name: 'banking-events' });
     synth.template.hasResourceProperties('AWS::Events::Archive', {
-      SourceArn: getAtt(id(poller.eventBus)),
+      SourceArn: getAtt(id(poller.eventBus!)),
       EventPattern: { source: ['banking.events'] },
       RetentionDays: 30,
     });
@@ -283,7 +283,7 @@ describe('bus, archive and schemas', () => {
 });
 
 describe('routing', () => {
-  const routeNamed = (name: string) => poller.routing.routes.find((candidate) => candidate.name === name)!;
+  const routeNamed = (name: string) => poller.routing!.routes.find((candidate) => candidate.name === name)!;
 
   // Every rule: on the poller's bus, enabled, one queue target with its DLQ and the retry policy.
   it.each([
@@ -296,19 +296,19 @@ describe('routing', () => {
     [
       'sends events that failed validation (invalid_event) to the quarantine queue',
       ['invalid_event'],
-      () => poller.routing.quarantine!,
+      () => poller.routing!.quarantine!,
     ],
     [
       'sends every other type to the unrouted queue, so a new upstream type is never lost',
       [{ 'anything-but': ['account_status', 'transaction', 'invalid_event'] }],
-      () => poller.routing.catchAll,
+      () => poller.routing!.catchAll,
     ],
   ] as const)('%s', (_title, detailType, routeOf) => {
     const route = routeOf();
 
     synth.template.resourceCountIs('AWS::Events::Rule', 4);
     synth.template.hasResourceProperties('AWS::Events::Rule', {
-      EventBusName: ref(id(poller.eventBus)),
+      EventBusName: ref(id(poller.eventBus!)),
       EventPattern: { source: ['banking.events'], 'detail-type': detailType },
       State: 'ENABLED',
       Targets: [
@@ -323,7 +323,7 @@ describe('routing', () => {
   });
 
   it('redrives each route queue to its DLQ after 5 receives', () => {
-    for (const route of poller.routing.routes) {
+    for (const route of poller.routing!.routes) {
       synth.template.hasResourceProperties('AWS::SQS::Queue', {
         RedrivePolicy: { deadLetterTargetArn: getAtt(id(route.deadLetterQueue)), maxReceiveCount: 5 },
       });
@@ -359,7 +359,7 @@ describe('routing', () => {
   });
 
   it('lets each rule send what it could not deliver to its own DLQ, and nothing else write there', () => {
-    const routes = [...poller.routing.routes];
+    const routes = [...poller.routing!.routes];
     expect(routes.map((route) => route.name).sort()).toEqual(
       ['account_status', 'invalid_event', 'transaction', 'unrouted'].sort(),
     );
@@ -382,7 +382,7 @@ describe('routing', () => {
   });
 
   it('lets only its rule write to each route queue', () => {
-    for (const route of poller.routing.routes) {
+    for (const route of poller.routing!.routes) {
       synth.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [ref(id(route.queue!))],
         PolicyDocument: {
@@ -516,9 +516,9 @@ describe('alarms', () => {
   it('raises an alarm as soon as the schedule DLQ, any route DLQ, the unrouted or the quarantine queue holds a message', () => {
     const queues = [
       poller.scheduleDeadLetterQueue,
-      ...poller.routing.routes.map((route) => route.deadLetterQueue),
-      poller.routing.catchAll.queue!,
-      poller.routing.quarantine!.queue!,
+      ...poller.routing!.routes.map((route) => route.deadLetterQueue),
+      poller.routing!.catchAll.queue!,
+      poller.routing!.quarantine!.queue!,
     ];
     for (const queue of queues) {
       synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -607,7 +607,7 @@ describe('IAM', () => {
           Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
           Resource: getAtt(id(poller.checkpointTable)),
         },
-        { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus)) },
+        { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus!)) },
         {
           Effect: 'Allow',
           Action: 's3:PutObject',
@@ -728,11 +728,11 @@ describe('outputs', () => {
     );
     expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
     // Each names the resource its key says: subscribers and the CLI (--stack) read them by key.
-    const { routing } = poller;
+    const routing = poller.routing!;
     const route = (name: string) => routing.routes.find((candidate) => candidate.name === name)!;
     const values: Record<string, unknown> = {
-      EventBusName: ref(id(poller.eventBus)),
-      EventBusArn: getAtt(id(poller.eventBus)),
+      EventBusName: ref(id(poller.eventBus!)),
+      EventBusArn: getAtt(id(poller.eventBus!)),
       CheckpointTableName: ref(id(poller.checkpointTable)),
       // The CLI sends event, replay, doctor and rewind's feed reads to it as operator requests.
       PollerFunctionName: ref(id(poller.pollerFunction)),
@@ -757,7 +757,7 @@ describe('outputs', () => {
     // What the CLI reads with --stack: the programs, default first, the source and the archive.
     expect(outputs.Programs?.Value).toBe('default');
     expect(outputs.EventSource?.Value).toBe('banking.events');
-    expect(outputs.ArchiveName?.Value).toEqual(ref(id(poller.archive)));
+    expect(outputs.ArchiveName?.Value).toEqual(ref(id(poller.archive!)));
   });
 });
 
@@ -800,7 +800,7 @@ describe('dashboard', () => {
 
   it('graphs the depth of every queue and the matches of every rule, and lists every alarm', () => {
     const text = body();
-    const routes = poller.routing.routes;
+    const routes = poller.routing!.routes;
     const queues = [
       poller.scheduleDeadLetterQueue,
       ...routes.flatMap((route) => [route.queue!, route.deadLetterQueue]),

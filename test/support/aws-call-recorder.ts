@@ -60,6 +60,14 @@ const REST_ROUTES: ReadonlyArray<{
     operation: 'Invoke',
     parameters: ['FunctionName'],
   },
+  // Path-style, as the SDK addresses a bucket behind an IP endpoint (moto, this recorder).
+  {
+    service: 's3',
+    method: 'GET',
+    path: /^\/([^/?]+)\/([^?]+)/,
+    operation: 'GetObject',
+    parameters: ['Bucket', 'Key'],
+  },
 ];
 
 export class AwsCallRecorder {

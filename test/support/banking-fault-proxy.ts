@@ -61,7 +61,7 @@ export class BankingFaultProxy {
   readonly #faults: CountedFault[] = [];
   readonly #corruptions = new Map<number, Corruption>();
   readonly #sockets: Set<Socket>;
-  readonly #listeners: Array<(path: string) => void | Promise<void>> = [];
+  readonly #listeners: Array<(path: string, request: IncomingMessage) => void | Promise<void>> = [];
   /** The last `GET /events` body passed on unchanged, for `repeatPrevious`. */
   #previousPoll: string | undefined;
   #pollRequests = 0;
@@ -130,8 +130,11 @@ export class BankingFaultProxy {
     return this.#corruptions;
   }
 
-  /** Calls `listener` with the path of every request as it arrives; the request waits for it. */
-  onRequest(listener: (path: string) => void | Promise<void>): void {
+  /**
+   * Calls `listener` with the path of every request as it arrives (and the request, to watch its
+   * connection); the request waits for it: a listener that never settles holds the request forever.
+   */
+  onRequest(listener: (path: string, request: IncomingMessage) => void | Promise<void>): void {
     this.#listeners.push(listener);
   }
 
@@ -143,7 +146,7 @@ export class BankingFaultProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://proxy.invalid').pathname;
     if (req.method === 'GET' && path === '/events') this.#pollRequests += 1;
-    for (const listener of this.#listeners) await listener(path);
+    for (const listener of this.#listeners) await listener(path, req);
     const body = await readBody(req);
     const fault = this.#takeFault(path);
     if (fault?.kind === 'redirect') {

@@ -24,6 +24,8 @@ export interface CliOptions {
   readonly cwd?: string;
   /** The command to run. @default - this repository's bin/banking-events-poller.mjs */
   readonly bin?: string;
+  /** Options for `node` before the script, e.g. `--max-old-space-size=256`. @default none */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** A CLI process still running: its output so far, a way to wait for a line, and its end. */
@@ -39,7 +41,7 @@ export interface RunningCli {
 export function startCli(args: readonly string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const child = spawn(spawnedNode().path, [options.bin ?? BIN, ...args], {
+  const child = spawn(spawnedNode().path, [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env,
     stdio: 'pipe',

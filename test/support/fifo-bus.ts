@@ -56,7 +56,11 @@ export class FifoBus implements EventPublisher {
   constructor(clock: FakeClock, options: FifoBusOptions = {}) {
     this.#clock = clock;
     this.#options = options;
-    this.limits = options.limits ?? { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 };
+    this.limits = options.limits ?? {
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: 256 * 1024,
+      maxEntryBytes: 256 * 1024,
+    };
     if (options.group !== undefined) this.eventGroup = options.group;
   }
 
@@ -90,16 +94,26 @@ export class FifoBus implements EventPublisher {
     }
     if (this.#options.throttle?.(index)) {
       request.result = 'throttled';
-      throw new PublishError('Rate exceeded', { awsError: 'ThrottlingException' });
+      throw new PublishError('Rate exceeded', {}, undefined, 'throttled');
     }
     const outcomes = batch.map((event): EntryOutcome => {
       if (this.entrySize(event) > (this.#options.refuseOverBytes ?? Number.POSITIVE_INFINITY)) {
-        return { ok: false, errorCode: 'ValidationException', errorMessage: 'Event size exceeds the limit' };
+        return {
+          ok: false,
+          failure: 'too-large',
+          errorCode: 'ValidationException',
+          errorMessage: 'Event size exceeds the limit',
+        };
       }
       const left = this.#rejections.get(event.sequence_number) ?? 0;
       if (left > 0) this.#rejections.set(event.sequence_number, left - 1);
       if (left > 0 || this.#options.reject?.(event, index)) {
-        return { ok: false, errorCode: 'InternalFailure', errorMessage: 'rejected by the test bus' };
+        return {
+          ok: false,
+          failure: 'transient',
+          errorCode: 'InternalFailure',
+          errorMessage: 'rejected by the test bus',
+        };
       }
       this.accepted.push(event);
       return { ok: true };

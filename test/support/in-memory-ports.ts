@@ -9,6 +9,7 @@ import type {
   MetricName,
   MetricsSink,
   PollRequest,
+  PublishFailure,
   PublishLimits,
   StreamMessage,
   StreamRequest,
@@ -100,16 +101,22 @@ export class InMemoryPublisher implements EventPublisher {
   readonly limits: PublishLimits;
   readonly accepted: BankingEvent[] = [];
   readonly batches: number[][] = [];
-  readonly #rejections = new Map<number, number>();
+  readonly #rejections = new Map<number, { times: number; failure: PublishFailure }>();
   #requestFailures: unknown[] = [];
 
-  constructor(limits: PublishLimits = { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 }) {
+  constructor(
+    limits: PublishLimits = { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
+  ) {
     this.limits = limits;
   }
 
-  /** The event with this sequence number is rejected the next `times` times it is sent. */
-  rejectSequence(sequence: number, times = Number.POSITIVE_INFINITY): void {
-    this.#rejections.set(sequence, times);
+  /** The event with this sequence number is rejected the next `times` times it is sent, for `failure`. */
+  rejectSequence(
+    sequence: number,
+    times = Number.POSITIVE_INFINITY,
+    failure: PublishFailure = 'transient',
+  ): void {
+    this.#rejections.set(sequence, { times, failure });
   }
 
   failNextRequests(...errors: unknown[]): void {
@@ -125,11 +132,16 @@ export class InMemoryPublisher implements EventPublisher {
     this.batches.push(batch.map((e) => e.sequence_number));
     const failure = this.#requestFailures.shift();
     if (failure !== undefined) throw failure;
-    return batch.map((event) => {
-      const left = this.#rejections.get(event.sequence_number) ?? 0;
-      if (left > 0) {
-        this.#rejections.set(event.sequence_number, left - 1);
-        return { ok: false, errorCode: 'InternalFailure', errorMessage: 'scripted rejection' };
+    return batch.map((event): EntryOutcome => {
+      const rejection = this.#rejections.get(event.sequence_number);
+      if (rejection !== undefined && rejection.times > 0) {
+        rejection.times -= 1;
+        return {
+          ok: false,
+          failure: rejection.failure,
+          errorCode: 'InternalFailure',
+          errorMessage: 'scripted rejection',
+        };
       }
       this.accepted.push(event);
       return { ok: true };

@@ -23,6 +23,8 @@ export interface ServedInvocation {
   readonly functionName: string;
   readonly event: unknown;
   readonly invocation: Invocation;
+  /** Bytes of the payload this endpoint answered with (what the invoker received). */
+  readonly payloadBytes: number;
 }
 
 export class LambdaInvokeEndpoint {
@@ -97,49 +99,46 @@ export class LambdaInvokeEndpoint {
       turn.catch(() => {}),
     );
     const invocation = await turn;
-    this.invocations.push({ functionName, event, invocation });
     const headers = { 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': invocation.requestId };
     const { outcome } = invocation;
-    switch (outcome.kind) {
-      case 'response':
-        sendJson(res, 200, outcome.result, headers);
-        return;
-      case 'error':
-        sendJson(
-          res,
-          200,
-          { errorType: outcome.errorType, errorMessage: outcome.errorMessage, trace: [] },
-          {
-            ...headers,
-            'x-amz-function-error': 'Unhandled',
-          },
-        );
-        return;
-      default:
-        sendJson(
-          res,
-          200,
-          {
-            errorType: 'Sandbox.Timedout',
-            errorMessage: `The invocation ended without an answer (${outcome.kind})`,
-          },
-          { ...headers, 'x-amz-function-error': 'Unhandled' },
-        );
-    }
+    const failed = { ...headers, 'x-amz-function-error': 'Unhandled' };
+    const payloadBytes =
+      outcome.kind === 'response'
+        ? sendJson(res, 200, outcome.result, headers)
+        : outcome.kind === 'error'
+          ? sendJson(
+              res,
+              200,
+              { errorType: outcome.errorType, errorMessage: outcome.errorMessage, trace: [] },
+              failed,
+            )
+          : sendJson(
+              res,
+              200,
+              {
+                errorType: 'Sandbox.Timedout',
+                errorMessage: `The invocation ended without an answer (${outcome.kind})`,
+              },
+              failed,
+            );
+    this.invocations.push({ functionName, event, invocation, payloadBytes });
   }
 }
 
+/** Answers with `value` as JSON; returns the body's size in bytes. */
 function sendJson(
   res: ServerResponse,
   status: number,
   value: unknown,
   headers: Record<string, string>,
-): void {
+): number {
   const text = JSON.stringify(value ?? null);
+  const bytes = Buffer.byteLength(text);
   res.writeHead(status, {
     'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
+    'content-length': bytes,
     ...headers,
   });
   res.end(text);
+  return bytes;
 }

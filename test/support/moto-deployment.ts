@@ -1,14 +1,15 @@
 /**
  * A deployment of the poller in moto, as far as the operator CLI sees one: the checkpoint table,
  * a program's secret, the bus (with its archive and a queue recording every event), a schedule,
- * alarms named like CloudFormation names a stack's, and a CloudFormation stack whose outputs name
- * them all, as infra/poller-stack.ts does. (moto's CloudFormation cannot create the real
+ * alarms named like CloudFormation names a stack's, optionally a claim-check bucket, and a
+ * CloudFormation stack whose outputs name them all, as infra/poller-stack.ts does. (moto's CloudFormation cannot create the real
  * template's resources, so they are created directly and the stack only carries the outputs.)
  */
 import { randomUUID } from 'node:crypto';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, PutMetricAlarmCommand, SetAlarmStateCommand } from '@aws-sdk/client-cloudwatch';
 import { CreateArchiveCommand, DescribeEventBusCommand } from '@aws-sdk/client-eventbridge';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { MotoEnvironment } from './aws-test-env.ts';
 
@@ -22,6 +23,8 @@ export interface MotoDeployment {
   readonly archiveName: string;
   readonly scheduleName: string;
   readonly alarmNames: readonly string[];
+  /** The claim-check bucket, when asked for (give it to the function as `CLAIM_CHECK_BUCKET`). */
+  readonly claimCheckBucket?: string;
 }
 
 export interface MotoDeploymentOptions {
@@ -30,6 +33,8 @@ export interface MotoDeploymentOptions {
    * `LambdaInvokeEndpoint`). @default none: a stack deployed before operator requests
    */
   readonly pollerFunctionName?: string;
+  /** Creates a claim-check bucket. @default false */
+  readonly claimCheckBucket?: boolean;
 }
 
 /** Creates everything for one program named `default`; `secretString` is its secret's value. */
@@ -51,6 +56,13 @@ export async function createMotoDeployment(
       EventPattern: JSON.stringify({ source: ['banking.events'] }),
     }),
   );
+  let claimCheckBucket: string | undefined;
+  if (options.claimCheckBucket === true) {
+    claimCheckBucket = aws.uniqueName('claims');
+    const s3 = new S3Client({});
+    await s3.send(new CreateBucketCommand({ Bucket: claimCheckBucket }));
+    s3.destroy();
+  }
   const scheduleName = aws.uniqueName('schedule');
   const scheduler = new SchedulerClient({});
   await scheduler.send(
@@ -119,5 +131,15 @@ export async function createMotoDeployment(
     }),
   );
   cloudFormation.destroy();
-  return { stackName, tableName, secretId, busName, queueUrl, archiveName, scheduleName, alarmNames };
+  return {
+    stackName,
+    tableName,
+    secretId,
+    busName,
+    queueUrl,
+    archiveName,
+    scheduleName,
+    alarmNames,
+    ...(claimCheckBucket === undefined ? {} : { claimCheckBucket }),
+  };
 }

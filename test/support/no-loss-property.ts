@@ -8,7 +8,9 @@
  * - the feed: events created before the first run, and events arriving later (at drawn times),
  *   some invalid, some too large for the bus, some nested deeper than the bus processes, some
  *   with a type too long for a detail-type, some reusing an earlier event's id at their own
- *   number, and sequence numbers the feed skips;
+ *   number, and sequence numbers the feed skips; polls answered with every event there is,
+ *   whatever the page size asked for (a bank that ignores `limit`), to a cycle that may hold only a
+ *   few events at once (its memory budget);
  * - the start position (beginning, a number, latest), so the first runs fail at every step: before
  *   the landing is recorded, after it, mid-publish, before the cycle's record;
  * - the bank's clock, up to 10 minutes behind or ahead of ours (it stamps `created_dt`), and the
@@ -94,6 +96,10 @@ export interface FaultSchedule {
   /** Events (by position) too large for the bus. */
   readonly oversize: readonly number[];
   readonly pageLimit: number;
+  /** Polls (by index, across cycles) answered with every event visible, whatever `pageLimit` asked for. */
+  readonly ignoresLimit: readonly number[];
+  /** What the cycle may hold at once, in ordinary events' footprints (`heldBytes`). */
+  readonly heldEvents: number;
   readonly failedPolls: readonly number[];
   /** Events (by position) the bus rejects, and how many times. */
   readonly rejectedEntries: readonly { readonly position: number; readonly times: number }[];
@@ -153,6 +159,8 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
       invalid: positions(events, 4),
       oversize: positions(events, 3),
       pageLimit: fc.integer({ min: 1, max: 25 }),
+      ignoresLimit: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 6 }),
+      heldEvents: fc.integer({ min: 1, max: 40 }),
       failedPolls: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 4 }),
       rejectedEntries: fc.array(
         fc.record({ position: fc.integer({ min: 1, max: events }), times: fc.integer({ min: 1, max: 6 }) }),
@@ -183,6 +191,9 @@ export const scheduleArbitrary: fc.Arbitrary<FaultSchedule> = fc
     bankClockSkewMs: skew.bank,
     clockSkewAllowanceMs: Math.max(0, -skew.bank) + skew.slack,
   }));
+
+/** About what an ordinary event of the drawn feed is counted for while held (`eventFootprint`). */
+const ORDINARY_EVENT_FOOTPRINT = 600;
 
 /** Calls of each kind so far, over every cycle of a case: the schedule's indexes count these. */
 interface FaultCounters {
@@ -277,8 +288,14 @@ class ScheduledFeed implements EventFeed, EventLookup {
         await this.bank.waitForNext(request.after, this.lagMs, this.schedule.pollHoldMs, request.signal);
         page = this.bank.visible(request.after, this.lagMs);
       }
-      const events = page.slice(0, this.schedule.pageLimit).map((record) => record.event);
-      return { events, lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after };
+      // A bank that ignores `limit` on the drawn polls: every event there is, in one page.
+      const limit = this.schedule.ignoresLimit.includes(index) ? page.length : this.schedule.pageLimit;
+      const events = page.slice(0, limit).map((record) => record.event);
+      return {
+        events,
+        lastSequenceNumber: events.at(-1)?.sequence_number ?? request.after,
+        asked: this.schedule.pageLimit,
+      };
     });
   }
 
@@ -349,7 +366,12 @@ class ScheduledStream implements EventStream {
  */
 function busRefusal(event: BankingEvent): EntryOutcome | undefined {
   if (event.type.length > 128) {
-    return { ok: false, errorCode: 'InvalidArgument', errorMessage: 'DetailType is longer than 128' };
+    return {
+      ok: false,
+      failure: 'rejected',
+      errorCode: 'InvalidArgument',
+      errorMessage: 'DetailType is longer than 128',
+    };
   }
   let depth = 0;
   let inString = false;
@@ -362,7 +384,12 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
     else if (char === '{' || char === '[') {
       depth += 1;
       if (depth > 1_000)
-        return { ok: false, errorCode: 'MalformedDetail', errorMessage: 'Detail is malformed.' };
+        return {
+          ok: false,
+          failure: 'rejected',
+          errorCode: 'MalformedDetail',
+          errorMessage: 'Detail is malformed.',
+        };
     } else if (char === '}' || char === ']') depth -= 1;
   }
   return undefined;
@@ -373,7 +400,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  * records what it accepted on the timeline.
  */
 class ScheduledBus implements EventPublisher {
-  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000 };
+  readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
   constructor(
     private readonly sink: InMemoryPublisher,
     private readonly schedule: FaultSchedule,
@@ -390,10 +417,7 @@ class ScheduledBus implements EventPublisher {
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     return this.process.run(async () => {
       if (this.schedule.refusedRequests.includes(this.counters.requests++)) {
-        throw new this.modules.PublishError('injected throttle', {
-          awsError: 'ThrottlingException',
-          retryable: true,
-        });
+        throw new this.modules.PublishError('injected throttle', {}, undefined, 'throttled');
       }
       const refusals = batch.map(busRefusal);
       const sent = await this.sink.send(
@@ -592,7 +616,7 @@ export async function runSchedule(
   const bank = new Bank(records, clock);
   const lastArrivalAt = Math.max(firstRunAt, ...records.map((record) => record.createdAt));
   const highest = records.at(-1)!.event.sequence_number;
-  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000 });
+  const sink = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 });
   for (const { position, times } of schedule.rejectedEntries) {
     sink.rejectSequence(records[position - 1]!.event.sequence_number, times);
   }
@@ -652,6 +676,7 @@ export async function runSchedule(
             clockSkewAllowanceMs: schedule.clockSkewAllowanceMs,
           },
           feedMode: schedule.mode,
+          heldBytes: schedule.heldEvents * ORDINARY_EVENT_FOOTPRINT,
         })
         .then(
           () => 'completed' as const,

@@ -81,8 +81,8 @@ export function synthSubscriberDeployment(outdir: string): SubscriberDeployment 
     },
     eventPatterns: {
       subscriber: resourceOf(subscriber.rule).Properties.EventPattern,
-      quarantine: resourceOf(stack.poller.routing.quarantine!.rule).Properties.EventPattern,
-      unrouted: resourceOf(stack.poller.routing.catchAll.rule).Properties.EventPattern,
+      quarantine: resourceOf(stack.poller.routing!.quarantine!.rule).Properties.EventPattern,
+      unrouted: resourceOf(stack.poller.routing!.catchAll.rule).Properties.EventPattern,
     },
   };
 }

@@ -3,19 +3,22 @@
  * and sent with undici (`put-events-transport.ts`: a quarter of the SDK's CPU per call), with the
  * credentials, region and endpoint the SDK resolves.
  */
-import { EventBridgeClient, type PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { BankingEvent } from '../../core/banking-event.ts';
-import { DEFAULT_MAX_ENTRY_BYTES } from '../../core/claim-check.ts';
-import { ConfigurationError } from '../../core/errors.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+import {
+  type BusRules,
+  nonEmpty,
+  PutEventsEntries,
+  type PutEventsEntriesOptions,
+} from './put-events-entries.ts';
 import { translatePutEventsFailure } from './put-events-failure.ts';
+import { CLASSIC_BUS_MAX_ENTRIES } from './put-events-limits.ts';
 import { type PutEventsTransport, SignedPutEvents } from './put-events-transport.ts';
 
-export interface EventBridgePublisherOptions {
+export interface EventBridgePublisherOptions extends PutEventsEntriesOptions {
   /** Name or ARN of the bus. */
   readonly eventBusName: string;
-  /** `Source` of every entry, e.g. `com.example.banking`; rules match on it. */
-  readonly source: string;
   /**
    * Where credentials, region and endpoint come from (its configuration, as the SDK resolves it).
    * Build it once per container at module scope and pass it in.
@@ -24,27 +27,37 @@ export interface EventBridgePublisherOptions {
   readonly client?: EventBridgeClient;
   /** How requests are sent; a test or benchmark seam. @default `SignedPutEvents` on `client` */
   readonly transport?: PutEventsTransport;
-  /**
-   * Bytes one PutEvents request (and so one entry) may carry, entry sizes added up as AWS documents.
-   * @default DEFAULT_MAX_ENTRY_BYTES (1,000,000: see `claim-check.ts` for why)
-   */
-  readonly maxRequestBytes?: number;
 }
 
-/** Entries per PutEvents request on the classic bus (100 on the Custom Event Bus). */
-export const CLASSIC_BUS_MAX_ENTRIES = 10;
+/** Entry error codes the API reference (`PutEventsResultEntry`) lists as not retryable. */
+export const CLASSIC_REFUSED_ENTRY_CODES: ReadonlySet<string> = new Set([
+  'AccessDeniedException',
+  'InvalidAccountIdException',
+  'InvalidArgument',
+  'MalformedDetail',
+  'RedactionFailure',
+  'NotAuthorizedForSourceException',
+  'NotAuthorizedForDetailTypeException',
+]);
 
 /**
- * "Calculating Amazon EventBridge PutEvents event entry size",
- * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html :
- * `Time`, if specified, is 14 bytes; `Source` and `DetailType` are the byte length of their UTF-8
- * form; `Detail`, if specified, likewise; each `Resources` entry likewise. `EventBusName` is not
- * counted. We always set `Time` and never set `Resources`.
+ * The classic bus: 10 entries a request; an entry was published when its answer carries an
+ * `EventId` (the API reference: "If the submission was successful, the entry has the event ID in
+ * it"); the entry codes it documents as not retryable.
  */
-const TIME_BYTES = 14;
-
-/** The classic bus's name for a refused input, a refusal for size among them. */
-const VALIDATION_ERROR_NAMES: ReadonlySet<string> = new Set(['ValidationException']);
+function classicRules(eventBusName: string): BusRules {
+  return {
+    maxEntries: CLASSIC_BUS_MAX_ENTRIES,
+    accepted: (result) => nonEmpty(result.EventId),
+    notAcceptedCode: 'MissingEventId',
+    names: {
+      busLabel: `EventBridge bus ${eventBusName}`,
+      busContext: { eventBusName },
+      validationErrorNames: new Set(['ValidationException']),
+      refusedEntryCodes: CLASSIC_REFUSED_ENTRY_CODES,
+    },
+  };
+}
 
 /**
  * `EventPublisher` on EventBridge `PutEvents`: `Source` from the options, `DetailType` the event
@@ -57,83 +70,39 @@ const VALIDATION_ERROR_NAMES: ReadonlySet<string> = new Set(['ValidationExceptio
 export class EventBridgePublisher implements EventPublisher {
   readonly limits: PublishLimits;
 
+  readonly #entries: PutEventsEntries;
+  readonly #rules: BusRules;
   readonly #transport: PutEventsTransport;
   readonly #eventBusName: string;
-  readonly #source: string;
-  readonly #sourceBytes: number;
 
   constructor(options: EventBridgePublisherOptions) {
-    if (options.source.trim() === '') {
-      throw new ConfigurationError('EventBridge source must be a non-empty string', { field: 'source' });
-    }
-    this.limits = Object.freeze({
-      maxEntriesPerBatch: CLASSIC_BUS_MAX_ENTRIES,
-      maxBatchBytes: options.maxRequestBytes ?? DEFAULT_MAX_ENTRY_BYTES,
-    });
+    this.#rules = classicRules(options.eventBusName);
+    this.#entries = new PutEventsEntries(options, this.#rules);
+    this.limits = this.#entries.limits;
     this.#transport =
       options.transport ?? new SignedPutEvents({ client: options.client ?? new EventBridgeClient({}) });
     this.#eventBusName = options.eventBusName;
-    this.#source = options.source;
-    this.#sourceBytes = Buffer.byteLength(options.source, 'utf8');
   }
 
-  /** The bank's own text, sized on the exact bytes sent. */
   entrySize(event: BankingEvent): number {
-    return (
-      TIME_BYTES +
-      this.#sourceBytes +
-      Buffer.byteLength(event.type, 'utf8') +
-      Buffer.byteLength(event.detail, 'utf8')
-    );
+    return this.#entries.size(event);
   }
 
   async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     if (batch.length === 0) return [];
     const entries = batch.map((event) => ({
-      source: this.#source,
+      source: this.#entries.source,
       detailType: event.type,
       detail: event.detail,
       time: Date.parse(event.created_dt),
       eventBusName: this.#eventBusName,
     }));
-    let results: readonly PutEventsResultEntry[];
+    let results: unknown;
     try {
       results = await this.#transport.putEvents(entries, signal);
     } catch (error) {
-      throw this.#translate(error, batch, signal);
+      throw translatePutEventsFailure(error, { names: this.#rules.names, batch, signal });
     }
-    // Entries come back in request order. Anything that is not a clear success counts as a
-    // failure, so the core retries it rather than moving the checkpoint past it.
-    return batch.map((_, index): EntryOutcome => {
-      const result = results[index];
-      if (result === undefined) {
-        return {
-          ok: false,
-          errorCode: 'MissingResult',
-          errorMessage: 'PutEvents returned no result for this entry',
-        };
-      }
-      if (result.ErrorCode !== undefined && result.ErrorCode !== '') {
-        return { ok: false, errorCode: result.ErrorCode, errorMessage: result.ErrorMessage ?? '' };
-      }
-      if (result.EventId === undefined || result.EventId === '') {
-        return {
-          ok: false,
-          errorCode: 'MissingEventId',
-          errorMessage: 'PutEvents returned neither an event id nor an error',
-        };
-      }
-      return { ok: true };
-    });
-  }
-
-  #translate(error: unknown, batch: readonly BankingEvent[], signal: AbortSignal): unknown {
-    return translatePutEventsFailure(error, {
-      busLabel: `EventBridge bus ${this.#eventBusName}`,
-      busContext: { eventBusName: this.#eventBusName },
-      validationErrorNames: VALIDATION_ERROR_NAMES,
-      batch,
-      signal,
-    });
+    return this.#entries.outcomes(batch, results);
   }
 }

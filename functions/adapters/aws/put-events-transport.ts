@@ -13,7 +13,7 @@ import type { EventBridgeClient, PutEventsResultEntry } from '@aws-sdk/client-ev
 import type { Dispatcher } from 'undici';
 import { awsAgent, DEFAULT_EXCHANGE_TIMEOUTS, type Exchanged, exchange } from './aws-http-exchange.ts';
 import { safeAwsMessage } from './service-error-redaction.ts';
-import { SigningKeyCache, signJsonPost } from './sigv4.ts';
+import { SigningKeyCache, signPost } from './sigv4.ts';
 
 /** One entry as the publisher prepared it. */
 export interface PutEventsEntry {
@@ -92,7 +92,7 @@ export class SignedPutEvents implements PutEventsTransport {
     ]);
     const body = requestBody(entries);
     // Awaited though ours is synchronous: `bench:signer` puts the library's signer, which is not, here.
-    const headers = await signJsonPost(
+    const headers = await signPost(
       {
         host: target.url.host,
         body,

@@ -8,12 +8,22 @@
  * bank never carries a signed AWS request.
  *
  * A secret rotated to other TLS material gets a new dispatcher; the old one is closed once its
- * requests in flight are done.
+ * requests in flight are done. At the end of a run's work (`endOfWork`), connections a request is
+ * still stuck on (a proxy that never answers CONNECT, say) are destroyed, so a warm invocation
+ * opens new ones; `destroy()` closes everything at once (the CLI at exit). Connection attempts
+ * after failures are paced, and the tunnel's failures named (`proxy-tunnel.ts`).
  */
-import { type Dispatcher, EnvHttpProxyAgent } from 'undici';
+import { setTimeout as delay } from 'node:timers/promises';
+import { buildConnector, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { ConfigurationError } from '../../core/errors.ts';
 import type { BankingCredentials, BankingTls } from '../../core/ports.ts';
 import { type ClientCertificateInfo, checkBankTls, checkValidity } from './client-certificate.ts';
+import { ConnectGate, gatedConnector, tunnelClientFactory } from './proxy-tunnel.ts';
+import { requestsInFlight } from './upstream-request.ts';
+
+/** How long `endOfWork` lets requests just aborted settle before taking them for stuck. */
+const SETTLE_GRACE_MS = 200;
+const SETTLE_CHECK_MS = 10;
 
 /** Where the token provider and the feed get the dispatcher for a secret's value. */
 export interface DispatcherSource {
@@ -38,6 +48,7 @@ interface Current {
   /** The TLS material the dispatcher was built for. */
   readonly identity: string;
   readonly dispatcher: Dispatcher;
+  readonly gate: ConnectGate;
   readonly certificate: ClientCertificateInfo | undefined;
 }
 
@@ -77,9 +88,11 @@ export class BankConnections implements DispatcherSource {
       const checked = credentials.tls === undefined ? undefined : checkBankTls(credentials.tls);
       this.#certificate = checked?.certificate;
       const replaced = current;
+      const gate = new ConnectGate(this.#clock);
       current = {
         identity,
-        dispatcher: this.#build(checked?.options),
+        dispatcher: this.#build(checked?.options, gate),
+        gate,
         certificate: checked?.certificate,
       };
       this.#current = current;
@@ -91,14 +104,47 @@ export class BankConnections implements DispatcherSource {
     return current.dispatcher;
   }
 
-  /** Closes the connections (tests, the CLI at exit). */
+  /** Closes the connections once their requests are done (tests). */
   async close(): Promise<void> {
     const current = this.#current;
     this.#current = undefined;
     await current?.dispatcher.close();
   }
 
-  #build(tls: object | undefined): Dispatcher {
+  /**
+   * Closes every connection now, requests in flight included (the CLI at exit): nothing a
+   * misbehaving bank or proxy holds open keeps the process alive. The next request opens new ones.
+   */
+  async destroy(): Promise<void> {
+    const current = this.#current;
+    this.#current = undefined;
+    if (current === undefined) return;
+    current.gate.close();
+    await current.dispatcher.destroy().catch(() => undefined);
+  }
+
+  /**
+   * Called when a run's work is over (every request of it aborted or done): when a request is still
+   * in flight on these connections a moment later, it is stuck (undici acts on an abort only once
+   * a request has a connection, so one waiting for a tunnel or a connection can outlive its run),
+   * and the connections are destroyed: the next run, a warm invocation, opens new ones rather than
+   * queue behind it or inherit it. Idle connections stay open for reuse.
+   * @returns whether the connections were destroyed.
+   */
+  async endOfWork(): Promise<boolean> {
+    const current = this.#current;
+    if (current === undefined) return false;
+    for (let waited = 0; requestsInFlight(current.dispatcher) > 0; waited += SETTLE_CHECK_MS) {
+      if (waited >= SETTLE_GRACE_MS) {
+        if (this.#current === current) await this.destroy();
+        return true;
+      }
+      await delay(SETTLE_CHECK_MS);
+    }
+    return false;
+  }
+
+  #build(tls: object | undefined, gate: ConnectGate): Dispatcher {
     const env = this.#environment;
     // Read here, in undici's order, so `environment` is the only source ("" means none).
     const proxy = {
@@ -106,11 +152,15 @@ export class BankConnections implements DispatcherSource {
       httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
       noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
     };
+    const variable = PROXY_VARIABLES.find((name) => env[name] !== undefined) ?? 'HTTPS_PROXY';
     try {
-      // `connect` for direct connections, `requestTls` for those tunnelled through the proxy.
+      // `connect` for direct connections, `requestTls` for those tunnelled through the proxy, whose
+      // client (`clientFactory`) opens the tunnels; both pass through the gate.
       return new EnvHttpProxyAgent({
         ...proxy,
-        ...(tls === undefined ? {} : { connect: tls, requestTls: tls }),
+        connect: gatedConnector(buildConnector({ ...tls }), gate),
+        clientFactory: tunnelClientFactory(variable, gate),
+        ...(tls === undefined ? {} : { requestTls: tls }),
       });
     } catch {
       // Not kept as the cause: it quotes the URL, which may carry the proxy's user:password@.

@@ -3,10 +3,11 @@
  * expire, fetched once however many callers ask at the same moment.
  */
 import type { Dispatcher } from 'undici';
-import { AuthenticationError, PayloadValidationError, PollerError } from '../../core/errors.ts';
+import { AuthenticationError, DeadlineExceededError, PollerError } from '../../core/errors.ts';
 import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { BankConnections, type DispatcherSource } from './bank-connections.ts';
+import { bearerTokenOf } from './bearer-token.ts';
 import { type RequestTarget, upstreamErrorForStatus } from './http-status.ts';
 import { DEFAULT_MAX_BODY_BYTES, readErrorBody, readJsonBody, summarizeErrorBody } from './response-body.ts';
 import { deadlineError, networkError, sendUpstreamRequest, throwIfAborted } from './upstream-request.ts';
@@ -52,6 +53,13 @@ export class AccessToken {
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `AccessToken { value: '[redacted]', baseUrl: '${this.baseUrl}', expiresAt: ${this.expiresAt} }`;
+  }
+
+  /** The same token, sent over `dispatcher` (the current connections for the same TLS material). */
+  via(dispatcher: Dispatcher): AccessToken {
+    return dispatcher === this.dispatcher
+      ? this
+      : new AccessToken(this.#value, this.baseUrl, this.expiresAt, dispatcher);
   }
 }
 
@@ -110,6 +118,8 @@ interface Flight {
   readonly identity: string;
   readonly promise: Promise<CachedToken>;
   readonly controller: AbortController;
+  /** The signal of the caller that started it: the request ends when it aborts, whoever waits. */
+  readonly starter: AbortSignal;
   waiters: number;
 }
 
@@ -197,13 +207,18 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
   /**
    * A cached token while it is fresh for the current credentials, else a new one. Concurrent
    * callers share one token request; a caller whose `signal` aborts stops waiting at once (with
-   * `DeadlineExceededError`), and the request itself is aborted only when no caller is left.
+   * `DeadlineExceededError`). The request itself is aborted when no caller is left, and at the
+   * latest when the signal of the caller that started it aborts (its cycle's deadline, or its
+   * end), whoever still waits: a token request never outlives the run that sent it.
    *
    * @throws AuthenticationError when the endpoint refuses the credentials (400, 401, 403), also
    *   after the secret was read again (a rotated secret is picked up here).
    * @throws UpstreamHttpError on 429 and 5xx (retryable, with `retryAfterMs` when given) and on
    *   network failures (retryable), or another status (not retryable).
    * @throws PayloadValidationError when a 200 has no string `access_token`.
+   * @throws AuthenticationError when a 200's `access_token` is not a bearer token (RFC 6750
+   *   b64token, at most `MAX_ACCESS_TOKEN_CHARS`) or its `token_type` is not Bearer (see
+   *   `bearer-token.ts`); not retryable, the value never shown.
    */
   async getAccessToken(signal: AbortSignal): Promise<AccessToken> {
     throwIfAborted(signal, TOKEN_TARGET);
@@ -226,12 +241,25 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
     const dispatcher = this.#connections.dispatcherFor(credentials);
     const identity = identityOf(credentials);
     const cached = this.#cached;
-    if (cached && cached.identity === identity && this.#clock() < cached.refreshAt) return cached.token;
-    let flight = this.#flight;
-    if (!flight || flight.identity !== identity) {
-      flight = this.#startFlight(credentials, identity, dispatcher);
+    // Over the current connections: those the token was issued over may have been closed since
+    // (a request stuck on them at the end of a run); the identity keeps the same TLS material.
+    if (cached && cached.identity === identity && this.#clock() < cached.refreshAt) {
+      return cached.token.via(dispatcher);
     }
-    return (await this.#wait(flight, signal)).token;
+    for (;;) {
+      let flight = this.#flight;
+      if (!flight || flight.identity !== identity) {
+        flight = this.#startFlight(credentials, identity, dispatcher, signal);
+      }
+      try {
+        return (await this.#wait(flight, signal)).token.via(dispatcher);
+      } catch (error) {
+        // The caller that started the request gave up (its run ended) while this one still has
+        // time: it asks again, starting the request itself. At most once per other starter.
+        const starterLeft = flight.starter !== signal && flight.starter.aborted;
+        if (!(error instanceof DeadlineExceededError && starterLeft && !signal.aborted)) throw error;
+      }
+    }
   }
 
   /**
@@ -244,10 +272,22 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
     return true;
   }
 
-  #startFlight(credentials: BankingCredentials, identity: string, dispatcher: Dispatcher): Flight {
+  #startFlight(
+    credentials: BankingCredentials,
+    identity: string,
+    dispatcher: Dispatcher,
+    starter: AbortSignal,
+  ): Flight {
     const controller = new AbortController();
-    const promise = this.#requestToken(credentials, identity, dispatcher, controller.signal);
-    const flight: Flight = { identity, promise, controller, waiters: 0 };
+    // Bounded by the starter's signal too: a caller that never gives up (or never hears its
+    // deadline) cannot keep the request, and its connection, alive past the starter's run.
+    const promise = this.#requestToken(
+      credentials,
+      identity,
+      dispatcher,
+      AbortSignal.any([controller.signal, starter]),
+    );
+    const flight: Flight = { identity, promise, controller, starter, waiters: 0 };
     this.#flight = flight;
     const settle = () => {
       if (this.#flight === flight) this.#flight = undefined;
@@ -343,18 +383,7 @@ export class ClientCredentialsTokenProvider implements AccessTokenSource {
           contentLength: headers['content-length'],
         })
       )?.value;
-      const accessToken = isJsonObject(payload) ? payload.access_token : undefined;
-      if (typeof accessToken !== 'string' || accessToken === '') {
-        // The value is not shown: whatever is there may still be a credential.
-        throw new PayloadValidationError(
-          `${TOKEN_SOURCE} (HTTP 200): access_token must be a non-empty string`,
-          {
-            source: TOKEN_SOURCE,
-            status,
-            field: 'access_token',
-          },
-        );
-      }
+      const accessToken = bearerTokenOf(payload, { source: TOKEN_SOURCE, status });
       const lifetimeMs =
         (lifetimeSeconds(isJsonObject(payload) ? payload.expires_in : undefined) ??
           this.#defaultLifetimeSeconds) * 1000;

@@ -7,6 +7,7 @@
 import { type Dispatcher, request } from 'undici';
 import { DeadlineExceededError, UpstreamHttpError } from '../../core/errors.ts';
 import type { RequestTarget } from './http-status.ts';
+import { ProxyTunnelError } from './proxy-tunnel.ts';
 
 /**
  * Longer than the upstream's 60 s poll hold, so only the caller's `signal` (the invocation
@@ -44,6 +45,29 @@ export function throwIfAborted(signal: AbortSignal, target: RequestTarget): void
   if (signal.aborted) throw deadlineError(signal, target);
 }
 
+/** Requests sent through each dispatcher whose response has not ended (or failed) yet. */
+const inFlight = new WeakMap<Dispatcher, number>();
+
+/**
+ * Requests sent through `dispatcher` that have not settled: no response yet, or a body not read
+ * to its end nor destroyed. After a run, one still counted here is stuck (`BankConnections.endOfWork`).
+ */
+export function requestsInFlight(dispatcher: Dispatcher): number {
+  return inFlight.get(dispatcher) ?? 0;
+}
+
+function track(dispatcher: Dispatcher | undefined, pending: Promise<Dispatcher.ResponseData>): void {
+  if (dispatcher === undefined) return;
+  inFlight.set(dispatcher, requestsInFlight(dispatcher) + 1);
+  const settled = (): void => {
+    inFlight.set(dispatcher, requestsInFlight(dispatcher) - 1);
+  };
+  pending.then(({ body }) => {
+    if (body.closed) settled();
+    else body.once('close', settled);
+  }, settled);
+}
+
 /**
  * Sends the request; resolves with whatever status came back (redirects are not followed: they
  * would carry the Authorization header to another location).
@@ -65,6 +89,7 @@ export async function sendUpstreamRequest(options: UpstreamRequest): Promise<Dis
     headersTimeout: TRANSPORT_TIMEOUT_MS,
     bodyTimeout: TRANSPORT_TIMEOUT_MS,
   });
+  track(options.dispatcher, pending);
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(deadlineError(signal, target));
@@ -120,9 +145,10 @@ export function networkError(
   target: RequestTarget,
   hints: NetworkErrorHints = {},
 ): UpstreamHttpError {
+  const request = `${target.method} ${target.path}`;
+  if (error instanceof ProxyTunnelError) return proxyError(error, request, target);
   const code = (error as { code?: unknown } | null)?.code;
   const label = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
-  const request = `${target.method} ${target.path}`;
   const context = { method: target.method, path: target.path, errorCode: label };
   if (UNTRUSTED_SERVER_CERTIFICATE.has(label)) {
     return new UpstreamHttpError(
@@ -148,4 +174,34 @@ export function networkError(
     context,
     cause: error,
   });
+}
+
+/**
+ * The egress proxy did not open the tunnel: named (address and variable, never its credentials),
+ * with what it answered. A 407 (its credentials) or another refusal below 500 is not retryable;
+ * a proxy that could not be reached, dropped the connection, or answered 429 or 5xx is.
+ */
+function proxyError(error: ProxyTunnelError, request: string, target: RequestTarget): UpstreamHttpError {
+  const { status } = error;
+  const retryable = status === undefined || status === 429 || status >= 500;
+  const hint =
+    status === 407
+      ? `: it wants credentials it was not given or refused them; check the user and password in ${error.proxy.variable}`
+      : status !== undefined && !retryable
+        ? `: it does not let this function reach ${error.target}; check the proxy's rules`
+        : '';
+  return new UpstreamHttpError(
+    `${request} failed before a response: ${error.message}${hint} (${retryable ? 'retryable' : 'not retryable'})`,
+    {
+      retryable,
+      context: {
+        method: target.method,
+        path: target.path,
+        errorCode: error.code,
+        proxy: error.proxy.address,
+        proxyTarget: error.target,
+        ...(status === undefined ? { proxyFailure: error.failureCode } : { proxyStatus: status }),
+      },
+    },
+  );
 }

@@ -8,7 +8,11 @@ import { SETTINGS } from '../../settings/settings.ts';
  * rule target would receive, so `npm start | jq` shows what downstream consumers will see.
  */
 export class StdoutPublisher implements EventPublisher {
-  readonly limits: PublishLimits = { maxEntriesPerBatch: 100, maxBatchBytes: 1024 * 1024 };
+  readonly limits: PublishLimits = {
+    maxEntriesPerBatch: 100,
+    maxBatchBytes: 1024 * 1024,
+    maxEntryBytes: 1024 * 1024,
+  };
   readonly #out: Writable;
   readonly #source: string;
 

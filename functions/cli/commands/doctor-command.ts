@@ -8,23 +8,18 @@
  */
 import { type CloudWatchClient, DescribeAlarmsCommand, type MetricAlarm } from '@aws-sdk/client-cloudwatch';
 import { DescribeTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DescribeEventBusCommand, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
 import { bankCheckNames, checkBank, failed, ok, skipped } from '../../adapters/banking-http/bank-checks.ts';
+import { PROBE_SOURCE } from '../classic-operator-bus.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import {
-  describeRetention,
-  listSubscribers,
-  REPLAY_SUBSCRIBER_PREFIX,
-  type SubscriberSummary,
-} from '../custom-bus-operations.ts';
-import { type Deployment, STACK_OUTPUTS } from '../deployment.ts';
+import type { Deployment } from '../deployment.ts';
 import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
+import type { OperatorBus } from '../operator-bus.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
-import { TAIL_RESOURCE_PREFIX } from '../operator-resource-names.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { settingOption } from '../setting-options.ts';
@@ -38,9 +33,6 @@ interface DoctorFlags extends RouteFlags {
   readonly cursorParam: string;
   readonly limitParam: string;
 }
-
-/** The probe event's source: no rule of the stack (nor its archive) matches it. */
-export const PROBE_SOURCE = 'banking-events-poller.doctor';
 
 export function registerDoctorCommand(program: Command): void {
   program
@@ -218,242 +210,19 @@ async function checkTable(
   }
 }
 
-/** The classic bus's check, or the Custom Event Bus's checks when the deployment has one. */
+/** The bus's checks, as its kind makes them; a kind that cannot be told is a skipped check. */
 async function checkEventBus(
   context: CommandContext,
   deployment: Deployment,
   flags: DoctorFlags,
 ): Promise<CheckResult[]> {
-  let customBus: string | undefined;
+  let bus: OperatorBus;
   try {
-    customBus = deployment.customEventBusArn;
+    bus = operatorBusOf(deployment);
   } catch (error) {
-    // A stack that says custom but has no EventBusArn output: no bus to check.
     return [skipped('event bus', message(error))];
   }
-  return customBus === undefined
-    ? [await checkBus(context, deployment, flags)]
-    : checkCustomBus(context, deployment, customBus);
-}
-
-async function checkBus(
-  context: CommandContext,
-  deployment: Deployment,
-  flags: DoctorFlags,
-): Promise<CheckResult> {
-  const check = 'event bus';
-  let busName: string;
-  try {
-    busName = deployment.eventBus;
-  } catch (error) {
-    return skipped(check, message(error));
-  }
-  const { eventBridge } = context.aws;
-  try {
-    await eventBridge.send(new DescribeEventBusCommand({ Name: busName }));
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
-      return failed(check, `${busName} does not exist`, 'check --event-bus or --stack, and the region');
-    }
-    return failed(check, message(error), 'use credentials that may describe the bus');
-  }
-  if (!flags.writeProbes) return ok(check, `${busName} exists (write probe skipped)`);
-  try {
-    const answer = await eventBridge.send(
-      new PutEventsCommand({
-        Entries: [
-          {
-            EventBusName: busName,
-            Source: PROBE_SOURCE,
-            DetailType: 'doctor.probe',
-            Detail: JSON.stringify({ probe: true }),
-          },
-        ],
-      }),
-    );
-    const entry = answer.Entries?.[0];
-    if ((answer.FailedEntryCount ?? 0) > 0 || entry?.ErrorCode) {
-      return failed(
-        check,
-        `${busName} refused a probe event: ${entry?.ErrorCode}: ${entry?.ErrorMessage}`,
-        'check the bus policy and its KMS key',
-      );
-    }
-    return ok(check, `${busName} exists and accepted a probe event (source ${PROBE_SOURCE})`);
-  } catch (error) {
-    return failed(
-      check,
-      `${busName}: ${message(error)}`,
-      'the probe needs events:PutEvents on the bus, which no operator grant allows (only the function publishes): as an operator, pass --no-write-probes',
-    );
-  }
-}
-
-/** `SubscriberArn…` outputs of the stack: the subscribers the construct made, by output key. */
-function stackSubscribers(deployment: Deployment): [outputKey: string, subscriberArn: string][] {
-  return deployment
-    .outputKeys()
-    .filter((key) => key.startsWith(STACK_OUTPUTS.subscriberArnPrefix))
-    .map((key) => [key, deployment.output(key)!]);
-}
-
-/**
- * The Custom Event Bus: it exists and is ACTIVE (else its state and `StateReason`), its
- * retention (a warning when it is not what the stack was deployed with), and each subscriber
- * RUNNING and not revoked. No write probe: the bus would retain a probe event for its whole
- * retention and replay it to every subscriber without a source filter.
- */
-async function checkCustomBus(
-  context: CommandContext,
-  deployment: Deployment,
-  eventBusArn: string,
-): Promise<CheckResult[]> {
-  const check = 'event bus';
-  const rpc = context.aws.eventBridgeV2;
-  let bus: Awaited<ReturnType<typeof describeRetention>>;
-  try {
-    bus = await describeRetention(rpc, eventBusArn);
-  } catch (error) {
-    const why = 'needs the bus';
-    const unchecked = [skipped('bus retention', why), skipped('subscribers', why)];
-    if (error instanceof UsageError)
-      return [failed(check, error.message, 'check --event-bus or --stack, and the region'), ...unchecked];
-    return [
-      failed(check, message(error), 'use credentials that may describe the bus (events:DescribeEventBus)'),
-      ...unchecked,
-    ];
-  }
-  const name = bus.name ?? eventBusArn;
-  const results: CheckResult[] = [];
-  if (bus.state === 'ACTIVE') {
-    results.push(ok(check, `${name} is ACTIVE (Custom Event Bus; no write probe: the bus would retain it)`));
-  } else {
-    results.push(
-      failed(
-        check,
-        `${name} is ${bus.state ?? 'in no state'}${bus.stateReason === undefined ? '' : `: ${bus.stateReason}`}`,
-        busStateFix(bus.state),
-      ),
-    );
-  }
-  results.push(checkRetention(deployment, bus.retentionPeriodInDays, bus.retentionWindowStartTime));
-  results.push(...(await checkSubscribers(context, deployment, eventBusArn)));
-  return results;
-}
-
-/** What to do about a bus that is not ACTIVE, by its state (the API's BusState). */
-function busStateFix(state: string | undefined): string {
-  switch (state) {
-    case 'CREATING':
-    case 'UPDATING':
-    case 'DELETING':
-      return 'wait for it to finish, then run doctor again';
-    case 'CREATE_FAILED':
-      return 'it cannot be repaired in place: delete it (aws eventsv2 delete-event-bus) and deploy again (cdk deploy)';
-    case 'UPDATE_FAILED':
-      return 'fix what StateReason names and deploy again (cdk deploy)';
-    default:
-      return 'see StateReason (aws eventsv2 describe-event-bus)';
-  }
-}
-
-function checkRetention(
-  deployment: Deployment,
-  days: number | undefined,
-  oldest: Date | undefined,
-): CheckResult {
-  const check = 'bus retention';
-  if (days === undefined) {
-    return { check, verdict: 'warning', detail: 'the bus reports no retention period', fix: 'check the bus' };
-  }
-  const window = `${days} day(s), oldest event ${oldest?.toISOString() ?? 'unknown'} (archive-replay starts at or after it)`;
-  const deployed = deployment.output(STACK_OUTPUTS.busRetentionDays);
-  if (deployed !== undefined && Number(deployed) !== days) {
-    return {
-      check,
-      verdict: 'warning',
-      detail: `${window}; the stack was deployed with ${deployed} day(s)`,
-      fix: 'someone changed the bus outside the stack: deploy again (cdk deploy), or set busRetention to match',
-    };
-  }
-  return ok(check, window);
-}
-
-/** Subscribers tail and archive-replay create: not the deployment's own. */
-function isOperatorCopy(subscriber: SubscriberSummary): boolean {
-  const name = subscriber.Name ?? '';
-  return name.startsWith(REPLAY_SUBSCRIBER_PREFIX) || name.startsWith(TAIL_RESOURCE_PREFIX);
-}
-
-async function checkSubscribers(
-  context: CommandContext,
-  deployment: Deployment,
-  eventBusArn: string,
-): Promise<CheckResult[]> {
-  const rpc = context.aws.eventBridgeV2;
-  const fromStack = stackSubscribers(deployment);
-  let subscribers: { readonly label: string; readonly arn?: string; readonly summary?: SubscriberSummary }[];
-  try {
-    if (fromStack.length > 0) {
-      subscribers = await Promise.all(
-        fromStack.map(async ([outputKey, arn]) => {
-          const label = outputKey.slice(STACK_OUTPUTS.subscriberArnPrefix.length);
-          try {
-            return {
-              label,
-              arn,
-              summary: await rpc.call<SubscriberSummary>('DescribeSubscriber', { SubscriberArn: arn }),
-            };
-          } catch (error) {
-            if (error instanceof Error && error.name === 'ResourceNotFoundException') return { label, arn };
-            throw error;
-          }
-        }),
-      );
-    } else {
-      const listed = (await listSubscribers(rpc, eventBusArn)).filter(
-        (subscriber) => !isOperatorCopy(subscriber),
-      );
-      subscribers = listed.map((summary) => ({ label: summary.Name ?? '?', summary }));
-    }
-  } catch (error) {
-    return [
-      failed(
-        'subscribers',
-        message(error),
-        'use credentials that may read the subscribers (events:ListSubscribers, events:DescribeSubscriber)',
-      ),
-    ];
-  }
-  if (subscribers.length === 0) {
-    return [
-      {
-        check: 'subscribers',
-        verdict: 'warning',
-        detail: 'the bus has no subscriber: events are retained, and delivered to no one',
-        fix: 'deploy the stack with routes, or attach a subscriber (aws eventsv2 create-subscriber)',
-      },
-    ];
-  }
-  return subscribers.map(({ label, arn, summary }) => {
-    const check = `subscriber (${label})`;
-    if (summary === undefined)
-      return failed(check, `${arn} does not exist`, 'deploy the stack again (cdk deploy)');
-    const name = summary.Name ?? label;
-    if (summary.Revoked === true) {
-      return failed(
-        check,
-        `${name} was revoked by the bus owner: it delivers nothing, ever again`,
-        'delete it (aws eventsv2 delete-subscriber) and deploy again (cdk deploy)',
-      );
-    }
-    if (summary.State === 'RUNNING') return ok(check, `${name} is RUNNING`);
-    return failed(
-      check,
-      `${name} is ${summary.State ?? 'in no state'}: the bus holds its events back`,
-      `resume it where it stopped: aws eventsv2 update-subscriber --subscriber-arn ${summary.SubscriberArn ?? arn} --state RUNNING`,
-    );
-  });
+  return bus.doctorChecks(context, { writeProbes: flags.writeProbes });
 }
 
 async function checkSchedule(

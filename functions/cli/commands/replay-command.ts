@@ -4,9 +4,9 @@
  * command again continues from there. `--dry-run` prints what would be sent.
  */
 import type { Command } from 'commander';
-import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import type { BankingEvent } from '../../core/banking-event.ts';
+import type { EventPublisher } from '../../core/ports.ts';
 import { PublishPipeline } from '../../core/publish-pipeline.ts';
 import { type ReplayFailure, type ReplayStep, replayRange } from '../../core/range-replay.ts';
 import { SETTINGS } from '../../settings/settings.ts';
@@ -14,6 +14,7 @@ import { type FeedFlags, feedFromSecret, warningLogger } from '../banking-access
 import { CliError, InterruptedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { bankRoute, LOCAL_OPTION_HELP, type OperatorClient, type RouteFlags } from '../operator-client.ts';
 import { positiveInteger, positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
@@ -48,7 +49,8 @@ export function registerReplayCommand(program: Command): void {
         'and looking up by sequence number whatever the pages skip, and publishes them to the bus again. The checkpoint ' +
         'is not touched. A state file records progress: after an interruption, the same command resumes. With --stack ' +
         'the deployed function reads and publishes (lambda:InvokeFunction; its bus, its source, its feed settings), ' +
-        'one invocation after another; --local reads the secret and publishes from this machine.',
+        'one invocation after another; --local reads the secret and publishes from this machine (to a classic bus: on a ' +
+        'Custom Event Bus the function replays, with the event groups it publishes by).',
     )
     .requiredOption('--from <sequence>', 'first sequence number', positiveInteger)
     .requiredOption('--to <sequence>', 'last sequence number', positiveInteger)
@@ -121,7 +123,9 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
       ? functionSteps(route.client, program, range)
       : replayRange(
           feedFromSecret(context.aws, route.secretId, flags),
-          eventBusName === undefined ? undefined : localPipeline(context, eventBusName, source),
+          eventBusName === undefined
+            ? undefined
+            : localPipeline(context, operatorBusOf(deployment).localPublisher(context, source)),
           { ...range, signal: interrupt.signal, pollHoldMs: range.holdMs, clock: systemClock },
         );
   const progress = startProgress(terminal, {
@@ -191,10 +195,10 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   if (globals.json && !flags.dryRun) terminal.out(toJson(summary));
 }
 
-/** The bus as this machine publishes to it (`--local`). */
-function localPipeline(context: CommandContext, eventBusName: string, source: string): PublishPipeline {
+/** The bus as this machine publishes to it (`--local`), as the bus's kind does. */
+function localPipeline(context: CommandContext, publisher: EventPublisher): PublishPipeline {
   return new PublishPipeline({
-    publisher: new EventBridgePublisher({ client: context.aws.eventBridge, eventBusName, source }),
+    publisher,
     clock: systemClock,
     metrics: { add: () => {} },
     logger: warningLogger(context.terminal),

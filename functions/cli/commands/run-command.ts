@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
+import { BankConnections } from '../../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
@@ -18,9 +19,11 @@ import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { memoryLimitBytes } from '../../adapters/memory-limit.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import { type CheckpointStore, uniqueLeaseOwner } from '../../core/checkpoint/index.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
+import { memoryBudget } from '../../core/memory-budget.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
 import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { type FeedMode, SETTINGS, type StreamRecovery } from '../../settings/settings.ts';
@@ -34,7 +37,7 @@ import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
-import { stopAfter } from '../stop-after.ts';
+import { cycleBudget, stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -91,7 +94,11 @@ export function registerRunCommand(program: Command): void {
         "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
       ),
     )
-    .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
+    .option(
+      '--duration <seconds>',
+      'end by itself within this long: polling stops early enough for the last publish and checkpoint to fit (default: until Ctrl-C)',
+      positiveNumber,
+    )
     .option(
       '--until-caught-up',
       'stop once the feed answers that nothing is new (drain a backlog, then exit)',
@@ -162,18 +169,25 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const publisher = eventPublisher(context, deployment, flags);
   const progress = new ProgressReporter();
   const caughtUp = new AbortController();
-  const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials });
+  // Destroyed at exit: a request the bank or a proxy never answers must not keep the process alive.
+  const connections = new BankConnections();
+  // What a cycle holds of the events it reads, and reads of a page at once: from V8's heap limit
+  // (`node --max-old-space-size`), as the handler's from the function's memory.
+  const memory = memoryBudget(memoryLimitBytes());
+  const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials, connections });
   const feed = new BankingEventFeed({
     credentials: upstream.credentials,
     tokens,
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
+    maxPageBytes: memory.pageBytes,
   });
   const stream = new BankingEventStream({
     credentials: upstream.credentials,
     tokens,
     cursorParam: flags.cursorParam,
+    maxMessageChars: memory.pageBytes,
   });
 
   terminal.err(
@@ -187,6 +201,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
     live.note,
   );
+  const endsAt = flags.duration === undefined ? undefined : Date.now() + flags.duration * 1000;
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
@@ -195,9 +210,13 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const events = publisher.build(live.events);
   const invocation = localInvocationId();
   let failures = 0;
+  /** Cycles in a row that ended early because the bank could not be used (a stream's retry too long). */
+  let unavailable = 0;
   const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
+      const budget = cycleBudget(endsAt, Date.now());
+      if (budget === undefined) break;
       try {
         const summary = await runPollCycle(
           {
@@ -213,8 +232,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           {
             program,
             owner: uniqueLeaseOwner(invocation),
-            remainingMs: 60_000,
-            safetyMarginMs: 0,
+            ...budget,
+            heldBytes: memory.heldBytes,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
             startPosition: {
@@ -227,6 +246,17 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           },
         );
         failures = 0;
+        // A cycle that gave up at once must not be followed by another at once: back off as after a failure.
+        unavailable = summary.stopReason === 'upstream-unavailable' ? unavailable + 1 : 0;
+        if (unavailable > 0) {
+          logger.warn(
+            'The banking service could not be used for the rest of the cycle; waiting before the next',
+            {
+              waitMs: pauseBeforeNextCycleMs(unavailable),
+            },
+          );
+          await systemClock.sleep(pauseBeforeNextCycleMs(unavailable), stop).catch(() => {});
+        }
         if (summary.status === 'lease-busy') {
           if (await takeOverDeadLocalLease(checkpoints, terminal, releasedOwners)) continue;
           logger.warn('Another poller holds this checkpoint; waiting', { program });
@@ -236,16 +266,22 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
         if (error instanceof ConfigurationError || error instanceof AuthenticationError) throw error;
         failures += 1;
         logger.error('Cycle failed; retrying', { error });
-        await systemClock.sleep(Math.min(30_000, 1_000 * 2 ** failures), stop).catch(() => {});
+        await systemClock.sleep(pauseBeforeNextCycleMs(failures), stop).catch(() => {});
       }
     }
   } finally {
     live.stop();
     interrupt.dispose();
+    await connections.destroy();
     await upstream.close();
   }
   const state = await checkpoints.read();
   terminal.err(`[poller] stopped at checkpoint ${state.checkpoint ?? 'none'}\n`);
+}
+
+/** The wait before the next cycle after `times` cycles in a row failed or gave up at once: 2 s, 4 s, … 30 s. */
+function pauseBeforeNextCycleMs(times: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.min(times, 5));
 }
 
 /**

@@ -8,7 +8,7 @@ import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-prog
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import { type BusRetention, describeRetention } from '../custom-bus-operations.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { keyValueTable, toJson } from '../output-format.ts';
 import { programStatus, statusRows } from '../program-status.ts';
 
@@ -68,45 +68,18 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     ),
   );
   const { terminal } = context;
-  const customBus = deployment.customEventBusArn;
-  const bus = customBus === undefined ? undefined : await busRetentionOrNote(context, customBus);
+  const bus = await operatorBusOf(deployment).status(context);
   if (context.globals.json) {
     terminal.out(
       toJson({
         checkpointTable: tableName,
         programs: statuses,
-        ...(bus === undefined
-          ? {}
-          : {
-              bus: {
-                eventBusArn: bus.eventBusArn,
-                retentionPeriodInDays: bus.retentionPeriodInDays ?? null,
-                retentionWindowStartTime: bus.retentionWindowStartTime?.toISOString() ?? null,
-              },
-            }),
+        ...(bus === undefined ? {} : { bus: bus.json }),
       }),
     );
     return;
   }
-  if (bus !== undefined) {
-    const days = bus.retentionPeriodInDays;
-    const start = bus.retentionWindowStartTime;
-    terminal.out(
-      `${keyValueTable(
-        'bus',
-        [
-          ['name', bus.name ?? bus.eventBusArn],
-          ['kind', 'Custom Event Bus'],
-          ['retention', days === undefined ? 'unknown' : `${days} day(s)`],
-          [
-            'oldest event',
-            start === undefined ? 'unknown' : `${start.toISOString()} (a replay starts at or after it)`,
-          ],
-        ],
-        terminal.color,
-      )}\n`,
-    );
-  }
+  if (bus !== undefined) terminal.out(`${keyValueTable('bus', bus.rows, terminal.color)}\n`);
   if (statuses.length === 0) {
     terminal.out(`No checkpoint rows in table ${tableName} yet: no program has run.\n`);
     return;
@@ -115,19 +88,5 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     terminal.out(
       `${keyValueTable(`program ${programState.program}`, statusRows(programState, now), terminal.color)}\n`,
     );
-  }
-}
-
-/** The bus's retention; a bus that cannot be read is a note on stderr, never the end of `status`. */
-async function busRetentionOrNote(
-  context: CommandContext,
-  eventBusArn: string,
-): Promise<BusRetention | undefined> {
-  try {
-    return await describeRetention(context.aws.eventBridgeV2, eventBusArn);
-  } catch (error) {
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    context.terminal.err(`Could not read the retention of ${eventBusArn} (${reason}).\n`);
-    return undefined;
   }
 }

@@ -6,34 +6,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DeleteRuleCommand,
-  DescribeEventBusCommand,
-  PutRuleCommand,
-  PutTargetsCommand,
-  RemoveTargetsCommand,
-} from '@aws-sdk/client-eventbridge';
-import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
-  SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import { SETTINGS } from '../../settings/settings.ts';
 import { readDelivered, renderBusEvent, type TailedEvent } from '../bus-event-view.ts';
-import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import {
-  createTemporarySubscriber,
-  deleteSubscriber,
-  describeRetention,
-  isRoleArn,
-} from '../custom-bus-operations.ts';
-import { STACK_OUTPUTS } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
+import type { QueueFeed } from '../operator-bus.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { TAIL_RESOURCE_PREFIX } from '../operator-resource-names.ts';
 import { collect, positiveInteger, positiveNumber } from '../option-parsers.ts';
 import { stopAfter } from '../stop-after.ts';
@@ -90,33 +76,10 @@ Examples:
 async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
   const { terminal } = context;
   const deployment = await context.deployment({ eventBus: flags.eventBus });
-  const customBusArn = deployment.customEventBusArn;
+  const bus = operatorBusOf(deployment);
   const source = deployment.eventSource(flags.eventSource);
   const name = `${TAIL_RESOURCE_PREFIX}${randomUUID().slice(0, 8)}`;
-  let feed: QueueFeed;
-  let busShown: string;
-  if (customBusArn === undefined) {
-    if (flags.deliveryRole !== undefined) {
-      throw new UsageError(
-        '--delivery-role is for a Custom Event Bus; a classic bus delivers to the queue through its policy',
-        'leave --delivery-role out',
-      );
-    }
-    busShown = deployment.eventBus;
-    await describeClassicBus(context, busShown);
-    feed = new RuleFeed(context, busShown, name);
-  } else {
-    const roleArn = deliveryRoleOf(flags, deployment.output(STACK_OUTPUTS.tailDeliveryRole));
-    const bus = await describeRetention(context.aws.eventBridgeV2, customBusArn);
-    if (bus.state !== undefined && bus.state !== 'ACTIVE') {
-      throw new UsageError(
-        `Event bus ${customBusArn} is ${bus.state}${bus.stateReason === undefined ? '' : ` (${bus.stateReason})`}, not ACTIVE: it takes no subscriber`,
-        'run doctor to see what is wrong with the bus',
-      );
-    }
-    busShown = bus.name ?? customBusArn;
-    feed = new SubscriberFeed(context, customBusArn, name, roleArn);
-  }
+  const { feed, busShown } = await bus.tailFeed(context, { name, deliveryRole: flags.deliveryRole });
   const interrupt = onInterrupt(`Stopping; removing the temporary ${feed.kind} and queue`, terminal.err);
   const stop = AbortSignal.any([
     interrupt.signal,
@@ -145,173 +108,6 @@ async function tail(context: CommandContext, flags: TailFlags): Promise<void> {
     interrupt.protect(`removing the temporary ${feed.kind} and queue`);
     await listener.remove();
     interrupt.dispose();
-  }
-}
-
-async function describeClassicBus(context: CommandContext, busName: string): Promise<void> {
-  await context.aws.eventBridge
-    .send(new DescribeEventBusCommand({ Name: busName }))
-    .catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'ResourceNotFoundException') {
-        throw new UsageError(
-          `Event bus ${busName} does not exist`,
-          'check --event-bus, --stack and --region',
-        );
-      }
-      throw error;
-    });
-}
-
-/**
- * The role a Custom Event Bus subscriber delivers through: `--delivery-role`, else the stack's
- * (the construct creates one). tail does not create one: that needs iam:CreateRole and
- * iam:PutRolePolicy, which no operator grant has, and a new role is usable only after IAM
- * propagates it; the construct's route roles trust only their own subscribers.
- */
-function deliveryRoleOf(flags: TailFlags, stackRole: string | undefined): string {
-  const role = flags.deliveryRole ?? stackRole;
-  if (role === undefined) {
-    throw new UsageError(
-      "tail on a Custom Event Bus needs a role EventBridge assumes to deliver to tail's queue",
-      `pass --delivery-role ARN: a role trusting events.amazonaws.com with sqs:SendMessage on the ${TAIL_RESOURCE_PREFIX}* ` +
-        `queues (and iam:PassRole on it for you); a stack deployed by this version has one (output ${STACK_OUTPUTS.tailDeliveryRole}). ` +
-        "Or read a route's queue instead (the stack's QueueUrl… outputs)",
-    );
-  }
-  if (!isRoleArn(role)) {
-    throw new UsageError(
-      `--delivery-role ${role} is not an IAM role ARN`,
-      'pass arn:aws:iam::ACCOUNT:role/NAME',
-    );
-  }
-  return role;
-}
-
-/** What feeds tail's queue from the bus: a rule (classic) or a subscriber (Custom Event Bus). */
-interface QueueFeed {
-  readonly kind: 'rule' | 'subscriber';
-  /** Whether `attach` created anything (to say what was removed). */
-  readonly attached: boolean;
-  /** Starts delivering events matching `pattern` to the queue. */
-  attach(
-    queue: { readonly url: string; readonly arn: string },
-    pattern: Record<string, unknown>,
-  ): Promise<void>;
-  /** Stops it, each part through `attempt`, which notes what could not be removed. */
-  detach(attempt: (what: string, action: () => Promise<unknown>) => Promise<void>): Promise<void>;
-}
-
-class RuleFeed implements QueueFeed {
-  readonly kind = 'rule';
-  #ruleCreated = false;
-  #targetAdded = false;
-
-  get attached(): boolean {
-    return this.#ruleCreated;
-  }
-
-  constructor(
-    private readonly context: CommandContext,
-    private readonly busName: string,
-    private readonly name: string,
-  ) {}
-
-  async attach(
-    queue: { readonly url: string; readonly arn: string },
-    pattern: Record<string, unknown>,
-  ): Promise<void> {
-    const { sqs, eventBridge } = this.context.aws;
-    const rule = await eventBridge.send(
-      new PutRuleCommand({
-        Name: this.name,
-        EventBusName: this.busName,
-        EventPattern: JSON.stringify(pattern),
-        Description: 'Temporary: banking-events-poller tail; safe to delete',
-      }),
-    );
-    this.#ruleCreated = true;
-    await sqs.send(
-      new SetQueueAttributesCommand({
-        QueueUrl: queue.url,
-        Attributes: {
-          Policy: JSON.stringify({
-            Version: '2012-10-17',
-            Statement: [
-              {
-                Effect: 'Allow',
-                Principal: { Service: 'events.amazonaws.com' },
-                Action: 'sqs:SendMessage',
-                Resource: queue.arn,
-                Condition: { ArnEquals: { 'aws:SourceArn': rule.RuleArn } },
-              },
-            ],
-          }),
-        },
-      }),
-    );
-    await eventBridge.send(
-      new PutTargetsCommand({
-        Rule: this.name,
-        EventBusName: this.busName,
-        Targets: [{ Id: 'tail', Arn: queue.arn }],
-      }),
-    );
-    this.#targetAdded = true;
-  }
-
-  async detach(attempt: (what: string, action: () => Promise<unknown>) => Promise<void>): Promise<void> {
-    const { eventBridge } = this.context.aws;
-    if (this.#targetAdded) {
-      await attempt(`target of rule ${this.name}`, () =>
-        eventBridge.send(
-          new RemoveTargetsCommand({ Rule: this.name, EventBusName: this.busName, Ids: ['tail'] }),
-        ),
-      );
-    }
-    if (this.#ruleCreated) {
-      await attempt(`rule ${this.name}`, () =>
-        eventBridge.send(new DeleteRuleCommand({ Name: this.name, EventBusName: this.busName })),
-      );
-    }
-  }
-}
-
-/** A subscriber delivers through its role, so the queue needs no policy. */
-class SubscriberFeed implements QueueFeed {
-  readonly kind = 'subscriber';
-  #subscriberArn: string | undefined;
-
-  get attached(): boolean {
-    return this.#subscriberArn !== undefined;
-  }
-
-  constructor(
-    private readonly context: CommandContext,
-    private readonly eventBusArn: string,
-    private readonly name: string,
-    private readonly roleArn: string,
-  ) {}
-
-  async attach(
-    queue: { readonly url: string; readonly arn: string },
-    pattern: Record<string, unknown>,
-  ): Promise<void> {
-    this.#subscriberArn = await createTemporarySubscriber(this.context.aws.eventBridgeV2, {
-      eventBusArn: this.eventBusArn,
-      name: this.name,
-      pattern,
-      queueArn: queue.arn,
-      roleArn: this.roleArn,
-      description: 'Temporary: banking-events-poller tail; safe to delete',
-    });
-  }
-
-  async detach(attempt: (what: string, action: () => Promise<unknown>) => Promise<void>): Promise<void> {
-    const subscriberArn = this.#subscriberArn;
-    if (subscriberArn === undefined) return;
-    await attempt(`subscriber ${this.name}`, () =>
-      deleteSubscriber(this.context.aws.eventBridgeV2, subscriberArn),
-    );
   }
 }
 

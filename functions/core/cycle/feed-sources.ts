@@ -52,8 +52,12 @@ export function openFeedSources(
     {
       recovery: settings.stream.recovery,
       lingerMs: settings.stream.lingerMs,
+      // A micro-batch is worth sending at once when it fills a request to the bus.
+      maxBatch: deps.publisher.limits.maxEntriesPerBatch,
       minPollWindowMs: settings.minPollWindowMs,
       reconnectBackoff: settings.stream.reconnectBackoff,
+      // A quarter of what the cycle may hold; the rest is for what is being published.
+      maxBufferedBytes: Math.floor(settings.heldBytes / 4),
     },
     window,
   );

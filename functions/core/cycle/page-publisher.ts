@@ -88,6 +88,7 @@ export class PagePublisher {
     const report = await this.#pipeline.publish([...late, ...fresh], {
       deadline: budget.deadline,
       signal: budget.workSignal,
+      startSignal: budget.startSignal,
       onAccepted: (event) => {
         gaps.fill(event.sequence_number);
         if (!lateOnes.has(event)) {
@@ -99,6 +100,16 @@ export class PagePublisher {
     });
     this.#published += report.accepted;
     this.#deps.metrics.add('EventsPublished', 'Count', report.accepted);
+    if (report.unsent > 0 && budget.startSignal.aborted) {
+      // Read but not sent in time: the checkpoint stays before them, the next run reads them again.
+      this.#deps.logger.info(
+        'Events read were not sent before the end of the invocation; the next run reads them again',
+        {
+          unsent: report.unsent,
+          checkpoint: progress.safe,
+        },
+      );
+    }
     lag.measure(progress.safe);
     const failure = progress.writeFailure;
     if (failure !== undefined) throw failure.error;
@@ -136,7 +147,7 @@ export class PagePublisher {
         event.id,
         event.sequence_number,
         sizeBytes,
-        this.#deps.publisher.limits.maxBatchBytes,
+        this.#deps.publisher.limits.maxEntryBytes,
       );
     }
   }

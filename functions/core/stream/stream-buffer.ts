@@ -1,4 +1,5 @@
 import type { BankingEvent } from '../banking-event.ts';
+import { eventFootprint, footprintOf } from '../memory-budget.ts';
 import type { StreamedEvent } from '../ports.ts';
 
 /** An event taken off the stream, waiting to be handed to the cycle. */
@@ -31,6 +32,18 @@ export class StreamBuffer {
 
   get size(): number {
     return this.#events.length;
+  }
+
+  /** The late events waiting to be taken. */
+  get late(): readonly BankingEvent[] {
+    return this.#late;
+  }
+
+  /** Bytes the buffered events take (`eventFootprint`), late ones included. */
+  get heldBytes(): number {
+    let bytes = footprintOf(this.#late);
+    for (const entry of this.#events) bytes += eventFootprint(entry.event);
+    return bytes;
   }
 
   get head(): BufferedEvent | undefined {

@@ -28,10 +28,18 @@ export interface StreamConnectionOptions {
   readonly reconnectBackoff: BackoffOptions;
   /** Events held before messages are no longer taken off the connection. */
   readonly maxBufferedEvents: number;
+  /** Bytes the buffered events may take (`eventFootprint`) before messages are left on the connection. */
+  readonly maxBufferedBytes: number;
 }
 
 /** The shortest wait before reconnecting after a failure. */
-const MIN_RECONNECT_WAIT_MS = 100;
+export const MIN_RECONNECT_WAIT_MS = 100;
+/**
+ * The longest reconnection delay a stream's `retry:` field is honoured up to: beyond it, the wait
+ * is this long. A server asking for days (`retry: 999999999`) would otherwise make every
+ * reconnection "not fit in the budget" and end the run at once, over and over.
+ */
+export const MAX_SERVER_RETRY_MS = 30_000;
 /** Answers with which the service says it has no stream for this client: read pages instead. */
 const NO_STREAM_STATUSES: ReadonlySet<number> = new Set([404, 405, 406, 501]);
 
@@ -40,7 +48,8 @@ const NO_STREAM_STATUSES: ReadonlySet<number> = new Set([404, 405, 406, 501]);
  * taking messages into the buffer (a full buffer stops the reading, and TCP pushes back on the
  * service). A connection that ends or breaks is reopened after the highest number received (never
  * past events not read), at once after a productive connection, else with full-jitter backoff
- * (`Retry-After` and the stream's `retry:` as floors), and never with less than `minPollWindowMs`
+ * (`Retry-After` and the stream's `retry:` as floors; `retry:` is honoured between
+ * `MIN_RECONNECT_WAIT_MS` and `MAX_SERVER_RETRY_MS`), and never with less than `minPollWindowMs`
  * left. A stream the service does not offer (404, 405, 406, 501) or that breaks its payload rules
  * turns the rest of the window into pages (`pagesOnly`); what cannot be retried is `fatal`.
  */
@@ -210,7 +219,14 @@ export class StreamConnection {
   #take(message: StreamMessage): boolean {
     const { clock, metrics, logger, buffer, recovery, changes } = this.#deps;
     if (message.kind === 'retry') {
-      this.#serverRetryMs = message.retryMs;
+      const retryMs = Math.min(MAX_SERVER_RETRY_MS, Math.max(MIN_RECONNECT_WAIT_MS, message.retryMs));
+      if (retryMs !== message.retryMs && this.#serverRetryMs !== retryMs) {
+        logger.warn('The stream asked for a reconnection delay out of bounds; using the nearest bound', {
+          retryMs: message.retryMs,
+          usedMs: retryMs,
+        });
+      }
+      this.#serverRetryMs = retryMs;
       return false;
     }
     this.#lastActivityAt = clock.now();
@@ -245,8 +261,10 @@ export class StreamConnection {
   }
 
   async #roomInBuffer(): Promise<void> {
-    const { signal, maxBufferedEvents } = this.#options;
-    while (this.#deps.buffer.size >= maxBufferedEvents && !signal.aborted && !this.#pagesOnly) {
+    const { signal, maxBufferedEvents, maxBufferedBytes } = this.#options;
+    const { buffer } = this.#deps;
+    const full = () => buffer.size >= maxBufferedEvents || buffer.heldBytes >= maxBufferedBytes;
+    while (full() && !signal.aborted && !this.#pagesOnly) {
       await this.#deps.changes.wait(this.#deps.clock, signal);
     }
   }

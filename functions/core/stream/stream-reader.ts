@@ -1,5 +1,6 @@
 import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
+import { DEFAULT_MEMORY_BUDGET, type ReadRoom, withinRoom } from '../memory-budget.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
@@ -37,12 +38,17 @@ export interface StreamReaderOptions {
   readonly minPollWindowMs: number;
   /** Waits before reconnecting after a failure. */
   readonly reconnectBackoff: BackoffOptions;
-  /** Events that end the linger at once: one PutEvents request's worth. @default 10 */
+  /** Events that end the linger at once: one request's worth (the publisher's `maxEntriesPerBatch`). @default 10 */
   readonly maxBatch?: number;
   /** Nothing buffered and nothing received for this long reads as "caught up". @default 1_000 */
   readonly quietMs?: number;
   /** Events held before the reader stops taking messages off the connection. @default 1_000 */
   readonly maxBufferedEvents?: number;
+  /**
+   * Bytes the events held may take (`eventFootprint`) before the reader stops taking messages off
+   * the connection. @default a quarter of `DEFAULT_MEMORY_BUDGET.heldBytes`
+   */
+  readonly maxBufferedBytes?: number;
   /** Lookups in flight at once in `lookup` mode. @default 8 */
   readonly lookupConcurrency?: number;
 }
@@ -69,6 +75,8 @@ export class StreamReader implements FeedSource {
   readonly #options: StreamReaderOptions;
   readonly #maxBatch: number;
   readonly #quietMs: number;
+  /** Bytes the events buffered from the stream may take. */
+  readonly maxBufferedBytes: number;
   /** Aborted by `close()`, or with the window. */
   readonly #stop = new AbortController();
   readonly #signal: AbortSignal;
@@ -85,6 +93,7 @@ export class StreamReader implements FeedSource {
     this.#options = options;
     this.#maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
     this.#quietMs = options.quietMs ?? DEFAULTS.quietMs;
+    this.maxBufferedBytes = options.maxBufferedBytes ?? Math.floor(DEFAULT_MEMORY_BUDGET.heldBytes / 4);
     this.#signal = AbortSignal.any([window.signal, this.#stop.signal]);
     this.#signal.addEventListener('abort', () => this.#changes.notify(), { once: true });
     const recovery =
@@ -108,6 +117,7 @@ export class StreamReader implements FeedSource {
         signal: this.#signal,
         reconnectBackoff: options.reconnectBackoff,
         maxBufferedEvents: options.maxBufferedEvents ?? DEFAULTS.maxBufferedEvents,
+        maxBufferedBytes: this.maxBufferedBytes,
       },
     );
   }
@@ -128,7 +138,7 @@ export class StreamReader implements FeedSource {
     return this.#connection.stats.lastError ?? this.#deps.pages.lastError;
   }
 
-  async next(after: number | null): Promise<FeedRead> {
+  async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
     this.#buffer.setCursor(after);
     this.#running ??= this.#connection.run();
     for (;;) {
@@ -136,11 +146,11 @@ export class StreamReader implements FeedSource {
       if (fatal !== undefined) throw fatal.error;
       this.#dropThrough(after);
       if (this.#mustReadPage()) {
-        const read = await this.#readPage(after);
+        const read = await this.#readPage(after, room);
         if (read !== undefined) return read;
         continue;
       }
-      const read = await this.#readStream();
+      const read = await this.#readStream(room);
       if (read !== undefined) return read;
     }
   }
@@ -157,9 +167,9 @@ export class StreamReader implements FeedSource {
   }
 
   /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
-  async #readStream(): Promise<FeedRead | undefined> {
+  async #readStream(room: ReadRoom | undefined): Promise<FeedRead | undefined> {
     const connection = this.#connection;
-    const ready = this.#buffer.readyPrefix(MAX_READ_EVENTS);
+    const ready = this.#withinRoom(this.#buffer.readyPrefix(MAX_READ_EVENTS), room);
     const closing = this.#signal.aborted;
     if (ready.length > 0) {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
@@ -207,8 +217,8 @@ export class StreamReader implements FeedSource {
   }
 
   /** A page read in place of the stream; `undefined` when it brought nothing and the loop goes on. */
-  async #readPage(after: number | null): Promise<FeedRead | undefined> {
-    const read = await this.#deps.pages.next(after);
+  async #readPage(after: number | null, room: ReadRoom | undefined): Promise<FeedRead | undefined> {
+    const read = await this.#deps.pages.next(after, room);
     if (read.kind === 'closed') return read;
     if (read.kind === 'caught-up') {
       // The poll has nothing beyond the cursor: what the stream announced is not there (yet).
@@ -250,6 +260,17 @@ export class StreamReader implements FeedSource {
         cursor: after,
       });
     }
+  }
+
+  /** The first of `ready` that fit `room` beside the late events that go with them (at least one). */
+  #withinRoom(ready: BufferedEvent[], room: ReadRoom | undefined): BufferedEvent[] {
+    if (room === undefined || ready.length === 0) return ready;
+    const kept = withinRoom(
+      ready.map((entry) => entry.event),
+      room,
+      this.#buffer.late,
+    );
+    return kept.length === ready.length ? ready : ready.slice(0, kept.length);
   }
 
   /** Returns `ready` (the head of the buffer) and the late events waiting. */

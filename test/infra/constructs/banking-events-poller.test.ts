@@ -142,7 +142,7 @@ describe('an embedding with two programs, existing resources and its own targets
   });
 
   it('builds caller targets with the route DLQ and retry policy', () => {
-    const route = poller.routing.routes.find((candidate) => candidate.name === 'transaction')!;
+    const route = poller.routing!.routes.find((candidate) => candidate.name === 'transaction')!;
 
     expect(route.queue).toBeUndefined();
     template.hasResourceProperties('AWS::Events::Rule', {

@@ -264,10 +264,12 @@ describe('the custom bus', () => {
     expect(JSON.stringify(dashboard)).toContain('OrderBroken');
   });
 
-  it('refuses what exists on the classic bus only, naming what to use', () => {
-    expect(() => poller.eventBus).toThrow(/eventBus exists on the classic bus only.*use customBus/);
-    expect(() => poller.archive).toThrow(/archive exists on the classic bus only/);
-    expect(() => poller.routing).toThrow(/use subscriberRouting/);
+  it("leaves the classic bus's members out, and names the bus and its routes as either kind does", () => {
+    expect(poller.eventBus).toBeUndefined();
+    expect(poller.archive).toBeUndefined();
+    expect(poller.routing).toBeUndefined();
+    expect(stack.resolve(poller.bus.eventBusArn)).toEqual({ 'Fn::GetAtt': [busId, 'EventBusArn'] });
+    expect(poller.bus.eventBusName).toBe('payments');
     expect(poller.routes.map((route) => route.name)).toEqual([
       'account_status',
       'transaction',
@@ -337,6 +339,9 @@ describe('the classic bus, the default', () => {
     template.resourceCountIs('AWS::EventsV2::EventBus', 0);
     template.resourceCountIs('AWS::EventsV2::Subscriber', 0);
     expect(poller.customBus).toBeUndefined();
+    expect(poller.subscriberRouting).toBeUndefined();
+    expect(poller.tailDeliveryRole).toBeUndefined();
+    expect(poller.bus.eventBusArn).toBe(poller.eventBus!.eventBusArn);
     expect(poller.alarms.orderBrokenAlarms.size).toBe(0);
     expect(JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'))).not.toContain('OrderBroken');
   });

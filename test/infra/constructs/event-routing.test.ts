@@ -108,7 +108,7 @@ afterAll(() => {
 
 /** The detail-types that reached the queue of this route, as published. */
 function typesReaching(routeName: string): string[] {
-  const route = synth.stack.poller.routing.routes.find((candidate) => candidate.name === routeName)!;
+  const route = synth.stack.poller.routing!.routes.find((candidate) => candidate.name === routeName)!;
   const events = delivered.get(logicalIdOf(synth.stack, route.queue!)) ?? [];
   return events.map((event) => event['detail-type']);
 }
@@ -134,7 +134,7 @@ describe('routing on a real rule engine (moto)', () => {
   });
 
   it('delivers the event intact, source and detail as published', () => {
-    const route = synth.stack.poller.routing.routes.find((candidate) => candidate.name === 'transaction')!;
+    const route = synth.stack.poller.routing!.routes.find((candidate) => candidate.name === 'transaction')!;
     const [first] = delivered.get(logicalIdOf(synth.stack, route.queue!)) ?? [];
 
     expect(first?.source).toBe(SOURCE);

@@ -89,7 +89,7 @@ describe('grantOperatorRead', () => {
       arnOf(stack, poller.checkpointTable.tableArn),
     ]);
     expect(resourcesFor(statements, 'events:DescribeEventBus')).toEqual([
-      arnOf(stack, poller.eventBus.eventBusArn),
+      arnOf(stack, poller.eventBus!.eventBusArn),
     ]);
     expect(resourcesFor(statements, 'scheduler:GetSchedule')).toEqual(
       [...poller.schedules.values()].map((schedule) => arnOf(stack, schedule.scheduleArn)),
@@ -108,7 +108,7 @@ describe('grantOperatorTail', () => {
 
     const statements = statementsOf(stack, operator);
     const queues = formatted('sqs', ':bep-tail-*');
-    const bus = arnOf(stack, poller.eventBus.eventBusName);
+    const bus = arnOf(stack, poller.eventBus!.eventBusName);
     const rules = {
       'Fn::Join': [
         '',
@@ -189,10 +189,15 @@ describe('grantOperatorRecovery', () => {
       'events:ListArchives',
       'events:StartReplay',
       'lambda:InvokeFunction',
+      's3:GetObject',
       'secretsmanager:PutSecretValue',
     ]);
     expect(resourcesFor(statements, 'lambda:InvokeFunction')).toEqual([
       arnOf(stack, poller.pollerFunction.functionArn),
+    ]);
+    // The answers the function leaves in the claim-check bucket, not the events' bodies.
+    expect(resourcesFor(statements, 's3:GetObject')).toEqual([
+      arnOf(stack, poller.claimCheckBucket.arnForObjects('operator-answers/*')),
     ]);
     expect(resourcesFor(statements, 'dynamodb:UpdateItem')).toEqual([
       arnOf(stack, poller.checkpointTable.tableArn),
@@ -200,8 +205,8 @@ describe('grantOperatorRecovery', () => {
     expect(resourcesFor(statements, 'events:StartReplay')).toEqual(
       expect.arrayContaining([
         formatted('events', ':replay/*'),
-        arnOf(stack, poller.archive.archiveArn),
-        arnOf(stack, poller.eventBus.eventBusArn),
+        arnOf(stack, poller.archive!.archiveArn),
+        arnOf(stack, poller.eventBus!.eventBusArn),
       ]),
     );
     expect(resourcesFor(statements, 'events:StartReplay')).toHaveLength(3);
@@ -276,7 +281,7 @@ describe('the operator grants under cdk-nag', () => {
         .map((rule) => rule.replace(/^Annotation::/, '')),
     );
     const partOfArn = (service: string) => `arn:<AWS::Partition>:${service}:<AWS::Region>:<AWS::AccountId>:`;
-    const bus = `<${stack.getLogicalId(poller.eventBus.node.defaultChild as never)}>`;
+    const bus = `<${stack.getLogicalId(poller.eventBus!.node.defaultChild as never)}>`;
     const stackPattern = `AwsSolutions-IAM5[Resource::${partOfArn('cloudformation')}stack/Ops/*]`;
     expect(acknowledged).toEqual([
       [stackPattern, `AwsSolutions-IAM5[Resource::${partOfArn('cloudwatch')}alarm:Ops-*]`],
@@ -286,6 +291,7 @@ describe('the operator grants under cdk-nag', () => {
         `AwsSolutions-IAM5[Resource::${partOfArn('events')}rule/${bus}/bep-tail-*]`,
       ],
       [
+        `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(poller.claimCheckBucket.node.defaultChild as never)}.Arn>/operator-answers/*]`,
         stackPattern,
         `AwsSolutions-IAM5[Resource::${partOfArn('events')}replay/*]`,
         `AwsSolutions-IAM5[Resource::${partOfArn('events')}rule/${bus}/*]`,
@@ -318,6 +324,15 @@ describe('operator grants with a customer-managed key (encryptionKey)', () => {
     expect(keyStatement(recovery)).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Condition: via }),
+        // The claim-check bucket's operator answers, read through S3 only.
+        expect.objectContaining({
+          Action: 'kms:Decrypt',
+          Condition: {
+            StringEquals: {
+              'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+            },
+          },
+        }),
       ]),
     );
   });
@@ -449,6 +464,7 @@ describe('the operator grants on a Custom Event Bus', () => {
       'events:ListSubscribers',
       'iam:PassRole',
       'lambda:InvokeFunction',
+      's3:GetObject',
       'secretsmanager:PutSecretValue',
     ]);
     const routes = poller.subscriberRouting!.routes;

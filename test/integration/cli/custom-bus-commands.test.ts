@@ -7,6 +7,9 @@
  * retained events to a queue in moto, read back with the subscriber kit.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { tag } from '@smithy/core/cbor';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -223,6 +226,38 @@ describe('the CLI on a Custom Event Bus', () => {
       retentionWindowStartTime: '2026-11-12T10:00:00.000Z',
     });
     expect(decodedBody(bus.requests[0]!)).toEqual({ EventBusArn: BUS_ARN });
+  });
+
+  it('replay --local is refused on a Custom Event Bus before anything is read: the function replays, with its event groups', async () => {
+    const bus = await startScriptedServer(busApi(new Date()));
+    const stateFile = path.join(mkdtempSync(path.join(tmpdir(), 'bep-replay-')), 'state.json');
+
+    // A secret that does not exist: reading it first would fail otherwise.
+    const result = await cli(
+      [
+        'replay',
+        '--local',
+        '--event-bus',
+        BUS_ARN,
+        '--secret-id',
+        'no-such-secret',
+        '--from',
+        '1',
+        '--to',
+        '5',
+        '--state-file',
+        stateFile,
+      ],
+      bus.baseUrl,
+    );
+
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(
+      /replay --local publishes from this machine, and the Custom Event Bus arn:aws:events:\S+ keeps each event group in order/,
+    );
+    expect(result.stderr).toMatch(/leave --local out/);
+    expect(bus.requests).toEqual([]);
+    expect(existsSync(stateFile)).toBe(false);
   });
 
   it('archive-replay through the stand-in bus: the window comes to the same queue again, as a REPLAY', async () => {

@@ -119,6 +119,8 @@ function authorizationOf(call: RecordedAwsCall, scope: AccountScope): Authorizat
       case 'sqs:DeleteMessage':
       case 'sqs:DeleteQueue':
         return [queueArn(request.QueueUrl)];
+      case 's3:GetObject':
+        return [`arn:${scope.partition}:s3:::${String(request.Bucket)}/${String(request.Key)}`];
       case 'lambda:InvokeFunction':
         return [
           String(request.FunctionName).startsWith('arn:')

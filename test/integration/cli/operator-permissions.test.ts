@@ -28,7 +28,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PROBE_SOURCE } from '../../../functions/cli/commands/doctor-command.ts';
+import { PROBE_SOURCE } from '../../../functions/cli/classic-operator-bus.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import { BankingEventsPoller } from '../../../infra/constructs/index.ts';
 import { cdkJsonContext } from '../../infra/support/poller-app-fixture.ts';
@@ -101,6 +101,11 @@ const COMMANDS: readonly CommandRow[] = [
   },
   { command: 'tail', grants: ['tail'] },
   { command: 'event', grants: ['recovery'], operatorRequests: ['event'] },
+  {
+    command: 'event (an answer left in the claim-check bucket)',
+    grants: ['recovery'],
+    operatorRequests: ['event'],
+  },
   { command: 'replay', grants: ['recovery'], operatorRequests: ['replay'] },
   { command: 'rewind --no-feed-check', grants: ['recovery'] },
   { command: 'rewind', grants: ['recovery'], operatorRequests: ['feed-oldest'] },
@@ -188,6 +193,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     functionName = aws.uniqueName('poller');
     deployment = await createMotoDeployment(aws, JSON.stringify(credentials), {
       pollerFunctionName: functionName,
+      claimCheckBucket: true,
     });
     pollerFunction = pollerLambda({
       artifact: inject('pollerArtifact'),
@@ -196,6 +202,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       checkpointTable: deployment.tableName,
       eventBusName: deployment.busName,
       timeoutMs: 20_000,
+      environment: { CLAIM_CHECK_BUCKET: deployment.claimCheckBucket! },
     });
     invoke = await LambdaInvokeEndpoint.start({ [functionName]: pollerFunction });
     recorder = await AwsCallRecorder.start(inject('motoEndpoint'), { routes: { lambda: invoke.endpoint } });
@@ -257,6 +264,12 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       },
     });
     await run('event', ['event', '2']);
+    // An event whose answer is larger than Lambda returns: left in the claim-check bucket, read there.
+    const large = simulator.append({
+      type: 'TRANSACTION',
+      data: { transaction_id: 'tx-large', note: 'x'.repeat(4 * 1024 * 1024) },
+    });
+    await run('event (an answer left in the claim-check bucket)', ['event', String(large.sequence_number)]);
     await run('replay', ['replay', '--from', '1', '--to', '2', '--json']);
     await run('rewind --no-feed-check', ['rewind', '--to', '3', '--yes', '--no-feed-check', '--json']);
     await run('rewind', ['rewind', '--to', '0', '--yes', '--json']);
@@ -324,12 +337,13 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       ['AWS::Region', scope.region],
       ['AWS::AccountId', scope.account],
       [key(poller.checkpointTable.tableArn), table.Table!.TableArn!],
-      [key(poller.eventBus.eventBusArn), busArn],
-      [key(poller.eventBus.eventBusName), deployment.busName],
-      [key(poller.archive.archiveArn), archive.ArchiveArn!],
+      [key(poller.eventBus!.eventBusArn), busArn],
+      [key(poller.eventBus!.eventBusName), deployment.busName],
+      [key(poller.archive!.archiveArn), archive.ArchiveArn!],
       [key(poller.secrets.get('default')!.secretArn), secret.ARN!],
       [key(poller.schedules.get('default')!.scheduleArn), schedule.Arn!],
       [key(poller.pollerFunction.functionArn), functionArn],
+      [key(poller.claimCheckBucket.bucketArn), `arn:${scope.partition}:s3:::${deployment.claimCheckBucket!}`],
     ]);
   }
 

@@ -12,7 +12,7 @@ import { closeAll, json, type Responder, startScriptedServer } from '../../suppo
 import { ENCODINGS, leaks } from '../../support/secret-encodings.ts';
 
 const SECRET = 's3cr3t/with+plus=and/slash';
-const TOKEN = 'tok/3n+V4lue=with/slashes==';
+const TOKEN = 'tok/3n+V4lue/with/slashes==';
 
 let aws: MotoEnvironment;
 let checkpointTable: string;

@@ -30,7 +30,10 @@ describe('operator requests, run as Lambda runs the function', () => {
       ],
       [{ operatorRequest: { ...valid, kind: 'delete-everything' } }, 'operatorRequest.kind'],
       [{ operatorRequest: { ...valid, version: 2 } }, 'operatorRequest.version'],
-      [{ operatorRequest: { ...valid, checkpoint: 0 } }, 'operatorRequest.checkpoint'],
+      [
+        { operatorRequest: { ...valid, checkpoint: 0 } },
+        'operatorRequest.<key "checkp…" of 10 character(s)>',
+      ],
       [{ operatorRequest: { ...valid, program: 'not-polled' } }, 'operatorRequest.program'],
       [{ operatorRequest: 'replay' }, 'operatorRequest'],
       [{ program: s.program, operatorRequest: valid }, 'event.program'],

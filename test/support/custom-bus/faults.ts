@@ -54,6 +54,11 @@ export class StandInFaults {
     this.#throttledRequests += count;
   }
 
+  /** Throttles no further request: the throttles still pending are dropped. */
+  stopThrottling(): void {
+    this.#throttledRequests = 0;
+  }
+
   /** Entries for which `decide` returns a rejection come back with that `ErrorCode`; the rest publish. */
   rejectEntries(
     decide: (entry: EntryView) => EntryRejection | undefined,

@@ -9,7 +9,9 @@
  * - it is frozen (SIGSTOP) while it waits for an invocation and thawed (SIGCONT) for the next one,
  *   so timers and sockets behave as they do between real invocations;
  * - it is killed at the invocation's deadline (a timeout), and the next invocation starts cold;
- * - the heap is sized from the memory setting as the managed runtime's bootstrap does.
+ * - the heap is sized from the memory setting as the managed runtime's bootstrap does;
+ * - an answer larger than a synchronous invocation's response limit (6,291,556 bytes of the JSON
+ *   the runtime posts) fails the invocation with `Function.ResponseSizeTooLarge`, as Lambda does.
  *
  * @example
  * const container = new LambdaContainer({ codeDir, environment, timeoutMs: 8_000 });
@@ -26,6 +28,21 @@ import { spawnedNode } from '../spawned-node.ts';
 
 const BOOTSTRAP = fileURLToPath(new URL('./bootstrap.mjs', import.meta.url));
 const END_MARK = '\u0000LAMBDA-INVOCATION-END\n';
+
+/**
+ * Lambda's limit on a synchronous invocation's answer, in bytes of the JSON the runtime posts:
+ * larger, and the invoker gets `Function.ResponseSizeTooLarge`, "Response payload size exceeded
+ * maximum allowed payload size (6291556 bytes)." (the Invoke API's error for it).
+ */
+export const RESPONSE_MAX_BYTES = 6_291_556;
+
+/**
+ * An event given as its JSON text, sent to the function as it is: for events `JSON.stringify`
+ * cannot write (nested deeper than its stack), which Lambda still delivers.
+ */
+export class EventText {
+  constructor(readonly text: string) {}
+}
 
 export interface LambdaFunctionSpec {
   /** Directory holding the handler module (`index.mjs`). */
@@ -74,6 +91,8 @@ export interface Invocation {
   readonly stderr: string;
   /** Whether a new process served it. */
   readonly coldStart: boolean;
+  /** Bytes of the answer the runtime posted (a response's JSON, or an error's), when it posted one. */
+  readonly answerBytes?: number;
 }
 
 /** A handler promise that settled after its invocation had already ended (frozen work waking up). */
@@ -90,6 +109,7 @@ interface ActiveInvocation {
   readonly stdoutStart: number;
   readonly stderrStart: number;
   outcome: InvocationOutcome | undefined;
+  answerBytes: number | undefined;
   delivered: boolean;
   marks: number;
   timer: NodeJS.Timeout | undefined;
@@ -162,6 +182,7 @@ export class LambdaContainer {
         stdoutStart: sandbox.stdout.length,
         stderrStart: sandbox.stderr.length,
         outcome: undefined,
+        answerBytes: undefined,
         delivered: false,
         marks: 0,
         timer: undefined,
@@ -275,7 +296,13 @@ export class LambdaContainer {
       }
       const match = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error|late)$/.exec(url);
       if (request.method === 'POST' && match !== null) {
-        this.#answered(match[1]!, match[2] as 'response' | 'error' | 'late', body);
+        const refused = this.#answered(match[1]!, match[2] as 'response' | 'error' | 'late', body);
+        if (refused) {
+          response
+            .writeHead(413, { 'content-type': 'application/json' })
+            .end('{"errorType":"RequestEntityTooLarge"}');
+          return;
+        }
       } else if (request.method === 'POST' && url === '/2018-06-01/runtime/init/error') {
         const active = this.#active;
         if (active !== undefined && active.outcome === undefined) active.outcome = errorOutcome(body);
@@ -325,21 +352,33 @@ export class LambdaContainer {
         'lambda-runtime-invoked-function-arn': `arn:aws:lambda:us-east-1:123456789012:function:${this.#spec.functionName ?? 'banking-events-poller'}`,
         'lambda-runtime-trace-id': `Root=1-${Date.now().toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)}`,
       })
-      .end(JSON.stringify(active.event ?? null));
+      .end(active.event instanceof EventText ? active.event.text : JSON.stringify(active.event ?? null));
     return true;
   }
 
-  #answered(requestId: string, kind: 'response' | 'error' | 'late', body: string): void {
+  /** Records an answer; true when it was refused for its size (the Runtime API answers 413). */
+  #answered(requestId: string, kind: 'response' | 'error' | 'late', body: string): boolean {
     if (kind === 'late') {
       const { outcome } = JSON.parse(body) as { outcome: 'response' | 'error' };
       this.#lateSettlements.push({ requestId, outcome });
-      return;
+      return false;
     }
     const active = this.#active;
-    if (active === undefined || active.requestId !== requestId || active.outcome !== undefined) return;
-    active.outcome =
-      kind === 'response' ? { kind: 'response', result: JSON.parse(body) } : errorOutcome(body);
+    if (active === undefined || active.requestId !== requestId || active.outcome !== undefined) return false;
+    const bytes = Buffer.byteLength(body, 'utf8');
+    active.answerBytes = bytes;
+    const tooLarge = kind === 'response' && bytes > RESPONSE_MAX_BYTES;
+    active.outcome = tooLarge
+      ? {
+          kind: 'error',
+          errorType: 'Function.ResponseSizeTooLarge',
+          errorMessage: `Response payload size exceeded maximum allowed payload size (${RESPONSE_MAX_BYTES} bytes).`,
+        }
+      : kind === 'response'
+        ? { kind: 'response', result: JSON.parse(body) }
+        : errorOutcome(body);
     this.#settleIfDrained(active);
+    return tooLarge;
   }
 
   /** Both pipes carried the runtime's end-of-invocation mark: everything the invocation wrote has arrived. */
@@ -378,6 +417,7 @@ export class LambdaContainer {
       stdout: sandbox?.stdout.slice(active.stdoutStart) ?? '',
       stderr: sandbox?.stderr.slice(active.stderrStart) ?? '',
       coldStart: active.coldStart,
+      ...(active.answerBytes === undefined ? {} : { answerBytes: active.answerBytes }),
     });
   }
 }

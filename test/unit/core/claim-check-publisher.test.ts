@@ -39,23 +39,24 @@ class SizeLimitedBus extends InMemoryPublisher {
     private readonly busLimit: number,
     private readonly refuse: 'entries' | 'requests',
   ) {
-    super({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 });
+    super({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000, maxEntryBytes: 100_000 });
   }
 
   override async send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]> {
     this.requests.push(batch.map((event) => event.sequence_number));
     const sizes = batch.map((event) => this.entrySize(event));
     if (this.refuse === 'requests' && sizes.reduce((a, b) => a + b, 0) > this.busLimit) {
-      throw new PublishError('refused', {
-        awsError: 'ValidationException',
-        tooLarge: true,
-        retryable: false,
-      });
+      throw new PublishError('refused', {}, undefined, 'too-large');
     }
     const outcomes = await super.send(batch, signal);
     return outcomes.map((outcome, index) =>
       sizes[index]! > this.busLimit
-        ? { ok: false, errorCode: 'ValidationException', errorMessage: 'Event size exceeds the limit' }
+        ? ({
+            ok: false,
+            failure: 'too-large',
+            errorCode: 'ValidationException',
+            errorMessage: 'Event size exceeds the limit',
+          } as const)
         : outcome,
     );
   }
@@ -77,7 +78,9 @@ function withGroups<T extends EventPublisher>(bus: T): T {
   return Object.assign(bus, { eventGroup: groupOf });
 }
 
-function setup(inner = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })) {
+function setup(
+  inner = new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000, maxEntryBytes: 100_000 }),
+) {
   const store = new MemoryStore();
   const metrics = new RecordingMetrics();
   const publisher = new ClaimCheckPublisher(
@@ -158,7 +161,7 @@ describe('ClaimCheckPublisher', () => {
 
     expect(first).toEqual([
       { ok: true },
-      { ok: false, errorCode: 'ClaimCheckFailed', errorMessage: 'S3 slow down' },
+      { ok: false, failure: 'transient', errorCode: 'ClaimCheckFailed', errorMessage: 'S3 slow down' },
     ]);
     expect(again).toEqual([{ ok: true }]);
     expect(inner.accepted.map((event) => event.sequence_number)).toEqual([1, 2]);
@@ -176,7 +179,11 @@ describe('ClaimCheckPublisher', () => {
       () =>
         new ClaimCheckPublisher(
           {
-            inner: new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 1_000 }),
+            inner: new InMemoryPublisher({
+              maxEntriesPerBatch: 10,
+              maxBatchBytes: 1_000,
+              maxEntryBytes: 1_000,
+            }),
             store: new MemoryStore(),
             metrics: new RecordingMetrics(),
             logger: new RecordingLogger(),
@@ -189,7 +196,9 @@ describe('ClaimCheckPublisher', () => {
   describe('with event groups', () => {
     it("forwards the bus's event group, and names none for a bus without groups", () => {
       const grouped = setup(
-        withGroups(new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })),
+        withGroups(
+          new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000, maxEntryBytes: 100_000 }),
+        ),
       );
 
       expect(grouped.publisher.eventGroup?.(big(1, 8_000, 'A'))).toBe('A');
@@ -198,7 +207,9 @@ describe('ClaimCheckPublisher', () => {
 
     it('does not send the entries after one of their group whose store failed', async () => {
       const { inner, store, publisher } = setup(
-        withGroups(new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000 })),
+        withGroups(
+          new InMemoryPublisher({ maxEntriesPerBatch: 10, maxBatchBytes: 100_000, maxEntryBytes: 100_000 }),
+        ),
       );
       store.failures.push(new PublishError('S3 slow down', { retryable: true }));
 

@@ -10,6 +10,18 @@ import { checkNoLossProperty } from '../../support/no-loss-property.ts';
 
 const MUTANTS: readonly Mutant[] = [
   {
+    // A page larger than the cycle's room (a bank that ignores `limit`) cut at the wrong end: the
+    // events it keeps are the last ones, and the cursor passes the first without reading them.
+    name: 'a page cut to the room keeps its last events',
+    edits: [
+      {
+        file: 'core/memory-budget.ts',
+        find: 'return count === events.length ? events : events.slice(0, count);',
+        replace: 'return count === events.length ? events : events.slice(events.length - count);',
+      },
+    ],
+  },
+  {
     // As before the fix: a row without a checkpoint is new unless its last cycle completed, and
     // `latest` counts from the run's own start rather than the row's first run.
     name: 'start position applied again after a failed first run',

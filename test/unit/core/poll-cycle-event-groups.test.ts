@@ -13,7 +13,7 @@ function setup(count: number, maxEntriesPerBatch: number) {
   const feed = new InMemoryFeed(clock, events, { limit: 25 });
   const bus = new FifoBus(clock, {
     group: (event) => event.program_id,
-    limits: { maxEntriesPerBatch, maxBatchBytes: 256 * 1024 },
+    limits: { maxEntriesPerBatch, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
   });
   const checkpoints = new MemoryCheckpointStore({ initial: { checkpoint: null }, now: () => clock.now() });
   const deps = {

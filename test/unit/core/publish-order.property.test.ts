@@ -120,7 +120,11 @@ async function run(scenario: Scenario) {
   const bus = new FifoBus(clock, {
     refuseOverBytes: 1_000,
     group: groupOf,
-    limits: { maxEntriesPerBatch: scenario.maxEntriesPerBatch, maxBatchBytes: 256 * 1024 },
+    limits: {
+      maxEntriesPerBatch: scenario.maxEntriesPerBatch,
+      maxBatchBytes: 256 * 1024,
+      maxEntryBytes: 256 * 1024,
+    },
     delayMs: () => 1 + Math.floor(random() * scenario.maxDelayMs),
     throttle: () => random() * 100 < scenario.throttlePercent,
     reject: (event) => always.has(event.sequence_number) || random() * 100 < scenario.rejectPercent,

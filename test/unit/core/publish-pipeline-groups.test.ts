@@ -21,7 +21,7 @@ function setup(bus: Partial<FifoBusOptions> = {}, options: PublishPipelineOption
   const clock = new FakeClock();
   const fifo = new FifoBus(clock, {
     group: groupOf,
-    limits: { maxEntriesPerBatch: 2, maxBatchBytes: 256 * 1024 },
+    limits: { maxEntriesPerBatch: 2, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
     ...bus,
   });
   const metrics = new RecordingMetrics();
@@ -71,7 +71,9 @@ describe('PublishPipeline with event groups', () => {
   });
 
   it('overlaps the requests of different groups', async () => {
-    const { bus, publish } = setup({ limits: { maxEntriesPerBatch: 1, maxBatchBytes: 256 * 1024 } });
+    const { bus, publish } = setup({
+      limits: { maxEntriesPerBatch: 1, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
+    });
 
     await publish(events('ABAB'));
 
@@ -120,7 +122,7 @@ describe('PublishPipeline with event groups', () => {
 
   it('counts and logs a group broken by a partial failure, naming both events', async () => {
     const { bus, publish, metrics, logger, accepted } = setup({
-      limits: { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 },
+      limits: { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
     });
     bus.rejectSequence(2, 1);
     bus.rejectSequence(4, 1);
@@ -146,7 +148,7 @@ describe('PublishPipeline with event groups', () => {
 
   it('counts nothing when the rejected entries are the last of their groups in the request', async () => {
     const { bus, publish, metrics } = setup({
-      limits: { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024 },
+      limits: { maxEntriesPerBatch: 10, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
     });
     bus.rejectSequence(3, 1);
 

@@ -12,8 +12,10 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { boundedClientConfig } from '../../../functions/adapters/aws/bounded-client-config.ts';
-import { CLASSIC_BUS_MAX_ENTRIES } from '../../../functions/adapters/aws/eventbridge-publisher.ts';
-import { CUSTOM_BUS_MAX_ENTRIES } from '../../../functions/adapters/aws/eventbridgev2/custom-bus-publisher.ts';
+import {
+  CLASSIC_BUS_MAX_ENTRIES,
+  CUSTOM_BUS_MAX_ENTRIES,
+} from '../../../functions/adapters/aws/put-events-limits.ts';
 import { CLI_ERRORS } from '../../../functions/cli/cli-errors.ts';
 import { createCli } from '../../../functions/cli/cli-program.ts';
 import { CHECKPOINT_WRITE_PACING } from '../../../functions/core/checkpoint/progress.ts';

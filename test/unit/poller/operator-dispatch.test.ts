@@ -1,22 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import type { BankingEvent, FeedPage } from '../../../functions/core/banking-event.ts';
-import type { BankingCredentials, EntryOutcome, PollRequest } from '../../../functions/core/ports.ts';
+import type {
+  BankingCredentials,
+  ClaimCheckLocation,
+  ClaimCheckStore,
+  EntryOutcome,
+  PollRequest,
+} from '../../../functions/core/ports.ts';
+import { jsonBytes, LAMBDA_RESPONSE_MAX_BYTES } from '../../../functions/poller/operator-answer.ts';
 import {
   type OperatorPorts,
   type ProgramFeed,
   runOperatorRequest,
 } from '../../../functions/poller/operator-dispatch.ts';
+import type { ReplayResult } from '../../../functions/poller/operator-request.ts';
 import { loadPollerConfig } from '../../../functions/poller/poller-config.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { InMemoryPublisher, makeEvent, RecordingLogger } from '../../support/in-memory-ports.ts';
 
 const CLIENT_SECRET = 'cl1ent-s3cret-value';
 
-/** Events 1..count in pages of 3, answered at once; lookups by number and id. */
-function feedOf(events: readonly BankingEvent[]): ProgramFeed {
+/** Events 1..count in pages of `pageSize`, answered at once; lookups by number and id. */
+function feedOf(events: readonly BankingEvent[], pageSize = 3): ProgramFeed {
   return {
     async poll(request: PollRequest): Promise<FeedPage> {
-      const page = events.filter((event) => event.sequence_number > (request.after ?? 0)).slice(0, 3);
+      const page = events.filter((event) => event.sequence_number > (request.after ?? 0)).slice(0, pageSize);
       return { events: page, lastSequenceNumber: page.at(-1)?.sequence_number ?? null };
     },
     async fetchEventBySequence(sequence: number) {
@@ -42,9 +50,18 @@ class SlowBus extends InMemoryPublisher {
   }
 }
 
+/** The claim-check bucket in memory. */
+class MemoryAnswers implements ClaimCheckStore {
+  readonly objects = new Map<string, string>();
+  async put(key: string, body: string): Promise<ClaimCheckLocation> {
+    this.objects.set(key, body);
+    return { bucket: 'claims', key };
+  }
+}
+
 function portsFor(
   feed: ProgramFeed,
-  options: { clock: FakeClock; bus?: InMemoryPublisher; budgetMs: number },
+  options: { clock: FakeClock; bus?: InMemoryPublisher; budgetMs: number; answers?: ClaimCheckStore },
 ): OperatorPorts {
   const credentials = {
     get: async (): Promise<BankingCredentials> => ({
@@ -66,6 +83,7 @@ function portsFor(
     clock: options.clock,
     logger: new RecordingLogger(),
     deadline: options.clock.now() + options.budgetMs,
+    ...(options.answers === undefined ? {} : { answers: options.answers }),
   };
 }
 
@@ -152,5 +170,69 @@ describe('runOperatorRequest', () => {
       context: { field: 'operatorRequest.program' },
     });
     expect(polled).toBe(false);
+  });
+
+  it('pages a dry run by size: 100 events of 50 KB come back in answers within the limit, each event once', async () => {
+    const events = Array.from({ length: 100 }, (_, index) =>
+      makeEvent(index + 1, { data: { note: 'n'.repeat(50 * 1024) } }),
+    );
+    const ports = portsFor(feedOf(events, 100), { clock: new FakeClock(), budgetMs: 60_000 });
+    const request = {
+      version: 1,
+      kind: 'replay',
+      program: 'default',
+      to: 100,
+      holdMs: 1_000,
+      dryRun: true,
+    } as const;
+
+    const answers: ReplayResult[] = [];
+    for (let from = 1; from <= 100 && answers.length < 10; ) {
+      const answer = (await runOperatorRequest({ ...request, from }, ports)) as ReplayResult;
+      answers.push(answer);
+      from = answer.through + 1;
+    }
+
+    expect(answers.length).toBeGreaterThan(1);
+    for (const answer of answers) expect(jsonBytes(answer)).toBeLessThanOrEqual(LAMBDA_RESPONSE_MAX_BYTES);
+    expect(answers.flatMap((answer) => answer.events!)).toEqual(events);
+    expect(answers.map((answer) => answer.published)).toEqual(answers.map((answer) => answer.events!.length));
+  });
+
+  it('leaves a lookup too large to return in the claim-check bucket, and says how large without one', async () => {
+    const large = makeEvent(1, { data: { note: 'x'.repeat(4 * 1024 * 1024) } });
+    const answers = new MemoryAnswers();
+    const clock = new FakeClock();
+    const request = { version: 1, kind: 'event', program: 'default', sequence: 1 } as const;
+
+    const stored = await runOperatorRequest(
+      request,
+      portsFor(feedOf([large]), { clock, budgetMs: 5_000, answers }),
+    );
+    const unstored = await runOperatorRequest(request, portsFor(feedOf([large]), { clock, budgetMs: 5_000 }));
+
+    expect(stored).toMatchObject({ kind: 'stored-answer', answers: 'event', stored: { bucket: 'claims' } });
+    const { key } = (stored as { stored: { key: string } }).stored;
+    expect(JSON.parse(answers.objects.get(key)!)).toEqual({ kind: 'event', found: true, event: large });
+    expect(unstored).toEqual({
+      kind: 'oversize-answer',
+      answers: 'event',
+      oversize: {
+        bytes: jsonBytes({ kind: 'event', found: true, event: large }),
+        maxBytes: LAMBDA_RESPONSE_MAX_BYTES,
+      },
+    });
+  });
+
+  it("answers an event's detail byte for byte, escapes and percent signs included", async () => {
+    const event = makeEvent(1, { data: { note: 'a "quoted" word, 100%25 and \u00e9 \\ done' } });
+    const ports = portsFor(feedOf([event]), { clock: new FakeClock(), budgetMs: 5_000 });
+
+    const answer = await runOperatorRequest(
+      { version: 1, kind: 'event', program: 'default', sequence: 1 },
+      ports,
+    );
+
+    expect(answer).toEqual({ kind: 'event', found: true, event });
   });
 });

@@ -6,6 +6,7 @@ import {
   operatorInvocation,
   parseOperatorRequest,
 } from '../../../functions/poller/operator-request.ts';
+import { expectNoSecretShown } from '../../support/secret-assertions.ts';
 
 const event = (request: Record<string, unknown>) => ({
   operatorRequest: { version: 1, program: 'default', ...request },
@@ -62,11 +63,17 @@ describe('parseOperatorRequest', () => {
     ['no kind', event({}), 'operatorRequest.kind'],
     ['an unknown kind', event({ kind: 'checkpoint-set' }), 'operatorRequest.kind'],
     ['a field of another kind', event({ kind: 'feed-oldest', from: 1 }), 'operatorRequest.from'],
-    // A key that is not a field name is counted, never echoed (it could be anything, a secret too).
+    // A key that is not a field name shows by a short prefix, never whole (it could be anything, a secret too).
     [
       'a key that is no name',
       event({ kind: 'feed-oldest', 's3cr/t+=': 1 }),
-      'operatorRequest.<a key of 8 character(s)>',
+      'operatorRequest.<key "s3cr?t…" of 8 character(s)>',
+    ],
+    ['a key of another kind', event({ kind: 'feed-oldest', sequence: 1 }), 'operatorRequest.sequence'],
+    [
+      'a key beside the request',
+      { operatorRequest: { version: 1, kind: 'feed-oldest', program: 'default' }, AKIAIOSFODNN7EXAMPLE: 1 },
+      'event.<key "AKIAIO…" of 20 character(s)>',
     ],
     ['a bad program name', event({ kind: 'feed-oldest', program: '../x' }), 'operatorRequest.program'],
     ['both sequence and id', event({ kind: 'event', sequence: 1, id: 'a' }), 'operatorRequest.sequence'],
@@ -110,5 +117,20 @@ describe('parseOperatorRequest', () => {
     ],
   ])('refuses %s, naming the field', (_name, payload, field) => {
     expect(refusedField(payload)).toBe(field);
+  });
+
+  it('suggests the field a misspelling is near, quoting neither the key nor any value', () => {
+    const secret = 'AKIAIOSFODNN7EXAMPLE';
+    const attempt = () =>
+      parseOperatorRequest(event({ kind: 'event', sequnce: 4, [secret]: 'v4lue-not-shown', id: secret }));
+
+    expect(attempt).toThrow(
+      /operatorRequest\.<key "sequnc…" of 7 character\(s\)> is not a field of a event request; did you mean sequence\?/,
+    );
+    try {
+      attempt();
+    } catch (error) {
+      expectNoSecretShown(error, [secret, 'sequnce', 'v4lue-not-shown']);
+    }
   });
 });

@@ -20,6 +20,7 @@ import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/b
 import * as errors from '../../../functions/core/errors.ts';
 import { eventFailure } from '../../../functions/core/event-model.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
+import { parseScheduledInvocation } from '../../../functions/poller/invocation-input.ts';
 import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
@@ -81,7 +82,11 @@ function issuing(token: unknown): Responder {
   return json(200, { access_token: token, expires_in: 3600 });
 }
 
-async function feedAgainst(eventsAnswer: Responder, tokenAnswer: Responder = issuing(TOKEN)) {
+async function feedAgainst(
+  eventsAnswer: Responder,
+  tokenAnswer: Responder = issuing(TOKEN),
+  options: { readonly maxPageBytes?: number } = {},
+) {
   const server = await startScriptedServer(eventsAnswer, { routes: { '/oauth2/token': tokenAnswer } });
   const credentials = new StaticCredentialsProvider({
     baseUrl: server.baseUrl,
@@ -90,7 +95,7 @@ async function feedAgainst(eventsAnswer: Responder, tokenAnswer: Responder = iss
   });
   const dispatcher = new Agent();
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
-  const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+  const feed = new BankingEventFeed({ credentials, tokens, dispatcher, maxPageBytes: options.maxPageBytes });
   return {
     feed,
     close: async () => {
@@ -208,6 +213,18 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   ['feed failing, echoing the Authorization header', () => poll(echoing(500))],
   ['feed answering a client error, echoing the Authorization header', () => poll(echoing(400))],
   ['feed answering broken JSON that holds the token', () => poll(json(200, `{"data": [{"note": "${TOKEN}"`))],
+  [
+    'a page too long to read at once whose first event, holding the token, does not end in what was read',
+    async () => {
+      const page = JSON.stringify({ data: [{ id: 'e-1', note: `${TOKEN} ${'x'.repeat(2_000)}` }] });
+      const { feed, close } = await feedAgainst(json(200, page), issuing(TOKEN), { maxPageBytes: 1_024 });
+      try {
+        await feed.poll({ after: 1, signal: AbortSignal.timeout(10_000) });
+      } finally {
+        await close();
+      }
+    },
+  ],
   [
     'an event the bus would refuse, holding the token, looked up by id',
     async () => {
@@ -330,6 +347,10 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       parseOperatorRequest({
         operatorRequest: { version: 1, kind: CLIENT_SECRET, program: 'default', [TOKEN]: URL_PASSWORD },
       }),
+  ],
+  [
+    'invocation refused, its keys and values holding a secret',
+    () => parseScheduledInvocation({ program: 'default', [CLIENT_SECRET]: TOKEN, [URL_PASSWORD]: 1 }),
   ],
   [
     'checkpoint moved backwards',

@@ -34,7 +34,7 @@ import {
 } from '../aws-http-exchange.ts';
 import { ERROR_NAME, EventBridgeServiceError } from '../put-events-transport.ts';
 import { safeAwsMessage } from '../service-error-redaction.ts';
-import { type SigningCredentials, SigningKeyCache, signJsonPost } from '../sigv4.ts';
+import { type SigningCredentials, SigningKeyCache, signPost } from '../sigv4.ts';
 
 /** The service's Smithy shape id, the first part of every operation's path. */
 const SERVICE_PATH = '/service/AWSEventsV2/operation/';
@@ -113,7 +113,10 @@ export class EventBridgeV2Rpc {
     return this.callEncoded<T>(operation, cbor.serialize(input), signal);
   }
 
-  /** As `call`, with a body already encoded as CBOR (the publisher writes its requests itself). */
+  /**
+   * As `call`, with a body already encoded as CBOR (the publisher's `put-events-request.ts`, which
+   * `bench:cbor` swaps for a hand writer to compare the two).
+   */
   async callEncoded<T>(operation: string, body: Uint8Array, signal?: AbortSignal): Promise<T> {
     const [target, credentials] = await Promise.all([
       this.#resolveTarget(),
@@ -121,7 +124,7 @@ export class EventBridgeV2Rpc {
     ]);
     const path = `${target.url.pathname.replace(/\/$/, '')}${SERVICE_PATH}${operation}`;
     // Awaited though ours is synchronous, as in `put-events-transport.ts`: `bench:signer` swaps in the library signer.
-    const headers = await signJsonPost(
+    const headers = await signPost(
       {
         host: target.url.host,
         path,

@@ -110,8 +110,16 @@ describe('EventBridgePublisher against moto', () => {
       maxRequestBytes: 262_144,
     });
 
-    expect(publisher.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 1_000_000 });
-    expect(smaller.limits).toEqual({ maxEntriesPerBatch: 10, maxBatchBytes: 262_144 });
+    expect(publisher.limits).toEqual({
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: 1_000_000,
+      maxEntryBytes: 1_000_000,
+    });
+    expect(smaller.limits).toEqual({
+      maxEntriesPerBatch: 10,
+      maxBatchBytes: 262_144,
+      maxEntryBytes: 262_144,
+    });
   });
 
   it('turns a missing bus into a ConfigurationError naming it', async () => {
@@ -126,7 +134,7 @@ describe('EventBridgePublisher against moto', () => {
     expect((error as ConfigurationError).message).toContain(busName);
   });
 
-  it('wraps a network failure of the whole request in a retryable PublishError', async () => {
+  it('wraps a network failure of the whole request in a PublishError the pipeline retries (transient)', async () => {
     // Port 1 on loopback refuses connections; one attempt keeps the SDK from retrying it first.
     const unreachable = new EventBridgeClient({ endpoint: 'http://127.0.0.1:1', maxAttempts: 1 });
     const offline = new EventBridgePublisher({
@@ -144,8 +152,8 @@ describe('EventBridgePublisher against moto', () => {
     unreachable.destroy();
 
     expect(error).toBeInstanceOf(PublishError);
+    expect((error as PublishError).failure).toBe('transient');
     expect((error as PublishError).context).toMatchObject({
-      retryable: true,
       entries: 2,
       firstSequenceNumber: 301,
       lastSequenceNumber: 302,

@@ -117,7 +117,7 @@ describe('PutEvents signed by hand', () => {
 
     expect(outcomes).toEqual([
       { ok: true },
-      { ok: false, errorCode: 'InternalFailure', errorMessage: 'try again' },
+      { ok: false, failure: 'transient', errorCode: 'InternalFailure', errorMessage: 'try again' },
     ]);
   });
 
@@ -126,24 +126,24 @@ describe('PutEvents signed by hand', () => {
       'throttling',
       json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' }),
       'ThrottlingException',
-      true,
+      'throttled',
     ],
     [
       'a server error',
       json(500, { __type: 'InternalException', message: 'oops' }),
       'InternalException',
-      true,
+      'transient',
     ],
-    ['a 503 that is not JSON', json(503, '<html>busy</html>'), 'InternalFailure', true],
+    ['a 503 that is not JSON', json(503, '<html>busy</html>'), 'InternalFailure', 'transient'],
     [
       'a bad request',
       json(400, { __type: 'com.amazon.coral#InvalidRequest', message: 'no' }),
       'InvalidRequest',
-      false,
+      'rejected',
     ],
   ] as const)(
-    'wraps %s as a PublishError named as the SDK names it',
-    async (_case, answer, awsError, retryable) => {
+    "wraps %s as a PublishError named as the SDK names it, classified in the core's words",
+    async (_case, answer, awsError, failure) => {
       const server = await startScriptedServer(answer);
 
       const error = await publisherFor(server.baseUrl)
@@ -151,9 +151,9 @@ describe('PutEvents signed by hand', () => {
         .catch((caught: unknown) => caught);
 
       expect(error).toBeInstanceOf(PublishError);
+      expect((error as PublishError).failure).toBe(failure);
       expect((error as PublishError).context).toMatchObject({
         awsError,
-        retryable,
         entries: 2,
         firstSequenceNumber: 7,
       });
@@ -202,17 +202,12 @@ describe('PutEvents signed by hand', () => {
 
     const [expired, throttled, unsigned] = [await failure(), await failure(), await failure()];
 
-    expect(expired.context).toMatchObject({
-      awsError: 'ExpiredTokenException',
-      status: 403,
-      retryable: false,
-    });
-    expect(throttled.context).toMatchObject({ awsError: 'ThrottlingException', retryable: true });
-    expect(unsigned.context).toMatchObject({
-      awsError: 'SignatureDoesNotMatch',
-      status: 403,
-      retryable: false,
-    });
+    expect(expired.context).toMatchObject({ awsError: 'ExpiredTokenException', status: 403 });
+    expect(expired.failure).toBe('rejected');
+    expect(throttled.context).toMatchObject({ awsError: 'ThrottlingException' });
+    expect(throttled.failure).toBe('throttled');
+    expect(unsigned.context).toMatchObject({ awsError: 'SignatureDoesNotMatch', status: 403 });
+    expect(unsigned.failure).toBe('rejected');
   });
 
   it('keeps the session token out of a signature error that quotes the canonical request', async () => {
@@ -277,7 +272,7 @@ describe('PutEvents signed by hand', () => {
       .send(events, new AbortController().signal)
       .catch((caught: unknown) => caught);
 
-    expect((error as PublishError).context).toMatchObject({ tooLarge: true, retryable: false });
+    expect((error as PublishError).failure).toBe('too-large');
   });
 
   it('wraps a connection reset as a retryable PublishError', async () => {
@@ -290,7 +285,7 @@ describe('PutEvents signed by hand', () => {
       .catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(PublishError);
-    expect((error as PublishError).context).toMatchObject({ retryable: true });
+    expect((error as PublishError).failure).toBe('transient');
   });
 
   it('goes where the SDK would: the configured endpoint variable, else the region endpoint', async () => {

@@ -3,7 +3,7 @@
  * PutEvents-like requests (session tokens, bodies with every kind of character, days apart).
  */
 import { describe, expect, it } from 'vitest';
-import { SigningKeyCache, signJsonPost } from '../../../../functions/adapters/aws/sigv4.ts';
+import { SigningKeyCache, signPost } from '../../../../functions/adapters/aws/sigv4.ts';
 import { createRandom } from '../../../../functions/simulator/seeded-random.ts';
 import { referenceSignature } from '../../../support/sigv4-reference.ts';
 
@@ -13,9 +13,9 @@ const SUITE_CREDENTIALS = {
   secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
 };
 
-describe('signJsonPost', () => {
+describe('signPost', () => {
   it('signs AWS test-suite request post-vanilla with its published signature', () => {
-    const headers = signJsonPost(
+    const headers = signPost(
       {
         host: 'example.amazonaws.com',
         body: '',
@@ -59,7 +59,7 @@ describe('signJsonPost', () => {
         now: Date.parse('2026-11-24T23:59:58Z') + round * 997,
       };
 
-      const ours = signJsonPost(request, keys);
+      const ours = signPost(request, keys);
       const theirs = await referenceSignature(request);
 
       expect(ours.authorization, `round ${round}`).toBe(theirs.authorization);
@@ -95,7 +95,7 @@ describe('signJsonPost', () => {
         now: Date.parse('2026-11-26T10:00:00Z') + round * 1000,
       };
 
-      const ours = signJsonPost(request, keys);
+      const ours = signPost(request, keys);
       const theirs = await referenceSignature(request);
 
       expect(ours.authorization, `round ${round}`).toBe(theirs.authorization);

@@ -373,20 +373,46 @@ describe('ClientCredentialsTokenProvider: deadline', () => {
     await expect.poll(() => closed).toBe(true);
   });
 
-  it('lets the other callers of a shared request go on when one gives up', async () => {
+  it('lets the other callers of a shared request go on when one who did not start it gives up', async () => {
     const tokenEndpoint = heldUntilReleased(issuing(3600));
     const { server, provider } = await setup(tokenEndpoint);
     const impatient = new AbortController();
 
-    const first = provider.getToken(impatient.signal).catch((caught: unknown) => caught);
-    const second = provider.getToken(live());
+    const first = provider.getToken(live());
+    const second = provider.getToken(impatient.signal).catch((caught: unknown) => caught);
     await expect.poll(() => server.requests.length).toBe(1);
     impatient.abort();
 
-    await expect(first).resolves.toBeInstanceOf(DeadlineExceededError);
+    await expect(second).resolves.toBeInstanceOf(DeadlineExceededError);
     tokenEndpoint.release();
-    await expect(second).resolves.toBe('tok-1');
+    await expect(first).resolves.toBe('tok-1');
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('aborts the request when the caller that started it gives up, though others wait; they ask again', async () => {
+    const tokenEndpoint = heldUntilReleased(issuing(3600));
+    let received = 0;
+    const cutShort: number[] = [];
+    const { server, provider } = await setup((request, response) => {
+      const index = ++received;
+      response.once('close', () => {
+        if (!response.writableEnded) cutShort.push(index);
+      });
+      return tokenEndpoint(request, response);
+    });
+    const starter = new AbortController();
+    const first = provider.getToken(starter.signal).catch((caught: unknown) => caught);
+    const second = provider.getToken(live());
+    await expect.poll(() => server.requests.length).toBe(1);
+
+    starter.abort();
+
+    await expect(first).resolves.toBeInstanceOf(DeadlineExceededError);
+    // A request of a run that ended never outlives it: the other caller's is a new one.
+    await expect.poll(() => server.requests.length).toBe(2);
+    await expect.poll(() => cutShort).toEqual([1]);
+    tokenEndpoint.release();
+    await expect(second).resolves.toMatch(/^tok-\d$/);
   });
 
   it('sends nothing when the signal has already aborted', async () => {

@@ -6,7 +6,12 @@ import {
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import { FeedReader } from '../../../../functions/core/feed-reader.ts';
+import { eventFootprint } from '../../../../functions/core/memory-budget.ts';
 import type { StreamMessage } from '../../../../functions/core/ports.ts';
+import {
+  MAX_SERVER_RETRY_MS,
+  MIN_RECONNECT_WAIT_MS,
+} from '../../../../functions/core/stream/stream-connection.ts';
 import { StreamReader } from '../../../../functions/core/stream/stream-reader.ts';
 import type { StreamRecovery } from '../../../../functions/core/stream/stream-recovery.ts';
 import { FakeClock } from '../../../support/fake-clock.ts';
@@ -27,9 +32,12 @@ interface Options {
   readonly lookupEvents?: BankingEvent[];
   readonly lookupDelayMs?: number;
   readonly maxBufferedEvents?: number;
+  readonly maxBufferedBytes?: number;
   readonly recordedGaps?: readonly number[];
   /** Whether earlier events are being published (micro-batches wait only then). @default true */
   readonly busy?: boolean;
+  /** @default WINDOW_MS */
+  readonly windowMs?: number;
 }
 
 function setup(options: Options = {}) {
@@ -39,7 +47,7 @@ function setup(options: Options = {}) {
   const lookup = new InMemoryLookup(clock, options.lookupEvents ?? [], options.lookupDelayMs ?? 0);
   const metrics = new RecordingMetrics();
   const logger = new RecordingLogger();
-  const deadline = clock.now() + WINDOW_MS;
+  const deadline = clock.now() + (options.windowMs ?? WINDOW_MS);
   const window = { deadline, signal: clock.deadline(deadline).signal };
   const gaps = new Set(options.recordedGaps ?? []);
   const recordedGaps = { includes: (sequence: number) => gaps.has(sequence) };
@@ -58,6 +66,7 @@ function setup(options: Options = {}) {
       minPollWindowMs: 500,
       reconnectBackoff: { baseMs: 200, capMs: 2_000 },
       maxBufferedEvents: options.maxBufferedEvents,
+      maxBufferedBytes: options.maxBufferedBytes,
     },
     window,
   );
@@ -113,6 +122,30 @@ describe('StreamReader', () => {
     });
     expect(sequences(await lingering)).toEqual([3]);
     expect(clock.now() - startedAt).toBe(55);
+    await reader.close();
+  });
+
+  it.each([
+    ['days (retry: 999999999)', 999_999_999, MAX_SERVER_RETRY_MS],
+    ['nothing (retry: 0)', 0, MIN_RECONNECT_WAIT_MS],
+  ])('honours a stream asking to wait %s only within bounds', async (_label, retryMs, expectedWaitMs) => {
+    const { stream, reader, clock, logger, startedAt } = setup({
+      windowMs: 3 * MAX_SERVER_RETRY_MS,
+      busy: false,
+    });
+    stream
+      .connection({ message: { kind: 'retry', retryMs } }, { message: message(range(1, 1)) }, { end: true })
+      .connection({ message: message(range(2, 2)) });
+
+    expect(sequences(await reader.next(null))).toEqual([1]);
+    expect(sequences(await reader.next(1))).toEqual([2]);
+
+    // Reopened after the bounded delay: neither given up for the run nor reopened in a hot loop.
+    expect(stream.opens).toEqual([null, 1]);
+    expect(clock.now() - startedAt).toBe(expectedWaitMs);
+    expect(logger.lines.map((line) => line.message)).toContain(
+      'The stream asked for a reconnection delay out of bounds; using the nearest bound',
+    );
     await reader.close();
   });
 
@@ -304,6 +337,25 @@ describe('StreamReader', () => {
     expect(read.kind === 'events' && read.late.map((event) => event.sequence_number)).toEqual([2]);
     expect(sequences(read)).toEqual([4]);
     expect(metrics.sum('LateEvents')).toBe(1);
+    await reader.close();
+  });
+
+  it('stops taking messages off the connection while the events buffered take its bytes, and hands them out within the bytes asked for', async () => {
+    const each = eventFootprint(range(1, 1)[0]!);
+    const { stream, reader } = setup({ maxBufferedBytes: 5 * each, busy: false });
+    stream.connection(
+      ...Array.from({ length: 10 }, (_, i) => ({ message: message(range(i * 3 + 1, i * 3 + 3)) })),
+    );
+
+    const room = { bytes: 2 * each, events: 100 };
+    const first = await reader.next(null, room);
+    // Two messages fill the buffer past 5 events' bytes; the third stays on the connection.
+    expect(stream.pulled).toBeLessThanOrEqual(2);
+    expect(sequences(first)).toEqual([1, 2]);
+    const all = [...sequences(first)];
+    while (all.length < 30) all.push(...sequences(await reader.next(all.at(-1)!, room)));
+
+    expect(all).toEqual(range(1, 30).map((event) => event.sequence_number));
     await reader.close();
   });
 

@@ -11,7 +11,7 @@ import {
   deduplicationIdOf,
 } from '../../../../../functions/adapters/aws/eventbridgev2/custom-bus-publisher.ts';
 import { EventBridgeV2Rpc } from '../../../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
-import { DEFAULT_MAX_ENTRY_BYTES } from '../../../../../functions/core/claim-check.ts';
+import { DEFAULT_MAX_ENTRY_BYTES } from '../../../../../functions/adapters/aws/put-events-limits.ts';
 import {
   ConfigurationError,
   PayloadValidationError,
@@ -177,8 +177,13 @@ describe('CustomBusPublisher', () => {
     expect(outcomes).toEqual([
       { ok: true },
       { ok: true },
-      { ok: false, errorCode: 'InternalException', errorMessage: 'Try again' },
-      { ok: false, errorCode: 'MissingResult', errorMessage: 'PutEvents returned no result for this entry' },
+      { ok: false, failure: 'transient', errorCode: 'InternalException', errorMessage: 'Try again' },
+      {
+        ok: false,
+        failure: 'transient',
+        errorCode: 'MissingResult',
+        errorMessage: 'PutEvents returned no result for this entry',
+      },
     ]);
   });
 
@@ -195,23 +200,23 @@ describe('CustomBusPublisher', () => {
       'throttling',
       cborAnswer(429, { __type: 'ThrottlingException', Message: 'Rate exceeded' }),
       'ThrottlingException',
-      true,
+      'throttled',
     ],
     [
       'a server error',
       cborAnswer(500, { __type: 'InternalException', Message: 'oops' }),
       'InternalException',
-      true,
+      'transient',
     ],
     [
       'a refused input',
       cborAnswer(400, { __type: 'InvalidInputException', Message: 'bad Source' }),
       'InvalidInputException',
-      false,
+      'rejected',
     ],
   ] as const)(
-    'wraps %s as a PublishError, retryable as the SDK would retry it',
-    async (_case, answer, awsError, retryable) => {
+    "wraps %s as a PublishError, classified in the core's words",
+    async (_case, answer, awsError, failure) => {
       const server = await startScriptedServer(answer);
 
       const error = await publisherFor(server.baseUrl)
@@ -219,15 +224,14 @@ describe('CustomBusPublisher', () => {
         .catch((caught: unknown) => caught);
 
       expect(error).toBeInstanceOf(PublishError);
+      expect((error as PublishError).failure).toBe(failure);
       expect((error as PublishError).context).toMatchObject({
         awsError,
-        retryable,
         eventBusArn: BUS_ARN,
         entries: 2,
         firstSequenceNumber: 7,
         lastSequenceNumber: 8,
       });
-      expect((error as PublishError).context.tooLarge).toBeUndefined();
     },
   );
 
@@ -243,7 +247,7 @@ describe('CustomBusPublisher', () => {
       .send(events, signal())
       .catch((caught: unknown) => caught);
 
-    expect((error as PublishError).context).toMatchObject({ retryable: false, tooLarge: true });
+    expect((error as PublishError).failure).toBe('too-large');
   });
 
   it('turns a denied role and a missing bus into configuration errors naming the bus', async () => {
@@ -280,7 +284,11 @@ describe('CustomBusPublisher', () => {
     const make = (eventBusArn: string) => () =>
       new CustomBusPublisher({ eventBusArn, source: 'banking.events', program: 'retail' });
 
-    expect(publisher.limits).toEqual({ maxEntriesPerBatch: 100, maxBatchBytes: DEFAULT_MAX_ENTRY_BYTES });
+    expect(publisher.limits).toEqual({
+      maxEntriesPerBatch: 100,
+      maxBatchBytes: DEFAULT_MAX_ENTRY_BYTES,
+      maxEntryBytes: DEFAULT_MAX_ENTRY_BYTES,
+    });
     expect(publisher.entrySize(events[0]!)).toBe(
       14 + 'banking.events'.length + 'account_status'.length + Buffer.byteLength(events[0]!.detail),
     );

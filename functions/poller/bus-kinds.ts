@@ -1,0 +1,81 @@
+/**
+ * What the handler does differently for each kind of bus (`EVENT_BUS_KIND`), in one place: how
+ * `EVENT_BUS_NAME` addresses the bus, and which publisher a program's events go through. The
+ * configuration reads the address here (`poller-config.ts`), the handler builds the publishers
+ * here once per container; nothing else looks at the kind. The publishers are adapters
+ * (`adapters/aws/`).
+ */
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
+import { CustomBusPublisher } from '../adapters/aws/eventbridgev2/custom-bus-publisher.ts';
+import { parseEventBusV2Arn } from '../adapters/aws/eventbridgev2/event-bus-arn.ts';
+import { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import type { EventPublisher } from '../core/ports.ts';
+import type { EnvironmentValues } from '../settings/environment.ts';
+
+/** What the publishers are built from: the configuration (`PollerConfig`) has all of it. */
+export type BusConfig = Pick<
+  EnvironmentValues,
+  'eventBus' | 'eventSource' | 'maxEventEntryBytes' | 'defaultProgram' | 'eventGroupBy'
+> & {
+  /** The function's own programs (`PROGRAM_SECRETS`). */
+  readonly programSecrets: ReadonlyMap<string, string>;
+};
+
+/** The bus for a program's events. */
+export type BusPublishers = (program: string) => EventPublisher;
+
+export interface HandlerBusKind {
+  /**
+   * `EVENT_BUS_NAME` as this kind addresses its bus.
+   *
+   * @throws ConfigurationError naming the variable and the expected form
+   */
+  address(value: string): string;
+  /** The publishers, over `client` (it supplies credentials, region and endpoint to hand-signed requests). */
+  publishers(config: BusConfig, client: EventBridgeClient): BusPublishers;
+}
+
+export const HANDLER_BUS_KINDS: Readonly<Record<EnvironmentValues['eventBusKind'], HandlerBusKind>> =
+  Object.freeze({
+    /** A name, or an ARN for a bus of another account. The bus needs no program: one publisher serves all. */
+    classic: {
+      address: (value) => value,
+      publishers(config, client) {
+        const classic = new EventBridgePublisher({
+          client,
+          eventBusName: config.eventBus,
+          source: config.eventSource,
+          maxRequestBytes: config.maxEventEntryBytes,
+        });
+        return () => classic;
+      },
+    },
+    /**
+     * Its API addresses a bus by its ARN only. The program names the event group
+     * (`EVENT_GROUP_BY`), so each program has its own view of one publisher, over one signed client.
+     */
+    custom: {
+      address: (value) => parseEventBusV2Arn(value, 'Environment variable EVENT_BUS_NAME', 'EVENT_BUS_NAME'),
+      publishers(config, client) {
+        const custom = new CustomBusPublisher({
+          rpc: new EventBridgeV2Rpc({ client }),
+          eventBusArn: config.eventBus,
+          source: config.eventSource,
+          program: config.defaultProgram,
+          groupBy: config.eventGroupBy,
+          maxRequestBytes: config.maxEventEntryBytes,
+        });
+        const views = new Map<string, CustomBusPublisher>([[config.defaultProgram, custom]]);
+        return (program) => {
+          let view = views.get(program);
+          if (view === undefined) {
+            view = custom.forProgram(program);
+            // Only the function's own programs are kept: an operator request may name another (refused later).
+            if (config.programSecrets.has(program)) views.set(program, view);
+          }
+          return view;
+        };
+      },
+    },
+  });
