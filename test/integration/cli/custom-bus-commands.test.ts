@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { tag } from '@smithy/core/cbor';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEvent } from '../../../functions/subscriber/index.ts';
@@ -19,6 +18,7 @@ import { cborAnswer, decodedBody, sdkAuthorization } from '../../support/cbor-re
 import { motoCliEnvironment, runCli } from '../../support/cli-process.ts';
 import { startCustomBus } from '../../support/custom-bus/index.ts';
 import { createActiveBus, standInRpc } from '../../support/custom-bus/stand-in-client.ts';
+import { createOutputsStack } from '../../support/moto-deployment.ts';
 import {
   closeAll,
   type RecordedRequest,
@@ -202,17 +202,7 @@ describe('the CLI on a Custom Event Bus', () => {
       EventBusName: 'banking-events',
       EventBusArn: BUS_ARN,
     };
-    const cloudFormation = new CloudFormationClient({});
-    await cloudFormation.send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-        }),
-      }),
-    );
-    cloudFormation.destroy();
+    await createOutputsStack(stackName, outputs);
 
     const text = await cli(['--stack', stackName, 'status'], bus.baseUrl);
     const json = await cli(['--stack', stackName, 'status', '--json'], bus.baseUrl);
