@@ -19,7 +19,14 @@ export class PollerError extends Error {
   }
 }
 
-/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+/**
+ * A configuration value (environment variable, secret field, CDK context key) is missing or malformed.
+ *
+ * Not in the jsii assembly (an `Error` subclass has no form in Python, Java, .NET or Go); the jsii
+ * kernel still reports it to those languages by its name, `ConfigurationError`.
+ *
+ * @jsii ignore
+ */
 export class ConfigurationError extends PollerError {
   static readonly code = 'CONFIGURATION_INVALID';
 
@@ -138,6 +145,27 @@ export class EventUnprocessableError extends PollerError {
 
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
     super(EventUnprocessableError.code, message, { context, cause });
+  }
+}
+
+/**
+ * One event whose sequence number lies implausibly far past the numbers before it (more than
+ * `MAX_SEQUENCE_JUMP` above the cursor): it is held, not trusted, and quarantined once with this
+ * code; the checkpoint does not move past numbers that may still come until an operator accepts
+ * or rejects the jump (`banking-events-poller jumps`). See `sequence-jumps.ts`.
+ */
+export class SequenceJumpError extends PollerError {
+  static readonly code = 'SEQUENCE_JUMP_HELD';
+
+  constructor(sequenceNumber: number, cursor: number, maxJump: number, eventId: string) {
+    super(
+      SequenceJumpError.code,
+      `Event ${eventId} has sequence number ${sequenceNumber}, ${sequenceNumber - cursor} past ${cursor}, ` +
+        `the highest number before it; more than ${maxJump} (MAX_SEQUENCE_JUMP) is not trusted. It is held: ` +
+        'events with lower numbers are still published, and the checkpoint stays below it until an operator ' +
+        'accepts or rejects the jump (banking-events-poller jumps)',
+      { context: { sequenceNumber, cursor, maxJump, eventId, field: 'sequence_number' } },
+    );
   }
 }
 
@@ -309,6 +337,7 @@ export const POLLER_ERRORS = [
   PageTooLargeError,
   EventUnpublishableError,
   EventUnprocessableError,
+  SequenceJumpError,
   FeedCursorError,
   EventTooLargeError,
   PublishError,

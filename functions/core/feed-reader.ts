@@ -5,6 +5,7 @@ import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
 import { type ReadRoom, withinRoom } from './memory-budget.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
+import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from './sequence-jumps.ts';
 
 export interface FeedReaderDeps {
   readonly feed: EventFeed;
@@ -18,6 +19,11 @@ export interface FeedReaderDeps {
    * below the cursor with one of them was filled in late and is wanted. @default none
    */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): they are returned apart, as
+   * `held`, never as events. @default every event is trusted (the operator's reads)
+   */
+  readonly jumps?: JumpRule;
 }
 
 export interface FeedReaderOptions {
@@ -40,13 +46,16 @@ export interface ReadWindow {
 
 export type FeedRead =
   /**
-   * Events after the cursor, new to this checkpoint, ascending; and `late` ones at or below it
-   * that fall in a recorded gap (never published). One of the two is not empty.
+   * Events after the cursor, new to this checkpoint, ascending; `late` ones at or below it that
+   * fall in a recorded gap (never published); and `held` ones, from a number implausibly far past
+   * the cursor on (`sequence-jumps.ts`): never to be registered. One of the three is not empty.
    */
   | {
       readonly kind: 'events';
       readonly events: readonly BankingEvent[];
       readonly late: readonly BankingEvent[];
+      /** Absent when none. */
+      readonly held?: readonly BankingEvent[];
     }
   /** The feed answered that nothing is new. */
   | { readonly kind: 'caught-up' }
@@ -205,14 +214,41 @@ export class FeedReader implements FeedSource {
         continue;
       }
       this.#consecutiveErrors = 0;
-      if (fresh.length === 0 && late.length === 0) {
-        this.#paceAnswerWithoutEvents(startedAt);
-        return { kind: 'caught-up' };
-      }
-      this.#lastAnswerQuickAndEmpty = false;
-      this.#noteTextPerEvent(page.events);
-      return { kind: 'events', events: withinRoom(fresh, room, late), late };
+      return this.#answered(page, { fresh, late, after, room, startedAt });
     }
+  }
+
+  /**
+   * What an answer with events after the cursor (or late ones) gives: those from an implausible
+   * jump on held apart (`sequence-jumps.ts`), the rest within `room`; "caught up" when nothing is
+   * left to publish.
+   */
+  #answered(
+    page: FeedPage,
+    read: {
+      fresh: BankingEvent[];
+      late: BankingEvent[];
+      after: number | null;
+      room: ReadRoom | undefined;
+      startedAt: number;
+    },
+  ): FeedRead {
+    const { fresh, late, after, room, startedAt } = read;
+    const { trusted, held } =
+      this.#deps.jumps === undefined
+        ? { trusted: fresh, held: [] }
+        : splitAtJump(fresh, after ?? SEQUENCE_ORIGIN, this.#deps.jumps);
+    if (trusted.length === 0 && late.length === 0) {
+      // Held events alone: the feed answers at once while it has them, so this is paced too.
+      this.#paceAnswerWithoutEvents(startedAt);
+      return held.length === 0 ? { kind: 'caught-up' } : { kind: 'events', events: [], late, held };
+    }
+    this.#lastAnswerQuickAndEmpty = false;
+    this.#noteTextPerEvent(page.events);
+    const events = withinRoom(trusted, room, late);
+    // Held events go with the read that reaches them: one the room cut short comes back for them.
+    const reached = held.length > 0 && events.length === trusted.length;
+    return { kind: 'events', events, late, ...(reached ? { held } : {}) };
   }
 
   /**

@@ -223,6 +223,11 @@ export const METRIC_NAMES = [
    */
   'OrderBroken',
   /**
+   * Sequence jumps awaiting an operator's decision (a gauge, the run's maximum): events held for a
+   * number implausibly far past the one before it, quarantined once (see `sequence-jumps.ts`).
+   */
+  'SequenceJumpsHeld',
+  /**
    * Pages of the feed with more events than the poll asked for (a bank that ignores `limit`), or
    * too long to read at once in the function's memory (read in parts).
    */

@@ -244,6 +244,7 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         feedMode: config.feedMode,
         stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
         gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceSeconds * 1000 },
+        maxSequenceJump: config.maxSequenceJump,
         heldBytes: current.memory.heldBytes,
       },
     );

@@ -116,6 +116,28 @@ export class PagePublisher {
     this.#throwIfIncomplete(report);
   }
 
+  /**
+   * Publishes the quarantined copy of a held jump (`sequence-jumps.ts`). It is never registered,
+   * so the checkpoint does not move for it; `onAccepted` records the jump, which is then written
+   * with the next checkpoint. Throws as `publish` does.
+   */
+  async publishHeld(copy: BankingEvent, onAccepted: () => void): Promise<void> {
+    const { budget, progress } = this.#parts;
+    const report = await this.#pipeline.publish([copy], {
+      deadline: budget.deadline,
+      signal: budget.workSignal,
+      onAccepted: () => {
+        onAccepted();
+        this.offerCheckpoint();
+      },
+    });
+    this.#published += report.accepted;
+    this.#deps.metrics.add('EventsPublished', 'Count', report.accepted);
+    const failure = progress.writeFailure;
+    if (failure !== undefined) throw failure.error;
+    this.#throwIfIncomplete(report);
+  }
+
   #throwIfIncomplete(report: PublishReport): void {
     const { budget, progress } = this.#parts;
     const firstFailure = report.failed[0];

@@ -15,6 +15,7 @@ import type { CycleHalt } from './cycle-halt.ts';
 import type { StopReason } from './cycle-summary.ts';
 import type { GapWatch } from './gap-watch.ts';
 import type { InFlight } from './in-flight.ts';
+import type { JumpWatch } from './jump-watch.ts';
 import type { LagGauge } from './lag-gauge.ts';
 import type { PagePublisher } from './page-publisher.ts';
 import type { ReusedIdWatch } from './reused-id-watch.ts';
@@ -54,6 +55,7 @@ export interface ReadLoopParts {
   readonly progress: CheckpointProgress;
   readonly publisher: PagePublisher;
   readonly gapWatch: GapWatch;
+  readonly jumpWatch: JumpWatch;
   readonly lag: LagGauge;
   readonly inFlight: InFlight;
   readonly halt: CycleHalt;
@@ -65,7 +67,8 @@ export interface ReadLoopParts {
 /**
  * Reads and publishes until the deadline, Ctrl-C or the first failure, then waits for the pages
  * still being published. Numbers a page skipped are looked up first; young gaps are looked up
- * again beside the reads. A failure that cannot be retried (authentication, payload, another
+ * again beside the reads; events held past a sequence jump are never registered, their jump
+ * quarantined once. A failure that cannot be retried (authentication, payload, another
  * program's events) is recorded in `halt`: what is in flight still finishes and is checkpointed.
  */
 export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> {
@@ -92,7 +95,9 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
         if (read.upstreamUnavailable) stopReason = 'upstream-unavailable';
         break;
       }
-      if (read.kind === 'caught-up') {
+      if (read.kind === 'events' && read.held !== undefined) holdJump(parts, read.held, read.events);
+      if (read.kind === 'caught-up' || (read.events.length === 0 && read.late.length === 0)) {
+        // Held events alone are nothing new to publish either.
         parts.lag.caughtUp(parts.progress.cursor, parts.progress.safe);
         parts.onCaughtUp?.();
         continue;
@@ -113,6 +118,21 @@ export async function readAndPublish(parts: ReadLoopParts): Promise<StopReason> 
   await reader.close?.();
   await inFlight.allSettled();
   return stopReason;
+}
+
+/** Quarantines the jump among `heldEvents` once (`cycle/jump-watch.ts`); none of them is registered. */
+function holdJump(
+  parts: ReadLoopParts,
+  heldEvents: readonly BankingEvent[],
+  trusted: readonly BankingEvent[],
+): void {
+  const previous = trusted.at(-1)?.sequence_number ?? parts.progress.cursor;
+  const quarantine = parts.jumpWatch.quarantineOnce(heldEvents, previous);
+  if (quarantine === undefined) return;
+  parts.inFlight.add(
+    parts.publisher.publishHeld(quarantine.copy, quarantine.onAccepted),
+    held([quarantine.copy]),
+  );
 }
 
 /**

@@ -252,8 +252,10 @@ export class StreamConnection {
       const entry = buffer.admit(streamed, state, now);
       if (entry?.state === 'queued') recovery?.enqueue(entry);
     }
-    const highest = message.events.at(-1)?.event.sequence_number ?? message.lastEventId;
-    if (highest !== null) buffer.advanceResume(highest);
+    // One number at a time: each is judged against the one before it (`advanceResume`).
+    for (const { event } of message.events) buffer.advanceResume(event.sequence_number);
+    if (message.events.length === 0 && message.lastEventId !== null)
+      buffer.advanceResume(message.lastEventId);
     if (message.events.length > 0) this.#deps.onEvents();
     recovery?.start();
     changes.notify();

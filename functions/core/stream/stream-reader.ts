@@ -2,6 +2,7 @@ import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
 import { DEFAULT_MEMORY_BUDGET, type ReadRoom, withinRoom } from '../memory-budget.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
+import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from '../sequence-jumps.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
 import { StreamConnection } from './stream-connection.ts';
@@ -20,6 +21,11 @@ export interface StreamReaderDeps {
   readonly random?: () => number;
   /** Sequence numbers the feed skipped and nobody published since: a late event for one is wanted. */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): returned apart, as `held`,
+   * and never a resume point. @default every event is trusted
+   */
+  readonly jumps?: JumpRule;
   /**
    * Whether events handed out earlier are still being published: a micro-batch waits for
    * companions only meanwhile. Call `publishingSettled()` when that changes. @default never busy
@@ -81,7 +87,7 @@ export class StreamReader implements FeedSource {
   readonly #stop = new AbortController();
   readonly #signal: AbortSignal;
   readonly #changes = new ChangeSignal();
-  readonly #buffer = new StreamBuffer();
+  readonly #buffer: StreamBuffer;
   readonly #connection: StreamConnection;
   #running: Promise<void> | undefined;
   #caughtUpReported = false;
@@ -93,6 +99,7 @@ export class StreamReader implements FeedSource {
     this.#options = options;
     this.#maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
     this.#quietMs = options.quietMs ?? DEFAULTS.quietMs;
+    this.#buffer = new StreamBuffer({ maxJump: deps.jumps?.maxJump });
     this.maxBufferedBytes = options.maxBufferedBytes ?? Math.floor(DEFAULT_MEMORY_BUDGET.heldBytes / 4);
     this.#signal = AbortSignal.any([window.signal, this.#stop.signal]);
     this.#signal.addEventListener('abort', () => this.#changes.notify(), { once: true });
@@ -150,7 +157,7 @@ export class StreamReader implements FeedSource {
         if (read !== undefined) return read;
         continue;
       }
-      const read = await this.#readStream(room);
+      const read = await this.#readStream(after, room);
       if (read !== undefined) return read;
     }
   }
@@ -167,7 +174,7 @@ export class StreamReader implements FeedSource {
   }
 
   /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
-  async #readStream(room: ReadRoom | undefined): Promise<FeedRead | undefined> {
+  async #readStream(after: number | null, room: ReadRoom | undefined): Promise<FeedRead | undefined> {
     const connection = this.#connection;
     const ready = this.#withinRoom(this.#buffer.readyPrefix(MAX_READ_EVENTS), room);
     const closing = this.#signal.aborted;
@@ -175,12 +182,12 @@ export class StreamReader implements FeedSource {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
       const idle = this.#deps.publishing?.busy !== true;
       if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
-        return this.#take(ready);
+        return this.#take(ready, after);
       }
       await this.#waitForChange(lingerEnds);
       return undefined;
     }
-    if (this.#buffer.hasLate) return this.#take([]);
+    if (this.#buffer.hasLate) return this.#take([], after);
     if (this.#buffer.size > 0 && !closing) {
       await this.#waitForChange();
       return undefined;
@@ -273,12 +280,19 @@ export class StreamReader implements FeedSource {
     return kept.length === ready.length ? ready : ready.slice(0, kept.length);
   }
 
-  /** Returns `ready` (the head of the buffer) and the late events waiting. */
-  #take(ready: readonly BufferedEvent[]): FeedRead {
+  /**
+   * Returns `ready` (the head of the buffer) and the late events waiting; of `ready`, those from a
+   * number implausibly far past `after` on as `held` (taken off the buffer all the same: a new
+   * connection, which resumes below them, brings them again).
+   */
+  #take(ready: readonly BufferedEvent[], after: number | null): FeedRead {
     const { events, late } = this.#buffer.take(ready);
     this.#caughtUpReported = false;
     this.#changes.notify();
-    return { kind: 'events', events, late };
+    const jumps = this.#deps.jumps;
+    if (jumps === undefined) return { kind: 'events', events, late };
+    const { trusted, held } = splitAtJump(events, after ?? SEQUENCE_ORIGIN, jumps);
+    return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
   }
 
   #onEvents(): void {

@@ -1,6 +1,7 @@
 /**
  * Mutation tests of the no-loss property: each mutant undoes one fix (of the first runs, of the
- * bank's clock, of the stream, of a single event stopping the feed) in a copy of the code, and the
+ * bank's clock, of the stream, of a single event stopping the feed, of a trusted sequence jump) in
+ * a copy of the code, and the
  * property must find a schedule that loses an event on it. A property
  * that passed on a mutant could not see the hole the fix closed.
  */
@@ -94,6 +95,17 @@ const MUTANTS: readonly Mutant[] = [
         file: 'core/event-model.ts',
         find: '    const position = feedPosition(event);\n    if (seen.has(position)) continue;',
         replace: '    const position = event.id;\n    if (seen.has(position)) continue;',
+      },
+    ],
+  },
+  {
+    // As before issue 32: the readers trust every sequence number, however far it jumps.
+    name: 'a sequence number 2^53 − 1 trusted',
+    edits: [
+      {
+        file: 'core/cycle/feed-sources.ts',
+        find: '    recordedGaps,\n    jumps,\n  };',
+        replace: '    recordedGaps,\n    jumps: undefined,\n  };',
       },
     ],
   },

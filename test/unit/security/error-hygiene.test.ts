@@ -245,6 +245,12 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
     },
   ],
   [
+    'an event held for a sequence number implausibly far past the one before it',
+    () => {
+      throw new errors.SequenceJumpError(Number.MAX_SAFE_INTEGER, 3, 100_000, 'e-1');
+    },
+  ],
+  [
     'a RangeError while processing one event',
     () => {
       throw eventFailure(
