@@ -17,7 +17,8 @@ export const BUILT = Symbol.for('banking-events-poller.test.built');
 
 export default async function setup(): Promise<void> {
   const state = globalThis as { [BUILT]?: true };
-  if (state[BUILT]) return;
+  // `npm test` made the package, every part of the build with it, just before this run.
+  if (state[BUILT] || process.env.PACKAGE_MADE_BY_RUN_TESTS === '1') return;
   // Declarations are for the package and the type check; the tests run JavaScript.
   await timedSetup('npm run build', () =>
     execFileSync('npm', ['run', '--silent', 'build', '--', 'handler', 'library', 'subscriber', 'cli'], {
