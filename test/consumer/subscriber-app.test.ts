@@ -65,15 +65,42 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
   });
   afterAll(() => root.dispose());
 
-  it('type-checks the handler of docs/subscribers.md against the shipped declarations', async () => {
-    // The handler books into `ledger`, the reader's own module: declared here.
+  // Each handler the docs show, with the reader's own module it calls declared in front of it.
+  it.each(
+    [
+      {
+        title: 'type-checks the handler of docs/subscribers.md against the shipped declarations',
+        file: 'ledger-handler.ts',
+        declared:
+          'declare const ledger: { book(entry: { eventId: string; sequence: number; amount?: number; type?: string }): Promise<void> };',
+        code: () => docsCodeBlock('docs/subscribers.md', 'Write a subscriber'),
+      },
+      {
+        title: "type-checks the Custom Event Bus handler of docs/subscribers.md, reading the bus's fields",
+        file: 'custom-bus-handler.ts',
+        declared:
+          'declare const accounts: { apply(data: object, group: string | undefined): Promise<void> };',
+        code: () => docsCodeBlock('docs/subscribers.md', 'On the Custom Event Bus'),
+      },
+      {
+        title: 'type-checks the subscriber of docs/ordered-per-account.md against the shipped declarations',
+        file: 'account-status-handler.ts',
+        declared:
+          'declare const accounts: { setStatus(accountId: string | undefined, status: string | undefined, sequence: number): Promise<void> };',
+        code: () => {
+          const handler = docsCodeFiles('docs/ordered-per-account.md').get(
+            'lambda/account-status-handler.ts',
+          );
+          expect(handler).toBeDefined();
+          return handler!;
+        },
+      },
+    ].map((check) => [check.title, check] as const),
+  )('%s', async (_title, { file, declared, code }) => {
+    writeFileSync(path.join(app, file), `${declared}\n${code()}`);
+    const tsconfig = `tsconfig.${path.basename(file, '.ts')}.json`;
     writeFileSync(
-      path.join(app, 'ledger-handler.ts'),
-      'declare const ledger: { book(entry: { eventId: string; sequence: number; amount?: number; type?: string }): Promise<void> };\n' +
-        docsCodeBlock('docs/subscribers.md', 'Write a subscriber'),
-    );
-    writeFileSync(
-      path.join(app, 'tsconfig.json'),
+      path.join(app, tsconfig),
       JSON.stringify({
         compilerOptions: {
           target: 'ES2022',
@@ -84,72 +111,12 @@ describe('a subscriber app using banking-events-poller/subscriber', () => {
           skipLibCheck: true,
           types: ['node'],
         },
-        files: ['ledger-handler.ts'],
+        files: [file],
       }),
     );
 
     await expect(
-      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], { cwd: app }),
-    ).resolves.toBeDefined();
-  });
-
-  it("type-checks the Custom Event Bus handler of docs/subscribers.md, reading the bus's fields", async () => {
-    writeFileSync(
-      path.join(app, 'custom-bus-handler.ts'),
-      'declare const accounts: { apply(data: object, group: string | undefined): Promise<void> };\n' +
-        docsCodeBlock('docs/subscribers.md', 'On the Custom Event Bus'),
-    );
-    writeFileSync(
-      path.join(app, 'tsconfig.custom-bus.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-        },
-        files: ['custom-bus-handler.ts'],
-      }),
-    );
-
-    await expect(
-      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.custom-bus.json'], {
-        cwd: app,
-      }),
-    ).resolves.toBeDefined();
-  });
-
-  it('type-checks the subscriber of docs/ordered-per-account.md against the shipped declarations', async () => {
-    const handler = docsCodeFiles('docs/ordered-per-account.md').get('lambda/account-status-handler.ts');
-    expect(handler).toBeDefined();
-    writeFileSync(
-      path.join(app, 'account-status-handler.ts'),
-      'declare const accounts: { setStatus(accountId: string | undefined, status: string | undefined, sequence: number): Promise<void> };\n' +
-        handler,
-    );
-    writeFileSync(
-      path.join(app, 'tsconfig.ordered.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-        },
-        files: ['account-status-handler.ts'],
-      }),
-    );
-
-    await expect(
-      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.ordered.json'], {
-        cwd: app,
-      }),
+      exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', tsconfig], { cwd: app }),
     ).resolves.toBeDefined();
   });
 

@@ -287,56 +287,39 @@ describe('bus, archive and schemas', () => {
 });
 
 describe('routing', () => {
-  it.each(['account_status', 'transaction'])('routes %s events to their own queue', (eventType) => {
-    const route = poller.routing!.routes.find((candidate) => candidate.name === eventType)!;
+  const routeNamed = (name: string) => poller.routing!.routes.find((candidate) => candidate.name === name)!;
 
+  // Every rule: on the poller's bus, enabled, one queue target with its DLQ and the retry policy.
+  it.each([
+    [
+      'routes account_status events to their own queue',
+      ['account_status'],
+      () => routeNamed('account_status'),
+    ],
+    ['routes transaction events to their own queue', ['transaction'], () => routeNamed('transaction')],
+    [
+      'sends events that failed validation (invalid_event) to the quarantine queue',
+      ['invalid_event'],
+      () => poller.routing!.quarantine!,
+    ],
+    [
+      'sends every other type to the unrouted queue, so a new upstream type is never lost',
+      [{ 'anything-but': ['account_status', 'transaction', 'invalid_event'] }],
+      () => poller.routing!.catchAll,
+    ],
+  ] as const)('%s', (_title, detailType, routeOf) => {
+    const route = routeOf();
+
+    synth.template.resourceCountIs('AWS::Events::Rule', 4);
     synth.template.hasResourceProperties('AWS::Events::Rule', {
       EventBusName: ref(id(poller.eventBus!)),
-      EventPattern: { source: ['banking.events'], 'detail-type': [eventType] },
+      EventPattern: { source: ['banking.events'], 'detail-type': detailType },
       State: 'ENABLED',
       Targets: [
         {
           Arn: getAtt(id(route.queue!)),
           Id: Match.anyValue(),
           DeadLetterConfig: { Arn: getAtt(id(route.deadLetterQueue)) },
-          RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
-        },
-      ],
-    });
-  });
-
-  it('sends events that failed validation (invalid_event) to the quarantine queue', () => {
-    const quarantine = poller.routing!.quarantine!;
-
-    synth.template.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['banking.events'], 'detail-type': ['invalid_event'] },
-      State: 'ENABLED',
-      Targets: [
-        {
-          Arn: getAtt(id(quarantine.queue!)),
-          Id: Match.anyValue(),
-          DeadLetterConfig: { Arn: getAtt(id(quarantine.deadLetterQueue)) },
-          RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
-        },
-      ],
-    });
-  });
-
-  it('sends every other type to the unrouted queue, so a new upstream type is never lost', () => {
-    const { catchAll } = poller.routing!;
-
-    synth.template.resourceCountIs('AWS::Events::Rule', 4);
-    synth.template.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: {
-        source: ['banking.events'],
-        'detail-type': [{ 'anything-but': ['account_status', 'transaction', 'invalid_event'] }],
-      },
-      State: 'ENABLED',
-      Targets: [
-        {
-          Arn: getAtt(id(catchAll.queue!)),
-          Id: Match.anyValue(),
-          DeadLetterConfig: { Arn: getAtt(id(catchAll.deadLetterQueue)) },
           RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
         },
       ],

@@ -15,12 +15,8 @@ import {
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createQueue, drainMessages, type Queue } from './sqs-queues.ts';
 
 /** What moto's (and AWS's) default EventBridge → SQS delivery puts in a message body. */
 export interface DeliveredEvent {
@@ -56,13 +52,17 @@ export interface MotoEnvironment {
   uniqueName(prefix: string): string;
   /** A table with partition key `pk` (string), on-demand; resolves to its name. */
   createCheckpointTable(): Promise<string>;
+  /** The subscriber kit's idempotency table (partition key `id`, string), on-demand; resolves to its name. */
+  createIdempotencyTable(): Promise<string>;
   /** A secret holding `secretString`; resolves to its name (usable as `SecretId`). */
   createSecret(secretString: string): Promise<string>;
   /** A custom bus with one rule per `detail-type`, each routed to its own queue. */
   createRoutedBus(detailTypes: readonly string[]): Promise<RoutedBus>;
   /** A custom bus with one rule matching `source` (default `banking.events`), routed to one queue. */
   createRecordedBus(source?: string): Promise<RecordedBus>;
-  /** Receives until the queue is empty; messages stay invisible for ten minutes afterwards. */
+  /** A rule on `busName` matching `eventPattern`, targeting a new queue named after `prefix`. */
+  routeToQueue(busName: string, eventPattern: unknown, prefix: string): Promise<Queue>;
+  /** Receives and deletes until the queue is empty (`drainMessages`). */
   drainQueue(queueUrl: string): Promise<DeliveredEvent[]>;
   /** The same, as the message bodies' text. */
   drainQueueBodies(queueUrl: string): Promise<string[]>;
@@ -112,6 +112,37 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
   const sqs = new SQSClient({});
 
   const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 13)}`;
+  const createTable = async (prefix: string, key: string): Promise<string> => {
+    const tableName = uniqueName(prefix);
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    return tableName;
+  };
+  const routeToQueue = async (busName: string, eventPattern: unknown, prefix: string): Promise<Queue> => {
+    const queue = await createQueue(sqs, uniqueName(prefix));
+    const ruleName = uniqueName(prefix);
+    await eventBridge.send(
+      new PutRuleCommand({
+        Name: ruleName,
+        EventBusName: busName,
+        EventPattern: JSON.stringify(eventPattern),
+      }),
+    );
+    await eventBridge.send(
+      new PutTargetsCommand({
+        Rule: ruleName,
+        EventBusName: busName,
+        Targets: [{ Id: 'queue', Arn: queue.arn }],
+      }),
+    );
+    return queue;
+  };
 
   return {
     dynamodb,
@@ -120,18 +151,8 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
     sqs,
     uniqueName,
 
-    async createCheckpointTable() {
-      const tableName = uniqueName('checkpoints');
-      await dynamodb.send(
-        new CreateTableCommand({
-          TableName: tableName,
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-          BillingMode: 'PAY_PER_REQUEST',
-        }),
-      );
-      return tableName;
-    },
+    createCheckpointTable: () => createTable('checkpoints', 'pk'),
+    createIdempotencyTable: () => createTable('idempotency', 'id'),
 
     async createSecret(secretString) {
       const name = uniqueName('banking-credentials');
@@ -139,32 +160,15 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
       return name;
     },
 
+    routeToQueue,
+
     async createRoutedBus(detailTypes) {
       const busName = uniqueName('bus');
       await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
       const queueUrls = new Map<string, string>();
       for (const [index, detailType] of detailTypes.entries()) {
-        const queue = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName(`q${index}`) }));
-        const queueUrl = queue.QueueUrl!;
-        const attributes = await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-        );
-        const ruleName = uniqueName(`rule${index}`);
-        await eventBridge.send(
-          new PutRuleCommand({
-            Name: ruleName,
-            EventBusName: busName,
-            EventPattern: JSON.stringify({ 'detail-type': [detailType] }),
-          }),
-        );
-        await eventBridge.send(
-          new PutTargetsCommand({
-            Rule: ruleName,
-            EventBusName: busName,
-            Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
-          }),
-        );
-        queueUrls.set(detailType, queueUrl);
+        const queue = await routeToQueue(busName, { 'detail-type': [detailType] }, `q${index}`);
+        queueUrls.set(detailType, queue.url);
       }
       return { busName, queueUrls };
     },
@@ -172,48 +176,18 @@ export function useMotoEnvironment(endpoint: string): MotoEnvironment {
     async createRecordedBus(source = 'banking.events') {
       const busName = uniqueName('bus');
       await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
-      const queue = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('recorded') }));
-      const queueUrl = queue.QueueUrl!;
-      const attributes = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-      );
-      const ruleName = uniqueName('all');
-      await eventBridge.send(
-        new PutRuleCommand({
-          Name: ruleName,
-          EventBusName: busName,
-          EventPattern: JSON.stringify({ source: [source] }),
-        }),
-      );
-      await eventBridge.send(
-        new PutTargetsCommand({
-          Rule: ruleName,
-          EventBusName: busName,
-          Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
-        }),
-      );
-      return { busName, queueUrl };
+      const queue = await routeToQueue(busName, { source: [source] }, 'recorded');
+      return { busName, queueUrl: queue.url };
     },
 
     async drainQueueBodies(queueUrl) {
-      const bodies: string[] = [];
-      for (;;) {
-        const received = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 0,
-            VisibilityTimeout: 600,
-          }),
-        );
-        const messages = received.Messages ?? [];
-        if (messages.length === 0) return bodies;
-        for (const message of messages) bodies.push(message.Body ?? 'null');
-      }
+      return (await drainMessages(sqs, queueUrl)).map((message) => message.body);
     },
 
     async drainQueue(queueUrl) {
-      return (await this.drainQueueBodies(queueUrl)).map((body) => JSON.parse(body) as DeliveredEvent);
+      return (await drainMessages(sqs, queueUrl)).map(
+        (message) => JSON.parse(message.body) as DeliveredEvent,
+      );
     },
 
     restore() {

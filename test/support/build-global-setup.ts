@@ -6,18 +6,25 @@
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { timedSetup } from './setup-timing.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Global setups of every project run in this one process, one after the other: build once. */
-const BUILT = Symbol.for('banking-events-poller.test.built');
+/**
+ * Global setups of every project run in this one process, one after the other: build once. The
+ * consumer project's `npm run package` reads it to build the same parts only once too.
+ */
+export const BUILT = Symbol.for('banking-events-poller.test.built');
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   const state = globalThis as { [BUILT]?: true };
-  if (state[BUILT]) return;
+  // `npm test` made the package, every part of the build with it, just before this run.
+  if (state[BUILT] || process.env.PACKAGE_MADE_BY_RUN_TESTS === '1') return;
   // Declarations are for the package and the type check; the tests run JavaScript.
-  execFileSync('npm', ['run', '--silent', 'build', '--', 'handler', 'library', 'subscriber', 'cli'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  await timedSetup('npm run build', () =>
+    execFileSync('npm', ['run', '--silent', 'build', '--', 'handler', 'library', 'subscriber', 'cli'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
   state[BUILT] = true;
 }

@@ -11,17 +11,11 @@
  * const arrivals = await sink.drain(); // each with its MessageGroupId, in queue order
  * await sink.close();
  */
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { Agent } from 'undici';
-import { EventBridgeV2Rpc } from '../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { type CustomBus, startCustomBus } from './custom-bus/index.ts';
+import { createActiveBus, standInRpc } from './custom-bus/stand-in-client.ts';
+import { createQueue, drainMessages, type QueueMessage } from './sqs-queues.ts';
 
 /** The role a subscriber names; the stand-in does not assume it. */
 const DELIVERY_ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
@@ -30,12 +24,8 @@ const GROUP_OF_EVENT = '{% $events.SystemMetadata.EventGroupId %}';
 /** A retry the stand-in scheduled falls due on its own clock: steps taken to flush them, at most. */
 const MAX_RETRY_STEPS = 20;
 
-/** One message of the FIFO queue, in the order the queue gave it out. */
-export interface Arrival {
-  readonly body: string;
-  /** Its `MessageGroupId`: the event's group. */
-  readonly group: string | undefined;
-}
+/** One message of the FIFO queue, in the order the queue gave it out; its `group` is the event's. */
+export type Arrival = QueueMessage;
 
 export interface CustomBusSink {
   readonly bus: CustomBus;
@@ -62,26 +52,13 @@ export async function startCustomBusSink(options: {
 }): Promise<CustomBusSink> {
   const bus = await startCustomBus({ motoEndpoint: options.motoEndpoint, seed: options.seed });
   const dispatcher = new Agent({ connections: 2 });
-  const client = new EventBridgeClient({
-    region: bus.region,
-    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-  });
   try {
-    const rpc = new EventBridgeV2Rpc({
-      client,
-      env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
-      dispatcher,
+    const rpc = standInRpc(bus, { dispatcher });
+    const busArn = await createActiveBus(rpc, { Name: options.name });
+    const queue = await createQueue(options.sqs, `${options.name}.fifo`, {
+      FifoQueue: 'true',
+      ContentBasedDeduplication: 'true',
     });
-    const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', { Name: options.name });
-    const busArn = created.EventBusArn;
-    // CREATING until DescribeEventBus has seen it (the stand-in's default: one call).
-    for (let describes = 0; ; describes += 1) {
-      const { State } = await rpc.call<{ State: string }>('DescribeEventBus', { EventBusArn: busArn });
-      if (State === 'ACTIVE') break;
-      if (describes >= 10)
-        throw new Error(`Custom bus ${busArn} still ${State} after ${describes} describes`);
-    }
-    const queue = await createFifoQueue(options.sqs, `${options.name}.fifo`);
     const subscriber = await rpc.call<{ SubscriberArn: string }>('CreateSubscriber', {
       Name: options.name,
       EventBusArn: busArn,
@@ -108,7 +85,7 @@ export async function startCustomBusSink(options: {
         for (let step = 0; step < MAX_RETRY_STEPS && bus.backlog(subscriberArn) > 0; step += 1) {
           await bus.advanceClock(60_000);
         }
-        return drainFifo(options.sqs, queue.url);
+        return drainMessages(options.sqs, queue.url);
       },
       close: () => bus.close(),
     };
@@ -116,50 +93,6 @@ export async function startCustomBusSink(options: {
     await bus.close();
     throw error;
   } finally {
-    client.destroy();
     await dispatcher.close();
-  }
-}
-
-async function createFifoQueue(sqs: SQSClient, name: string): Promise<{ url: string; arn: string }> {
-  const created = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: name,
-      Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
-    }),
-  );
-  const url = created.QueueUrl!;
-  const attributes = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
-  );
-  return { url, arn: attributes.Attributes!.QueueArn! };
-}
-
-async function drainFifo(sqs: SQSClient, queueUrl: string): Promise<Arrival[]> {
-  const arrivals: Arrival[] = [];
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return arrivals;
-    for (const message of messages) {
-      arrivals.push({ body: message.Body ?? 'null', group: message.Attributes?.MessageGroupId });
-    }
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
   }
 }

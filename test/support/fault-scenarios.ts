@@ -1,8 +1,8 @@
 /**
  * The fault matrix: every fault the poller must survive, each as a scenario run through the
  * shipped artifact under the runtime-faithful harness (`fault-run.ts`), ending with the no-loss
- * invariant. `npm run test:faults` runs each `runs` times with different seeds; `npm test` runs the
- * ones marked `fast` once. Random choices (how many faults, where a process is killed) are drawn
+ * invariant. `npm run test:faults` runs each `runs` times with different seeds (CI runs it after
+ * `npm test`). Random choices (how many faults, where a process is killed) are drawn
  * from a PRNG seeded with the run's seed, printed with any failure.
  *
  * The publisher's faults (partial failures, throttling, the claim check, quarantine, crash, kill
@@ -50,8 +50,6 @@ export interface FaultScenario {
   readonly fault: string;
   /** Runs in the full matrix. */
   readonly runs: number;
-  /** Also run once in `npm test`. */
-  readonly fast?: boolean;
   /** The bus the function publishes to. @default 'classic' */
   readonly bus?: BusKind;
   run(environment: FaultEnvironment, seed: number): Promise<ScenarioResult>;
@@ -117,7 +115,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     group: 'Upstream',
     fault: 'GET /events answers a storm of 500/502/503 (5 to 15 in a row, several bursts)',
     runs: 3,
-    fast: true,
     run: (environment, seed) =>
       withRun(environment, seed, { events: 60 }, async (run, random) => {
         for (let burst = 0; burst < 3; burst += 1) {
@@ -145,7 +142,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     group: 'Upstream',
     fault: 'connection reset in the middle of a poll body (1 to 4 answers)',
     runs: 3,
-    fast: true,
     run: (environment, seed) =>
       withRun(environment, seed, { events: 60 }, async (run, random) => {
         run.banking.resetMidBody(random.int(1, 4));
@@ -272,7 +268,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'GET /events answers 302 to another host (1 to 3 times): not followed, the bearer token stays home',
     runs: 2,
-    fast: true,
     run: (environment, seed) =>
       withRun(environment, seed, { events: 30 }, async (run, random) => {
         // "Another host": a listener of our own, which records whatever reaches it.
@@ -332,7 +327,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'PutEvents answers FailedEntryCount > 0 (InternalFailure on every 2nd to 4th entry, 3 to 6 requests)',
     runs: 3,
-    fast: true,
     run: (environment, seed, bus) =>
       withRun(environment, seed, { events: 60, bus }, async (run, random) => {
         run.aws.rejectEntries(random.int(3, 6), { every: random.int(2, 4), errorCode: 'InternalFailure' });
@@ -372,7 +366,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     group: 'DynamoDB',
     fault: "another invocation takes the lease over mid-run: the loser's next commit fails its condition",
     runs: 3,
-    fast: true,
     run: (environment, seed, bus) =>
       withRun(environment, seed, { events: 120, bus }, async (run, random) => {
         const takeoverAt = random.int(1, 2);
@@ -427,7 +420,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     group: 'Concurrency',
     fault: 'three to five invocations in separate execution environments at the same moment',
     runs: 3,
-    fast: true,
     run: (environment, seed) =>
       // Several cold starts at once on two cores: a budget that CPU contention cannot eat up.
       withRun(environment, seed, { events: 50, timeoutMs: 12_000 }, async (run, random) => {
@@ -452,7 +444,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'the process killed (SIGKILL) at a seeded point: during a poll, between PutEvents calls, or between a PutEvents and the commit',
     runs: 9,
-    fast: true,
     run: (environment, seed, bus) =>
       withRun(environment, seed, { events: 0, bus }, async (run, random) => {
         const events = random.int(40, 90);
@@ -498,7 +489,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'the invocation ends at its timeout with PutEvents in flight (process frozen, killed by the runtime at the budget)',
     runs: 3,
-    fast: true,
     run: (environment, seed, bus) =>
       withRun(environment, seed, { events: 60, bus }, async (run, random) => {
         // 60 events: 6 PutEvents on the classic bus, 3 on the custom bus (a page of 25 in each).
@@ -525,7 +515,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'events missing id, sequence_number or type, or with a field of the wrong type, or not an object (3 to 7 per run)',
     runs: 3,
-    fast: true,
     run: (environment, seed, bus) => {
       let broken = 0;
       return withRun(
@@ -563,7 +552,6 @@ const SCENARIOS: readonly EitherBusScenario[] = [
     fault:
       'events over MAX_EVENT_ENTRY_BYTES, and events under it that the bus refuses for their size (a bus with a lower cap)',
     runs: 2,
-    fast: true,
     run: (environment, seed, bus) => {
       const large: string[] = [];
       return withRun(
@@ -612,15 +600,15 @@ const SCENARIOS: readonly EitherBusScenario[] = [
  * The scenarios also run on the Custom Event Bus, with their runs there: the publisher's faults.
  * Kept few (each run is a function process or more): the whole addition runs in about a minute.
  */
-const CUSTOM_BUS_VARIANTS: ReadonlyArray<{ id: string; runs: number; fast?: boolean }> = [
-  { id: 'eventbridge.partial-failure', runs: 2, fast: true },
+const CUSTOM_BUS_VARIANTS: ReadonlyArray<{ id: string; runs: number }> = [
+  { id: 'eventbridge.partial-failure', runs: 2 },
   { id: 'eventbridge.throttling', runs: 1 },
-  { id: 'dynamodb.lease-taken-over', runs: 2, fast: true },
+  { id: 'dynamodb.lease-taken-over', runs: 2 },
   { id: 'crash.sigkill', runs: 3 },
-  { id: 'timeout.killed-at-budget', runs: 2, fast: true },
+  { id: 'timeout.killed-at-budget', runs: 2 },
   { id: 'bad-events.quarantine', runs: 1 },
   { id: 'oversize.claim-check', runs: 1 },
-  { id: 'upstream.reused-id', runs: 1, fast: true },
+  { id: 'upstream.reused-id', runs: 1 },
 ];
 
 function onCustomBus(variant: (typeof CUSTOM_BUS_VARIANTS)[number]): FaultScenario {
@@ -631,7 +619,6 @@ function onCustomBus(variant: (typeof CUSTOM_BUS_VARIANTS)[number]): FaultScenar
     group: scenario.group,
     fault: `${scenario.fault}, on the custom bus`,
     runs: variant.runs,
-    ...(variant.fast === true ? { fast: true } : {}),
     bus: 'custom',
     run: (environment, seed) => scenario.run(environment, seed, 'custom'),
   };

@@ -153,17 +153,7 @@ export async function createMotoDeployment(
             .concat(`:function:${options.pollerFunctionName}`),
         }),
   };
-  const cloudFormation = new CloudFormationClient({});
-  await cloudFormation.send(
-    new CreateStackCommand({
-      StackName: stackName,
-      TemplateBody: JSON.stringify({
-        Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
-        Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-      }),
-    }),
-  );
-  cloudFormation.destroy();
+  await createOutputsStack(stackName, outputs);
   return {
     stackName,
     tableName,
@@ -176,4 +166,28 @@ export async function createMotoDeployment(
     ...(claimCheckBucket === undefined ? {} : { claimCheckBucket }),
     ...(programs === undefined ? {} : { programs }),
   };
+}
+
+/**
+ * A CloudFormation stack in moto that only carries `outputs` (and a topic: a stack needs a
+ * resource), which is all the CLI reads of a deployment's stack.
+ */
+export async function createOutputsStack(
+  stackName: string,
+  outputs: Readonly<Record<string, string>>,
+): Promise<void> {
+  const cloudFormation = new CloudFormationClient({});
+  try {
+    await cloudFormation.send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify({
+          Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+        }),
+      }),
+    );
+  } finally {
+    cloudFormation.destroy();
+  }
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { type PollerArtifact, synthPollerArtifact } from './poller-artifact.ts';
+import { timedSetup } from './setup-timing.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,8 +16,11 @@ declare module 'vitest' {
   }
 }
 
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
   const outdir = mkdtempSync(path.join(tmpdir(), 'poller-artifact-'));
-  project.provide('pollerArtifact', synthPollerArtifact(outdir));
+  project.provide(
+    'pollerArtifact',
+    await timedSetup('synth the poller artifact', () => synthPollerArtifact(outdir)),
+  );
   return () => rmSync(outdir, { recursive: true, force: true });
 }

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { timedSetup } from './setup-timing.ts';
 import { type SubscriberDeployment, synthSubscriberDeployment } from './subscriber-deployment.ts';
 
 declare module 'vitest' {
@@ -15,8 +16,11 @@ declare module 'vitest' {
   }
 }
 
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
   const outdir = mkdtempSync(path.join(tmpdir(), 'subscriber-artifact-'));
-  project.provide('subscriberDeployment', synthSubscriberDeployment(outdir));
+  project.provide(
+    'subscriberDeployment',
+    await timedSetup('synth the example subscriber', () => synthSubscriberDeployment(outdir)),
+  );
   return () => rmSync(outdir, { recursive: true, force: true });
 }

@@ -9,9 +9,9 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type DeliveredEvent, type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 import { logicalIdOf, type SynthesizedPollerApp, synthPollerApp } from '../support/poller-app-fixture.ts';
 
 const SOURCE = 'banking.events';
@@ -64,16 +64,13 @@ beforeAll(async () => {
     );
     for (const target of rule.Properties.Targets) {
       const [queueId] = target.Arn['Fn::GetAtt'];
-      const { QueueUrl } = await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName('q') }));
-      const attributes = await aws.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-      );
-      queueUrls.set(queueId, QueueUrl!);
+      const queue = await createQueue(aws.sqs, aws.uniqueName('q'));
+      queueUrls.set(queueId, queue.url);
       await aws.eventBridge.send(
         new PutTargetsCommand({
           Rule: ruleName,
           EventBusName: busName,
-          Targets: [{ Id: `${ruleId}-${target.Id}`.slice(0, 64), Arn: attributes.Attributes!.QueueArn }],
+          Targets: [{ Id: `${ruleId}-${target.Id}`.slice(0, 64), Arn: queue.arn }],
         }),
       );
     }

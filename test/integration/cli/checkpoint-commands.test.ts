@@ -5,32 +5,37 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it, type TestContext } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { json, startScriptedServer } from '../../support/scripted-http-server.ts';
 import { type CliScenario, cliScenario, lines, range } from './cli-scenario.ts';
 
 const RUN_ON_STACK = ['run', '--secret-id', '--checkpoint-table', '--event-bus', '--until-caught-up'];
 
-describe('checkpoint commands of the CLI', () => {
+// The tests run side by side: each has its own simulator, deployment and checkpoint row (its own
+// seed), and most of their time is spent waiting for the CLI's processes.
+describe('checkpoint commands of the CLI', { concurrent: true }, () => {
   let aws: MotoEnvironment;
-  let scenario: CliScenario;
-  let seed = 600;
 
   beforeAll(() => {
     aws = useMotoEnvironment(inject('motoEndpoint'));
   });
   afterAll(() => aws.restore());
-  afterEach(async () => scenario?.close());
 
-  const newScenario = async (events = 30) => {
-    seed += 1;
-    scenario = await cliScenario(aws, inject('motoEndpoint'), { seed, events });
+  /** This test's world, seeded `seed`, closed when the test ends. */
+  const newScenario = async (
+    { onTestFinished }: TestContext,
+    seed: number,
+    events = 30,
+  ): Promise<CliScenario> => {
+    const scenario = await cliScenario(aws, inject('motoEndpoint'), { seed, events });
+    onTestFinished(() => scenario.close());
     return scenario;
   };
 
-  it('status after a run shows the checkpoint, when it moved, the lag and the last cycle, as JSON and as a table', async () => {
-    const { cli, delivered, simulator } = await newScenario();
+  it('status after a run shows the checkpoint, when it moved, the lag and the last cycle, as JSON and as a table', async (context) => {
+    const { expect } = context;
+    const { cli, delivered, simulator } = await newScenario(context, 601);
 
     const run = await cli(RUN_ON_STACK);
     const json = await cli(['status', '--json']);
@@ -55,8 +60,9 @@ describe('checkpoint commands of the CLI', () => {
     expect(table.stdout).toMatch(/lease\s+│ free/);
   });
 
-  it('rewind then run publishes again exactly the events after the new checkpoint', async () => {
-    const { cli, delivered, store } = await newScenario();
+  it('rewind then run publishes again exactly the events after the new checkpoint', async (context) => {
+    const { expect } = context;
+    const { cli, delivered, store } = await newScenario(context, 602);
     await cli(RUN_ON_STACK);
     await delivered();
 
@@ -78,8 +84,9 @@ describe('checkpoint commands of the CLI', () => {
     expect((await store.read()).checkpoint).toBe(30);
   });
 
-  it('rewind refuses while a run holds the lease and changes nothing; --force takes the lease', async () => {
-    const { cli, store, simulator } = await newScenario(5);
+  it('rewind refuses while a run holds the lease and changes nothing; --force takes the lease', async (context) => {
+    const { expect } = context;
+    const { cli, store, simulator } = await newScenario(context, 603, 5);
     await store.moveCheckpoint({ to: 5, expected: null, feedProgramId: simulator.programs[0]!.programId });
     await store.acquireLease({
       owner: 'run-elsewhere',
@@ -102,8 +109,9 @@ describe('checkpoint commands of the CLI', () => {
     expect(await store.read()).toMatchObject({ checkpoint: 2, lease: null });
   });
 
-  it('rewind --to latest fast-forwards without publishing and records where it landed; a run then publishes only new events', async () => {
-    const { cli, delivered, store, simulator } = await newScenario(250);
+  it('rewind --to latest fast-forwards without publishing and records where it landed; a run then publishes only new events', async (context) => {
+    const { expect } = context;
+    const { cli, delivered, store, simulator } = await newScenario(context, 604, 250);
 
     const rewind = await cli(['rewind', '--local', '--to', 'latest', '--yes', '--json']);
     simulator.generate(3);
@@ -120,8 +128,9 @@ describe('checkpoint commands of the CLI', () => {
     expect((await store.read()).feedProgramId).toBe(simulator.programs[0]!.programId);
   });
 
-  it('replay publishes exactly the range, leaves the checkpoint alone, and --dry-run sends nothing', async () => {
-    const { cli, delivered, store } = await newScenario();
+  it('replay publishes exactly the range, leaves the checkpoint alone, and --dry-run sends nothing', async (context) => {
+    const { expect } = context;
+    const { cli, delivered, store } = await newScenario(context, 605);
 
     const dryRun = await cli(['replay', '--local', '--from', '5', '--to', '12', '--dry-run']);
     const nothingSent = await delivered();
@@ -141,8 +150,9 @@ describe('checkpoint commands of the CLI', () => {
     expect((await store.read()).checkpoint).toBeNull();
   });
 
-  it('replay resumes after what an interrupted run of the same command recorded', async () => {
-    const { cli, delivered } = await newScenario();
+  it('replay resumes after what an interrupted run of the same command recorded', async (context) => {
+    const { expect } = context;
+    const { cli, delivered } = await newScenario(context, 606);
     const directory = await mkdtemp(join(tmpdir(), 'replay-state-'));
     const stateFile = join(directory, 'state.json');
     await mkdir(directory, { recursive: true });
@@ -164,8 +174,9 @@ describe('checkpoint commands of the CLI', () => {
     expect(await delivered()).toEqual([10, 11, 12]);
   });
 
-  it('rewind --wait moves the checkpoint as soon as the running run releases its lease', async () => {
-    const { start, store, simulator } = await newScenario(5);
+  it('rewind --wait moves the checkpoint as soon as the running run releases its lease', async (context) => {
+    const { expect } = context;
+    const { start, store, simulator } = await newScenario(context, 607, 5);
     await store.moveCheckpoint({ to: 5, expected: null, feedProgramId: simulator.programs[0]!.programId });
     const now = Date.now();
     await store.acquireLease({ owner: 'run-ending-soon', now, expiresAt: now + 60_000 });
@@ -180,8 +191,9 @@ describe('checkpoint commands of the CLI', () => {
     expect((await store.read()).checkpoint).toBe(3);
   });
 
-  it('rewind refuses a checkpoint below the oldest event the banking service still has', async () => {
-    const { cli, store, simulator } = await newScenario(0);
+  it('rewind refuses a checkpoint below the oldest event the banking service still has', async (context) => {
+    const { expect } = context;
+    const { cli, store, simulator } = await newScenario(context, 608, 0);
     // A feed that no longer has its first 99 events: every poll answers from 100 on.
     const oldest = simulator.programs[0]!;
     const retained = await startScriptedServer(
@@ -217,8 +229,9 @@ describe('checkpoint commands of the CLI', () => {
     }
   });
 
-  it('event looks one up by sequence number or id, prints what would be published, and says when there is none', async () => {
-    const { cli, simulator } = await newScenario(5);
+  it('event looks one up by sequence number or id, prints what would be published, and says when there is none', async (context) => {
+    const { expect } = context;
+    const { cli, simulator } = await newScenario(context, 609, 5);
     const target = simulator.events()[2]!;
 
     const bySequence = await cli(['event', '--local', '3']);
@@ -237,8 +250,9 @@ describe('checkpoint commands of the CLI', () => {
     expect(missing.stderr).toMatch(/no event with sequence number 99 for default \(HTTP 404\)/);
   });
 
-  it('takes credentials from --profile and the region from --region, as the AWS CLI does', async () => {
-    const { deployment } = await newScenario(0);
+  it('takes credentials from --profile and the region from --region, as the AWS CLI does', async (context) => {
+    const { expect } = context;
+    const { deployment } = await newScenario(context, 610, 0);
     const directory = await mkdtemp(join(tmpdir(), 'aws-config-'));
     await writeFile(
       join(directory, 'credentials'),
@@ -271,8 +285,16 @@ describe('checkpoint commands of the CLI', () => {
   });
 
   describe('bad input: one line naming the problem and the fix, a non-zero exit, nothing changed', () => {
-    it.each<
-      [string, (stack: string) => readonly string[], Record<string, string | undefined>, number, RegExp]
+    // The last of each row: its scenario's seed.
+    it.for<
+      [
+        string,
+        (stack: string) => readonly string[],
+        Record<string, string | undefined>,
+        number,
+        RegExp,
+        number,
+      ]
     >([
       [
         'an unknown stack',
@@ -280,6 +302,7 @@ describe('checkpoint commands of the CLI', () => {
         {},
         2,
         /Stack NoSuchStack does not exist .*: check --stack/,
+        611,
       ],
       [
         'an unknown program',
@@ -287,6 +310,7 @@ describe('checkpoint commands of the CLI', () => {
         {},
         2,
         /Unknown program "cards": stack .* polls default: pass --program/,
+        612,
       ],
       [
         'a range with --to below --from',
@@ -294,6 +318,7 @@ describe('checkpoint commands of the CLI', () => {
         {},
         2,
         /--to 3 is below --from 9: give the range in ascending order/,
+        613,
       ],
       [
         'a rewind forward',
@@ -301,6 +326,7 @@ describe('checkpoint commands of the CLI', () => {
         {},
         2,
         /--to 99 is beyond the checkpoint 5: .* pass --allow-forward/,
+        614,
       ],
       [
         'missing AWS credentials',
@@ -314,6 +340,7 @@ describe('checkpoint commands of the CLI', () => {
         },
         1,
         /No AWS credentials found: run `aws configure`/,
+        615,
       ],
       [
         'an unreachable endpoint',
@@ -321,9 +348,11 @@ describe('checkpoint commands of the CLI', () => {
         { AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
         1,
         /Cannot reach the AWS endpoint \(ECONNREFUSED\): check your network, or AWS_ENDPOINT_URL/,
+        616,
       ],
-    ])('%s', async (_name, args, env, code, message) => {
-      const { store, simulator, deployment } = await newScenario(5);
+    ])('%s', async ([, args, env, code, message, seed], context) => {
+      const { expect } = context;
+      const { store, simulator, deployment } = await newScenario(context, seed, 5);
       await store.moveCheckpoint({ to: 5, expected: null, feedProgramId: simulator.programs[0]!.programId });
       const before = await store.read();
 

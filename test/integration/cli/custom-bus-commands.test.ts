@@ -10,26 +10,22 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { tag } from '@smithy/core/cbor';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  type CredentialsAndRegionSource,
-  EventBridgeV2Rpc,
-} from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { parseEvent } from '../../../functions/subscriber/index.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { cborAnswer, decodedBody, sdkAuthorization } from '../../support/cbor-responders.ts';
 import { motoCliEnvironment, runCli } from '../../support/cli-process.ts';
 import { startCustomBus } from '../../support/custom-bus/index.ts';
+import { createActiveBus, standInRpc } from '../../support/custom-bus/stand-in-client.ts';
+import { createOutputsStack } from '../../support/moto-deployment.ts';
 import {
   closeAll,
   type RecordedRequest,
   type Responder,
   startScriptedServer,
 } from '../../support/scripted-http-server.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 
 const ACCOUNT = '123456789012';
 const BUS_ARN = `arn:aws:events:us-east-1:${ACCOUNT}:event-busv2/banking-events/0123456789abcdefghijklmno`;
@@ -206,17 +202,7 @@ describe('the CLI on a Custom Event Bus', () => {
       EventBusName: 'banking-events',
       EventBusArn: BUS_ARN,
     };
-    const cloudFormation = new CloudFormationClient({});
-    await cloudFormation.send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-        }),
-      }),
-    );
-    cloudFormation.destroy();
+    await createOutputsStack(stackName, outputs);
 
     const text = await cli(['--stack', stackName, 'status'], bus.baseUrl);
     const json = await cli(['--stack', stackName, 'status', '--json'], bus.baseUrl);
@@ -271,33 +257,16 @@ describe('the CLI on a Custom Event Bus', () => {
       startTime: Date.now() - 30 * 60_000,
     });
     try {
-      const rpc = new EventBridgeV2Rpc({
-        client: new EventBridgeClient({
-          region: 'us-east-1',
-          credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-        }) as unknown as CredentialsAndRegionSource,
-        env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
-      });
-      const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', {
+      const rpc = standInRpc(bus);
+      const busArn = await createActiveBus(rpc, {
         Name: aws.uniqueName('banking-events'),
         StorageConfiguration: { RetentionPeriodInDays: 14 },
       });
-      // As the EventBusActive waiter does: CREATING first, then ACTIVE.
-      while (
-        (await rpc.call<{ State?: string }>('DescribeEventBus', { EventBusArn: created.EventBusArn }))
-          .State !== 'ACTIVE'
-      );
-      const queueName = aws.uniqueName('transactions');
-      const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: queueName }))).QueueUrl!;
-      const queueArn = (
-        await aws.sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes!.QueueArn!;
+      const queue = await createQueue(aws.sqs, aws.uniqueName('transactions'));
       await rpc.call('CreateSubscriber', {
         Name: 'transactions',
-        EventBusArn: created.EventBusArn,
-        InvokeConfiguration: { RoleArn: `arn:aws:iam::${ACCOUNT}:role/bus-delivery`, TargetArn: queueArn },
+        EventBusArn: busArn,
+        InvokeConfiguration: { RoleArn: `arn:aws:iam::${ACCOUNT}:role/bus-delivery`, TargetArn: queue.arn },
         FilterConfiguration: {
           Filters: [{ Pattern: JSON.stringify({ 'detail-type': ['transaction'] }), Scope: 'DATA' }],
         },
@@ -315,7 +284,7 @@ describe('the CLI on a Custom Event Bus', () => {
           data: { transaction_id: 'tx-1', status: sequence === 1 ? 'PENDING' : 'COMPLETE' },
         });
       await rpc.call('PutEvents', {
-        EventBusArn: created.EventBusArn,
+        EventBusArn: busArn,
         Entries: [1, 2].map((sequence) => ({
           Source: 'banking.events',
           DetailType: 'transaction',
@@ -329,14 +298,14 @@ describe('the CLI on a Custom Event Bus', () => {
         bodies
           .map((body) => parseEvent(body))
           .sort((a, b) => String(a.detail.id).localeCompare(String(b.detail.id)));
-      const live = byId(await aws.drainQueueBodies(queueUrl));
+      const live = byId(await aws.drainQueueBodies(queue.url));
       await bus.advanceClock(60_000);
 
       const result = await cli(
         [
           'archive-replay',
           '--event-bus',
-          created.EventBusArn,
+          busArn,
           '--since',
           new Date(start).toISOString(),
           '--until',
@@ -347,7 +316,7 @@ describe('the CLI on a Custom Event Bus', () => {
         bus.endpoint,
       );
       await bus.advanceClock(0);
-      const replayed = byId(await aws.drainQueueBodies(queueUrl));
+      const replayed = byId(await aws.drainQueueBodies(queue.url));
 
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(

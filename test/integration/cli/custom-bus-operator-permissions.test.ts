@@ -10,8 +10,6 @@
  * commands calls? The moto calls these commands make are the classic ones, held in
  * operator-permissions.test.ts.
  */
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { cbor } from '@smithy/core/cbor';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -32,6 +30,8 @@ import {
   type PolicyStatement,
   resolveIntrinsics,
 } from '../../support/iam-policy-evaluation.ts';
+import { createOutputsStack } from '../../support/moto-deployment.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 
 type GrantName = 'read' | 'tail' | 'recovery';
 
@@ -85,11 +85,7 @@ describe('the operator grants on a Custom Event Bus, held against the bus calls 
     poller.grantOperatorRecovery(roles.recovery);
 
     // The route subscribers on the stand-in, under the construct's names, delivering to a queue in moto.
-    const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName('route') })))
-      .QueueUrl!;
-    const queueArn = (
-      await aws.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes!.QueueArn!;
+    const { arn: queueArn } = await createQueue(aws.sqs, aws.uniqueName('route'));
     const key = (token: string) => JSON.stringify(stack.resolve(token));
     tailRoleArn = arn('iam', 'role/TailDeliveryRole');
     const bindings = new Map<string, string>([
@@ -122,29 +118,17 @@ describe('the operator grants on a Custom Event Bus, held against the bus calls 
     resolveGrants(stack, roles, bindings);
 
     const stackName = aws.uniqueName('CustomBusOperators');
-    const cloudFormation = new CloudFormationClient({});
-    await cloudFormation.send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
-          Outputs: Object.fromEntries(
-            Object.entries({
-              Programs: 'default',
-              CheckpointTableName: await aws.createCheckpointTable(),
-              EventBusKind: 'custom',
-              EventBusName: busName,
-              EventBusArn: busArn,
-              EventSource: 'banking.events',
-              BusRetentionDays: '14',
-              TailDeliveryRoleArn: tailRoleArn,
-              ...outputs,
-            }).map(([name, value]) => [name, { Value: value }]),
-          ),
-        }),
-      }),
-    );
-    cloudFormation.destroy();
+    await createOutputsStack(stackName, {
+      Programs: 'default',
+      CheckpointTableName: await aws.createCheckpointTable(),
+      EventBusKind: 'custom',
+      EventBusName: busName,
+      EventBusArn: busArn,
+      EventSource: 'banking.events',
+      BusRetentionDays: '14',
+      TailDeliveryRoleArn: tailRoleArn,
+      ...outputs,
+    });
 
     const env = {
       ...motoCliEnvironment(inject('motoEndpoint')),

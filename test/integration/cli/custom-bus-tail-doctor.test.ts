@@ -6,13 +6,13 @@
  * answered by a scripted loopback server.
  */
 import { randomUUID } from 'node:crypto';
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { cborAnswer, decodedBody } from '../../support/cbor-responders.ts';
 import { motoCliEnvironment, runCli, startCli } from '../../support/cli-process.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
+import { createOutputsStack } from '../../support/moto-deployment.ts';
 import { closeAll, type Responder, startScriptedServer } from '../../support/scripted-http-server.ts';
 import { lines } from './cli-scenario.ts';
 
@@ -48,17 +48,7 @@ describe('tail and doctor on a Custom Event Bus', () => {
   /** A stack in moto whose outputs are those of a custom-bus deployment. */
   const createStack = async (outputs: Record<string, string>): Promise<string> => {
     const stackName = `CliCustomBusTail-${randomUUID().slice(0, 8)}`;
-    const cloudFormation = new CloudFormationClient({});
-    await cloudFormation.send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { AlarmTopic: { Type: 'AWS::SNS::Topic' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-        }),
-      }),
-    );
-    cloudFormation.destroy();
+    await createOutputsStack(stackName, outputs);
     return stackName;
   };
 

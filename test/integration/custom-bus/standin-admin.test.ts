@@ -4,16 +4,10 @@
  * system metadata. Also pins down which expression names the group: `EventGroupId`, as the user guide's
  * SystemMetadata table has it; `aws:EventGroupId` names nothing, so such a subscriber dead-letters.
  */
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
+import { createQueue, drainMessages } from '../../support/sqs-queues.ts';
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
 let aws: MotoEnvironment;
@@ -58,7 +52,7 @@ describe('custom-bus stand-in set up in-process', () => {
       })),
     });
     await bus.settled();
-    const received = await drain(aws.sqs, queue.url);
+    const received = await drainMessages(aws.sqs, queue.url);
 
     expect(published.FailedEntryCount).toBe(0);
     expect(received.map((message) => JSON.parse(message.body).detail.status)).toEqual([
@@ -66,7 +60,7 @@ describe('custom-bus stand-in set up in-process', () => {
       'FROZEN',
       'CLOSED',
     ]);
-    expect(new Set(received.map((message) => message.groupId))).toEqual(new Set(['account:acc-1']));
+    expect(new Set(received.map((message) => message.group))).toEqual(new Set(['account:acc-1']));
     expect(bus.admin.retainedEvents(busArn).map((event) => event.eventGroupId)).toEqual([
       'account:acc-1',
       'account:acc-1',
@@ -107,8 +101,10 @@ describe('custom-bus stand-in set up in-process', () => {
     });
     await bus.settled();
 
-    expect(await drain(aws.sqs, queue.url)).toEqual([]);
-    const [record] = (await drain(aws.sqs, deadLetters.url)).map((message) => JSON.parse(message.body));
+    expect(await drainMessages(aws.sqs, queue.url)).toEqual([]);
+    const [record] = (await drainMessages(aws.sqs, deadLetters.url)).map((message) =>
+      JSON.parse(message.body),
+    );
     expect(record).toMatchObject({
       errorCode: 'INPUT_TRANSFORMATION_FAILURE',
       exhaustedRetryCondition: 'MaximumRetryAttempts',
@@ -116,48 +112,3 @@ describe('custom-bus stand-in set up in-process', () => {
     });
   });
 });
-
-async function createQueue(
-  sqs: SQSClient,
-  name: string,
-  attributes: Record<string, string>,
-): Promise<{ url: string; arn: string }> {
-  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-  const { Attributes } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl!, arn: Attributes!.QueueArn! };
-}
-
-async function drain(
-  sqs: SQSClient,
-  queueUrl: string,
-): Promise<{ body: string; groupId: string | undefined }[]> {
-  const messages: { body: string; groupId: string | undefined }[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    if (Messages.length === 0) return messages;
-    messages.push(
-      ...Messages.map((message) => ({
-        body: message.Body ?? '',
-        groupId: message.Attributes?.MessageGroupId,
-      })),
-    );
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: Messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
-}

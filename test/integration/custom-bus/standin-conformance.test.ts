@@ -9,13 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { cbor } from '@smithy/core/cbor';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
@@ -28,6 +22,7 @@ import {
   startCustomBus,
 } from '../../support/custom-bus/index.ts';
 import { extractRequestModel, loadRequestModel } from '../../support/custom-bus/request-validation.ts';
+import { createQueue, drainMessages } from '../../support/sqs-queues.ts';
 
 const GOLDEN_DIR = fileURLToPath(new URL('../../fixtures/eventbridgev2/', import.meta.url));
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
@@ -125,7 +120,7 @@ describe('custom-bus stand-in, driven by boto3 eventbridgev2', () => {
 
   it('delivers each group in publish order to a FIFO queue, a failing event holding up only its own group', async () => {
     const busArn = await activeBus();
-    const queue = await createQueue(aws.sqs, aws.uniqueName('ordered'), { fifo: true });
+    const queue = await createQueue(aws.sqs, `${aws.uniqueName('ordered')}.fifo`, { FifoQueue: 'true' });
     const subscriber = await call('create_subscriber', {
       Name: aws.uniqueName('fifo'),
       EventBusArn: busArn,
@@ -602,49 +597,9 @@ async function activeBus(): Promise<string> {
   return created.EventBusArn as string;
 }
 
-async function createQueue(
-  sqs: SQSClient,
-  name: string,
-  options: { fifo?: boolean } = {},
-): Promise<{ url: string; arn: string }> {
-  const created = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: options.fifo ? `${name}.fifo` : name,
-      ...(options.fifo ? { Attributes: { FifoQueue: 'true' } } : {}),
-    }),
-  );
-  const url = created.QueueUrl!;
-  const attributes = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
-  );
-  return { url, arn: attributes.Attributes!.QueueArn! };
-}
-
-/** Receives and deletes until empty (a FIFO queue hands out a group's next message only once the last is gone). */
+/** Receives and deletes until empty: the message bodies. */
 async function drainBodies(sqs: SQSClient, queueUrl: string): Promise<string[]> {
-  const bodies: string[] = [];
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return bodies;
-    bodies.push(...messages.map((message) => message.Body ?? ''));
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
+  return (await drainMessages(sqs, queueUrl)).map((message) => message.body);
 }
 
 async function drainDetails(sqs: SQSClient, queueUrl: string): Promise<string[]> {

@@ -6,10 +6,9 @@
  */
 import { Agent, buildConnector } from 'undici';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
+import { standInRpc } from '../../support/custom-bus/stand-in-client.ts';
 
-const CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 let bus: CustomBus | undefined;
 
 afterEach(async () => {
@@ -27,17 +26,7 @@ async function connectionsFor(started: CustomBus, calls: number): Promise<number
       connect(options, callback);
     },
   });
-  const rpc = new EventBridgeV2Rpc({
-    client: {
-      config: {
-        credentials: async () => CREDENTIALS,
-        region: async () => started.region,
-        useFipsEndpoint: async () => false,
-      },
-    },
-    env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: started.endpoint },
-    dispatcher: agent,
-  });
+  const rpc = standInRpc(started, { dispatcher: agent });
   try {
     for (let call = 0; call < calls; call += 1) await rpc.call('ListEventBuses', {});
     return connections;

@@ -5,19 +5,13 @@
  * (FIFO for an ordered route). Events the poller publishes then reach the queue of their route, the
  * quarantine's and the catch-all's included, and an ordered route's queue gets each group in order.
  */
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BankingEventsPoller } from '../../../infra/constructs/index.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { type CustomBus, startCustomBus } from '../../support/custom-bus/index.ts';
+import { createQueue, drainMessages } from '../../support/sqs-queues.ts';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
@@ -115,10 +109,10 @@ describe('the synthesized subscribers on the custom-bus stand-in', () => {
       const id = [...queueUrls.keys()].find((logicalId) => logicalId.startsWith(`PollerRouting${path}`));
       return queueUrls.get(id!)!;
     };
-    const ordered = await drain(aws.sqs, queueOf('RouteAccountStatusFifoQueue'));
+    const ordered = await drainMessages(aws.sqs, queueOf('RouteAccountStatusFifoQueue'));
     const byGroup = (group: string) =>
       ordered
-        .filter((message) => message.groupId === group)
+        .filter((message) => message.group === group)
         .map(
           (message) =>
             (JSON.parse(message.body) as { detail: { data: { status: string } } }).detail.data.status,
@@ -128,59 +122,14 @@ describe('the synthesized subscribers on the custom-bus stand-in', () => {
     expect(ordered).toHaveLength(5);
 
     const ids = async (path: string) =>
-      (await drain(aws.sqs, queueOf(path))).map(
+      (await drainMessages(aws.sqs, queueOf(path))).map(
         (message) => (JSON.parse(message.body) as { detail: { id: string } }).detail.id,
       );
     expect(await ids('RouteTransactionQueue')).toEqual(['t1']);
     expect(await ids('QuarantineQueue')).toEqual(['x1']);
     expect(await ids('UnroutedQueue')).toEqual(['c1']);
     for (const path of ['RouteAccountStatusFifoDeadLetterQueue', 'RouteTransactionDeadLetterQueue']) {
-      expect(await drain(aws.sqs, queueOf(path)), path).toEqual([]);
+      expect(await drainMessages(aws.sqs, queueOf(path)), path).toEqual([]);
     }
   });
 });
-
-async function createQueue(
-  sqs: SQSClient,
-  name: string,
-  attributes: Record<string, string>,
-): Promise<{ url: string; arn: string }> {
-  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-  const { Attributes } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl!, arn: Attributes!.QueueArn! };
-}
-
-async function drain(
-  sqs: SQSClient,
-  queueUrl: string,
-): Promise<{ body: string; groupId: string | undefined }[]> {
-  const messages: { body: string; groupId: string | undefined }[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    if (Messages.length === 0) return messages;
-    messages.push(
-      ...Messages.map((message) => ({
-        body: message.Body ?? '',
-        groupId: message.Attributes?.MessageGroupId,
-      })),
-    );
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: Messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
-}

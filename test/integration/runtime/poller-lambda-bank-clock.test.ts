@@ -6,7 +6,7 @@
  * (it died before reading, or the events came in the answer to its first poll) the skew
  * allowance does, 10 minutes by default.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import type { SimulatorOptions } from '../../../functions/simulator/banking-simulator.ts';
 import { FaultRun, useFaultEnvironment } from '../../support/fault-run.ts';
 import { POLL_MODES, STREAM_MODES } from '../../support/feed-modes.ts';
@@ -16,25 +16,26 @@ const MODES = [POLL_MODES[0]!, STREAM_MODES[0]!];
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 
+// The tests of a mode run side by side: each has its own simulator, proxies, program and function
+// process, and most of their time is spent waiting (for a dead run's lease to expire, a held poll).
 describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)", (mode) => {
-  const runs: FaultRun[] = [];
-  afterEach(async () => {
-    for (const run of runs.splice(0)) await run.close();
-  });
+  const firstSeed = mode === MODES[0] ? 2_401 : 2_451;
 
-  let seed = mode === MODES[0] ? 2_401 : 2_451;
+  /** This test's run, seeded `firstSeed + seed`, closed when the test ends. */
   async function start(
+    context: TestContext,
+    seed: number,
     clockOffsetMs: number,
     variables: Record<string, string> = {},
     simulator: SimulatorOptions = {},
   ): Promise<FaultRun> {
     const run = await FaultRun.start(environment, {
-      seed: seed++,
+      seed: firstSeed + seed,
       events: 0,
       environment: { ...mode.environment, START_POSITION: 'latest', ...variables },
       simulator: { ...mode.simulator, ...simulator, clockOffsetMs },
     });
-    runs.push(run);
+    context.onTestFinished(() => run.close());
     return run;
   }
 
@@ -48,7 +49,7 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
   }
 
   /** Every event the bank holds reached the bus, nothing broke the invariant, nothing leaked. */
-  async function expectEveryEventDelivered(run: FaultRun): Promise<void> {
+  async function expectEveryEventDelivered({ expect }: TestContext, run: FaultRun): Promise<void> {
     await run.untilCaughtUp();
     const report = await run.verify();
     expect(run.simulator.events()).toHaveLength(20);
@@ -60,15 +61,16 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
     expect(report.leaks).toEqual([]);
   }
 
-  it.each([
-    { skew: 'behind by 30 s', clockOffsetMs: -30 * SECOND },
-    { skew: 'ahead by 30 s', clockOffsetMs: 30 * SECOND },
-    { skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE },
-    { skew: 'ahead by 10 minutes', clockOffsetMs: 10 * MINUTE },
+  it.concurrent.for([
+    { seed: 0, skew: 'behind by 30 s', clockOffsetMs: -30 * SECOND },
+    { seed: 1, skew: 'ahead by 30 s', clockOffsetMs: 30 * SECOND },
+    { seed: 2, skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE },
+    { seed: 3, skew: 'ahead by 10 minutes', clockOffsetMs: 10 * MINUTE },
   ])(
     'empty feed at the first run, which the bus refuses, events created after it, the clock $skew: all published',
-    async ({ clockOffsetMs }) => {
-      const run = await start(clockOffsetMs);
+    async ({ seed, clockOffsetMs }, context) => {
+      const { expect } = context;
+      const run = await start(context, seed, clockOffsetMs);
       // The first request finds the feed empty; the events come with the next one.
       createAtFeedRequest(run, 2, 20);
       run.aws.refuseRequests(1_000, { errorType: 'AccessDeniedException', message: 'not yet allowed' });
@@ -77,12 +79,13 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
       run.aws.clearFaults();
 
       expect(refused.outcome).toMatchObject({ kind: 'error' });
-      await expectEveryEventDelivered(run);
+      await expectEveryEventDelivered(context, run);
     },
   );
 
-  it('empty feed at the first run, which dies writing its landing, the clock behind by 10 minutes, beyond an allowance of 1: all published', async () => {
-    const run = await start(-10 * MINUTE, { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '60' });
+  it.concurrent('empty feed at the first run, which dies writing its landing, the clock behind by 10 minutes, beyond an allowance of 1: all published', async (context) => {
+    const { expect } = context;
+    const run = await start(context, 4, -10 * MINUTE, { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '60' });
     let killed = false;
     run.aws.intercept(async (call) => {
       const update = (call.body as { UpdateExpression?: string } | undefined)?.UpdateExpression;
@@ -99,21 +102,25 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
 
     expect(crashed.outcome).toMatchObject({ kind: 'crash', signal: 'SIGKILL' });
     expect(killed).toBe(true);
-    await expectEveryEventDelivered(run);
+    await expectEveryEventDelivered(context, run);
   });
 
-  it.each<{ skew: string; clockOffsetMs: number; variables: Record<string, string> }>([
-    { skew: 'behind by 30 s', clockOffsetMs: -30 * SECOND, variables: {} },
-    { skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE, variables: {} },
-    {
-      skew: 'behind by 30 minutes, within an allowance of 40',
-      clockOffsetMs: -30 * MINUTE,
-      variables: { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '2400' },
-    },
-  ])(
+  it.concurrent.for<{ seed: number; skew: string; clockOffsetMs: number; variables: Record<string, string> }>(
+    [
+      { seed: 5, skew: 'behind by 30 s', clockOffsetMs: -30 * SECOND, variables: {} },
+      { seed: 6, skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE, variables: {} },
+      {
+        seed: 7,
+        skew: 'behind by 30 minutes, within an allowance of 40',
+        clockOffsetMs: -30 * MINUTE,
+        variables: { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '2400' },
+      },
+    ],
+  )(
     'a first run killed before it read the feed, events created meanwhile, the clock $skew: all published',
-    async ({ clockOffsetMs, variables }) => {
-      const run = await start(clockOffsetMs, variables);
+    async ({ seed, clockOffsetMs, variables }, context) => {
+      const { expect } = context;
+      const run = await start(context, seed, clockOffsetMs, variables);
       let killed = false;
       run.banking.onRequest(async (path) => {
         if ((path !== '/events' && path !== '/events/stream') || killed) return;
@@ -126,18 +133,18 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
       const crashed = await run.invoke();
 
       expect(crashed.outcome).toMatchObject({ kind: 'crash', signal: 'SIGKILL' });
-      await expectEveryEventDelivered(run);
+      await expectEveryEventDelivered(context, run);
     },
   );
 
-  it.each([
-    { skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE },
-    { skew: 'ahead by 10 minutes', clockOffsetMs: 10 * MINUTE },
+  it.concurrent.for([
+    { seed: 8, skew: 'behind by 10 minutes', clockOffsetMs: -10 * MINUTE },
+    { seed: 9, skew: 'ahead by 10 minutes', clockOffsetMs: 10 * MINUTE },
   ])(
     "events created while the first run's first poll of an empty feed is held, the clock $skew: all published",
-    async ({ clockOffsetMs }) => {
+    async ({ seed, clockOffsetMs }, context) => {
       // Polls of an empty feed hold, as the bank's do (up to a minute there).
-      const run = await start(clockOffsetMs, {}, { maxPollHoldMs: 2_000 });
+      const run = await start(context, seed, clockOffsetMs, {}, { maxPollHoldMs: 2_000 });
       let created = false;
       run.banking.onRequest((path) => {
         if (path !== '/events' || created) return;
@@ -148,12 +155,12 @@ describe.each(MODES)("START_POSITION=latest, the bank's clock off ours ($name)",
 
       await run.invoke();
 
-      await expectEveryEventDelivered(run);
+      await expectEveryEventDelivered(context, run);
     },
   );
 });
 
-/** Resolves once the simulator holds a poll, checked every millisecond. */
+/** Resolves once the simulator holds a poll (for up to 2 s), checked every 10 ms. */
 async function untilHeld(run: FaultRun): Promise<void> {
-  while (run.simulator.stats.heldPolls === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (run.simulator.stats.heldPolls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
 }

@@ -7,37 +7,23 @@
  * window has passed; grouped by account, each account's and each transaction's events arrive in
  * their own message group, in order.
  */
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-} from '@aws-sdk/client-sqs';
 import { cbor } from '@smithy/core/cbor';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
-import { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import type { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import { type CustomBus, DEDUPLICATION_WINDOW_MS, startCustomBus } from '../../support/custom-bus/index.ts';
+import { createActiveBus, standInRpc, subscribeFifoQueue } from '../../support/custom-bus/stand-in-client.ts';
 import { summaryOf, usePollerScenarios } from '../../support/poller-lambda.ts';
+import { detailsOf, drainMessages, sequencesByGroup } from '../../support/sqs-queues.ts';
 
 const scenarios = usePollerScenarios(2_700);
-const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
 
 let bus: CustomBus;
 let rpc: EventBridgeV2Rpc;
 
 beforeAll(async () => {
   bus = await startCustomBus({ motoEndpoint: inject('motoEndpoint'), seed: 27 });
-  rpc = new EventBridgeV2Rpc({
-    client: {
-      config: {
-        credentials: async () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
-        region: async () => bus.region,
-        useFipsEndpoint: async () => false,
-      },
-    },
-    env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
-  });
+  rpc = standInRpc(bus);
 });
 
 afterAll(async () => {
@@ -47,67 +33,13 @@ afterAll(async () => {
 /** A bus, ACTIVE, with a FIFO subscriber delivering RAW to a new SQS FIFO queue, grouped as published. */
 async function busWithFifoQueue(): Promise<{ busArn: string; queueUrl: string }> {
   const { aws } = scenarios;
-  const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', { Name: aws.uniqueName('bank') });
-  for (let describes = 0; ; describes += 1) {
-    const described = await rpc.call<{ State: string }>('DescribeEventBus', {
-      EventBusArn: created.EventBusArn,
-    });
-    if (described.State === 'ACTIVE') break;
-    if (describes === 10) throw new Error(`bus still ${described.State}`);
-  }
-  const queue = await aws.sqs.send(
-    new CreateQueueCommand({
-      QueueName: `${aws.uniqueName('ordered')}.fifo`,
-      Attributes: { FifoQueue: 'true' },
-    }),
-  );
-  const attributes = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl!, AttributeNames: ['QueueArn'] }),
-  );
-  await rpc.call('CreateSubscriber', {
-    Name: aws.uniqueName('fifo'),
-    EventBusArn: created.EventBusArn,
-    Type: 'FIFO',
-    InvokeConfiguration: {
-      RoleArn: ROLE_ARN,
-      TargetArn: attributes.Attributes!.QueueArn!,
-      SqsParameters: {
-        MessageGroupId: '{% $events.SystemMetadata.EventGroupId %}',
-        MessageDeduplicationId: '{% $events.SystemMetadata.`aws:EventId` %}',
-      },
-    },
-  });
-  return { busArn: created.EventBusArn, queueUrl: queue.QueueUrl! };
+  const busArn = await createActiveBus(rpc, { Name: aws.uniqueName('bank') });
+  return { busArn, queueUrl: await subscribeFifoQueue(rpc, aws.sqs, { busArn, uniqueName: aws.uniqueName }) };
 }
 
 /** The delivered envelopes' details, in the order the FIFO queue hands them out. */
 async function drainDetails(queueUrl: string): Promise<{ id: string; sequence_number: number }[]> {
-  const { sqs } = scenarios.aws;
-  const details: { id: string; sequence_number: number }[] = [];
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return details;
-    for (const message of messages) {
-      details.push((JSON.parse(message.Body!) as { detail: { id: string; sequence_number: number } }).detail);
-    }
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
+  return detailsOf(await drainMessages(scenarios.aws.sqs, queueUrl));
 }
 
 /** The success codes the stand-in answered PutEvents with, from `from` on. */
@@ -256,33 +188,5 @@ describe('the deployed function on a Custom Event Bus', () => {
 
 /** Sequence numbers delivered, by SQS message group, in the order the FIFO queue hands them out. */
 async function drainByGroup(queueUrl: string): Promise<Map<string, number[]>> {
-  const { sqs } = scenarios.aws;
-  const groups = new Map<string, number[]>();
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return groups;
-    for (const message of messages) {
-      const group = message.Attributes!.MessageGroupId!;
-      const detail = (JSON.parse(message.Body!) as { detail: { sequence_number: number } }).detail;
-      groups.set(group, [...(groups.get(group) ?? []), detail.sequence_number]);
-    }
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
+  return sequencesByGroup(await drainMessages(scenarios.aws.sqs, queueUrl));
 }

@@ -3,21 +3,24 @@
  * applied once and recorded before any later event is read, so a first run that fails or is killed
  * at any point leaves the next runs publishing every event created after it started.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { FaultRun, useFaultEnvironment } from '../../support/fault-run.ts';
 
 const environment = useFaultEnvironment();
 const LATEST = { START_POSITION: 'latest' };
 
+// Side by side: each test has its own simulator, proxies, program and function process, and most of
+// its time is spent waiting for a dead first run's lease to expire.
 describe("START_POSITION=latest at a program's first runs", () => {
-  const runs: FaultRun[] = [];
-  afterEach(async () => {
-    for (const run of runs.splice(0)) await run.close();
-  });
-
-  async function start(seed: number, events = 0, variables: Record<string, string> = {}): Promise<FaultRun> {
+  /** This test's run, closed when the test ends. */
+  async function start(
+    context: TestContext,
+    seed: number,
+    events = 0,
+    variables: Record<string, string> = {},
+  ): Promise<FaultRun> {
     const run = await FaultRun.start(environment, { seed, events, environment: { ...LATEST, ...variables } });
-    runs.push(run);
+    context.onTestFinished(() => run.close());
     return run;
   }
 
@@ -31,8 +34,9 @@ describe("START_POSITION=latest at a program's first runs", () => {
     });
   }
 
-  it('on an empty feed, a first run refused by the bus: the next runs publish every event created since', async () => {
-    const run = await start(1_601);
+  it.concurrent('on an empty feed, a first run refused by the bus: the next runs publish every event created since', async (context) => {
+    const { expect } = context;
+    const run = await start(context, 1_601);
     createOnFirstPoll(run, 20);
     run.aws.refuseRequests(1_000, { errorType: 'AccessDeniedException', message: 'not yet allowed' });
 
@@ -51,8 +55,9 @@ describe("START_POSITION=latest at a program's first runs", () => {
     expect(report.leaks).toEqual([]);
   });
 
-  it('on an empty feed, a first run killed mid-publish: the next runs publish every event created since', async () => {
-    const run = await start(1_602);
+  it.concurrent('on an empty feed, a first run killed mid-publish: the next runs publish every event created since', async (context) => {
+    const { expect } = context;
+    const run = await start(context, 1_602);
     createOnFirstPoll(run, 20);
     let killed = false;
     run.aws.intercept(async (call) => {
@@ -75,9 +80,10 @@ describe("START_POSITION=latest at a program's first runs", () => {
     );
   });
 
-  it('a first run killed while fast-forwarding: the next lands where it would have, and publishes what came after', async () => {
+  it.concurrent('a first run killed while fast-forwarding: the next lands where it would have, and publishes what came after', async (context) => {
+    const { expect } = context;
     // The bank's clock is ours here: no allowance, so the events created just before are backlog.
-    const run = await start(1_603, 60, { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '0' });
+    const run = await start(context, 1_603, 60, { START_CLOCK_SKEW_ALLOWANCE_SECONDS: '0' });
     const older = run.bankEvents();
     // The first run starts strictly after the older events were created (the clock moved on).
     const newest = Date.parse(run.simulator.events().at(-1)!.created_dt);

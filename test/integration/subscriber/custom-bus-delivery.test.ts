@@ -6,7 +6,6 @@
  * a group handled after an earlier one of that group failed.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
@@ -76,15 +75,7 @@ describe('Custom Event Bus deliveries, handled once (moto DynamoDB)', () => {
 
   beforeAll(async () => {
     aws = useMotoEnvironment(inject('motoEndpoint'));
-    tableName = aws.uniqueName('idempotency');
-    await aws.dynamodb.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
+    tableName = await aws.createIdempotencyTable();
   });
 
   afterAll(() => aws?.restore());

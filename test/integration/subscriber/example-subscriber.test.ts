@@ -6,10 +6,9 @@
  * messages moto delivered to its queue, as the event source mapping would hand them over.
  * Idempotency records live in moto's DynamoDB, claim-check bodies in moto's S3.
  */
-import { CreateTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { CreateEventBusCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateEventBusCommand } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import type { RawEvent } from '../../../functions/simulator/raw-event.ts';
@@ -39,22 +38,8 @@ const queues = new Map<Queue, SqsEventSourceStandIn>();
 
 /** Every event of `source` the stack's rule for `queue` matches lands in a queue of its own. */
 async function ruleIntoQueue(busName: string, queue: Queue, eventPattern: unknown): Promise<void> {
-  const { QueueUrl } = await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName(queue) }));
-  const { Attributes } = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  const ruleName = aws.uniqueName(queue);
-  await aws.eventBridge.send(
-    new PutRuleCommand({ Name: ruleName, EventBusName: busName, EventPattern: JSON.stringify(eventPattern) }),
-  );
-  await aws.eventBridge.send(
-    new PutTargetsCommand({
-      Rule: ruleName,
-      EventBusName: busName,
-      Targets: [{ Id: 'queue', Arn: Attributes!.QueueArn }],
-    }),
-  );
-  queues.set(queue, new SqsEventSourceStandIn(aws.sqs, QueueUrl!));
+  const { url } = await aws.routeToQueue(busName, eventPattern, queue);
+  queues.set(queue, new SqsEventSourceStandIn(aws.sqs, url));
 }
 
 beforeAll(async () => {
@@ -65,15 +50,7 @@ beforeAll(async () => {
   bucket = aws.uniqueName('claims');
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   checkpointTable = await aws.createCheckpointTable();
-  const idempotencyTable = aws.uniqueName('idempotency');
-  await aws.dynamodb.send(
-    new CreateTableCommand({
-      TableName: idempotencyTable,
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  const idempotencyTable = await aws.createIdempotencyTable();
   const busName = aws.uniqueName('bus');
   await aws.eventBridge.send(new CreateEventBusCommand({ Name: busName }));
   for (const queue of ['subscriber', 'quarantine', 'unrouted'] as const) {

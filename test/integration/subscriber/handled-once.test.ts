@@ -5,7 +5,7 @@
  * subscriber under the Lambda harness on messages moto delivered.)
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
@@ -80,15 +80,7 @@ describe('handled once, persisted in DynamoDB (moto)', () => {
 
   beforeAll(async () => {
     aws = useMotoEnvironment(inject('motoEndpoint'));
-    tableName = aws.uniqueName('idempotency');
-    await aws.dynamodb.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
+    tableName = await aws.createIdempotencyTable();
   });
 
   afterAll(() => aws?.restore());

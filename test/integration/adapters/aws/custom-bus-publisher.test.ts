@@ -4,22 +4,20 @@
  * transaction's lifecycle reach a FIFO subscriber's queue in their own message group, in order;
  * a batch sent again is accepted as DEDUPLICATED and delivers nothing twice.
  */
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CustomBusPublisher } from '../../../../functions/adapters/aws/eventbridgev2/custom-bus-publisher.ts';
-import { EventBridgeV2Rpc } from '../../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import type { EventBridgeV2Rpc } from '../../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
 import type { BankingEvent } from '../../../../functions/core/banking-event.ts';
 import { createRandom } from '../../../../functions/simulator/seeded-random.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { type CustomBus, startCustomBus } from '../../../support/custom-bus/index.ts';
+import {
+  createActiveBus,
+  standInRpc,
+  subscribeFifoQueue,
+} from '../../../support/custom-bus/stand-in-client.ts';
 import { makeEvent } from '../../../support/in-memory-ports.ts';
-
-const ROLE_ARN = 'arn:aws:iam::123456789012:role/subscriber-delivery';
+import { drainMessages, sequencesByGroup } from '../../../support/sqs-queues.ts';
 
 let aws: MotoEnvironment;
 let bus: CustomBus;
@@ -28,16 +26,7 @@ let rpc: EventBridgeV2Rpc;
 beforeAll(async () => {
   aws = useMotoEnvironment(inject('motoEndpoint'));
   bus = await startCustomBus({ motoEndpoint: inject('motoEndpoint'), seed: 2_701 });
-  rpc = new EventBridgeV2Rpc({
-    client: {
-      config: {
-        credentials: async () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
-        region: async () => bus.region,
-        useFipsEndpoint: async () => false,
-      },
-    },
-    env: { AWS_ENDPOINT_URL_EVENTBRIDGEV2: bus.endpoint },
-  });
+  rpc = standInRpc(bus);
 });
 
 afterAll(async () => {
@@ -75,79 +64,13 @@ function feed(): BankingEvent[] {
   return events;
 }
 
-async function fifoSubscriber(busArn: string): Promise<string> {
-  const queue = await aws.sqs.send(
-    new CreateQueueCommand({
-      QueueName: `${aws.uniqueName('grouped')}.fifo`,
-      Attributes: { FifoQueue: 'true' },
-    }),
-  );
-  const attributes = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl!, AttributeNames: ['QueueArn'] }),
-  );
-  await rpc.call('CreateSubscriber', {
-    Name: aws.uniqueName('fifo'),
-    EventBusArn: busArn,
-    Type: 'FIFO',
-    InvokeConfiguration: {
-      RoleArn: ROLE_ARN,
-      TargetArn: attributes.Attributes!.QueueArn!,
-      SqsParameters: {
-        MessageGroupId: '{% $events.SystemMetadata.EventGroupId %}',
-        MessageDeduplicationId: '{% $events.SystemMetadata.`aws:EventId` %}',
-      },
-    },
-  });
-  return queue.QueueUrl!;
-}
-
-/** Sequence numbers delivered, by SQS message group, in the order the queue hands them out. */
-async function drainByGroup(queueUrl: string): Promise<Map<string, number[]>> {
-  const groups = new Map<string, number[]>();
-  for (;;) {
-    const received = await aws.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return groups;
-    for (const message of messages) {
-      const group = message.Attributes!.MessageGroupId!;
-      const detail = (JSON.parse(message.Body!) as { detail: { sequence_number: number } }).detail;
-      groups.set(group, [...(groups.get(group) ?? []), detail.sequence_number]);
-    }
-    await aws.sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle!,
-        })),
-      }),
-    );
-  }
-}
-
 describe('CustomBusPublisher on the stand-in', () => {
   it("delivers each account's and each transaction's events in order in their own group, and nothing twice", async () => {
-    const created = await rpc.call<{ EventBusArn: string }>('CreateEventBus', {
-      Name: aws.uniqueName('bank'),
-    });
-    const describe = { EventBusArn: created.EventBusArn };
-    await expect
-      .poll(async () => (await rpc.call<{ State: string }>('DescribeEventBus', describe)).State, {
-        interval: 0,
-      })
-      .toBe('ACTIVE');
-    const queueUrl = await fifoSubscriber(created.EventBusArn);
+    const busArn = await createActiveBus(rpc, { Name: aws.uniqueName('bank') });
+    const queueUrl = await subscribeFifoQueue(rpc, aws.sqs, { busArn, uniqueName: aws.uniqueName });
     const publisher = new CustomBusPublisher({
       rpc,
-      eventBusArn: created.EventBusArn,
+      eventBusArn: busArn,
       source: 'banking.events',
       program: 'retail',
       groupBy: 'account',
@@ -161,7 +84,7 @@ describe('CustomBusPublisher on the stand-in', () => {
     }
     const resent = await publisher.send(events.slice(100, 200), signal);
     await bus.settled();
-    const delivered = await drainByGroup(queueUrl);
+    const delivered = sequencesByGroup(await drainMessages(aws.sqs, queueUrl));
 
     const expected = new Map<string, number[]>();
     for (const event of events) {

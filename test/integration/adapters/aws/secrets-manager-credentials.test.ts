@@ -69,7 +69,13 @@ describe('SecretsManagerCredentialsProvider against moto', () => {
     });
   });
 
-  it('serves the cached value within the TTL, even after the secret changed', async () => {
+  it.each([
+    [
+      'serves the cached value within the TTL, even after the secret changed',
+      { at: TTL_MS - 1, reads: 0, served: 'first' },
+    ],
+    ['reads the secret again once the TTL has passed', { at: TTL_MS, reads: 1, served: 'second' }],
+  ] as const)('%s', async (_title, expected) => {
     const secretId = await aws.createSecret(secretJson('first'));
     const provider = providerFor(secretId);
     now = 1_000;
@@ -77,24 +83,11 @@ describe('SecretsManagerCredentialsProvider against moto', () => {
     const readsBefore = reads;
     await rotate(secretId, 'second');
 
-    now = 1_000 + TTL_MS - 1;
+    now = 1_000 + expected.at;
     const credentials = await provider.get();
 
-    expect(credentials.clientSecret).toBe('first');
-    expect(reads).toBe(readsBefore);
-  });
-
-  it('reads the secret again once the TTL has passed', async () => {
-    const secretId = await aws.createSecret(secretJson('first'));
-    const provider = providerFor(secretId);
-    now = 1_000;
-    await provider.get();
-    await rotate(secretId, 'second');
-
-    now = 1_000 + TTL_MS;
-    const credentials = await provider.get();
-
-    expect(credentials.clientSecret).toBe('second');
+    expect(credentials.clientSecret).toBe(expected.served);
+    expect(reads - readsBefore).toBe(expected.reads);
   });
 
   it('refresh() reads a rotated secret at once and get() serves it afterwards', async () => {

@@ -124,44 +124,33 @@ describe('ClientCredentialsTokenProvider: the token request', () => {
 });
 
 describe('ClientCredentialsTokenProvider: caching', () => {
-  it('reuses the token until expires_in minus the skew', async () => {
-    let now = 1_000_000;
-    const { server, provider } = await setup(issuing(600), { clock: () => now, skewMs: 60_000 });
+  // The token is reused until `refreshAt` ms after it was issued, and fetched again from then on.
+  it.each([
+    [
+      'reuses the token until expires_in minus the skew',
+      { expiresIn: 600, skewMs: 60_000, refreshAt: 540_000 },
+    ],
+    [
+      'assumes one hour when expires_in is absent',
+      { expiresIn: undefined, skewMs: undefined, refreshAt: 3_540_000 },
+    ],
+    [
+      'caps the skew at half the lifetime so a short-lived token is still reused',
+      { expiresIn: 60, skewMs: 60_000, refreshAt: 30_000 },
+    ],
+  ] as const)('%s', async (_title, { expiresIn, skewMs, refreshAt }) => {
+    const issuedAt = 1_000_000;
+    let now = issuedAt;
+    const { server, provider } = await setup(issuing(expiresIn), { clock: () => now, skewMs });
 
     const first = await provider.getToken(live());
-    now += 540_000 - 1;
+    now = issuedAt + refreshAt - 1;
     const stillCached = await provider.getToken(live());
-    now += 1;
+    now = issuedAt + refreshAt;
     const refreshed = await provider.getToken(live());
 
     expect([first, stillCached, refreshed]).toEqual(['tok-1', 'tok-1', 'tok-2']);
     expect(server.requests).toHaveLength(2);
-  });
-
-  it('assumes one hour when expires_in is absent', async () => {
-    let now = 0;
-    const { provider } = await setup(issuing(undefined), { clock: () => now });
-
-    await provider.getToken(live());
-    now = 3_540_000 - 1;
-    const cached = await provider.getToken(live());
-    now = 3_540_000;
-    const refreshed = await provider.getToken(live());
-
-    expect([cached, refreshed]).toEqual(['tok-1', 'tok-2']);
-  });
-
-  it('caps the skew at half the lifetime so a short-lived token is still reused', async () => {
-    let now = 0;
-    const { provider } = await setup(issuing(60), { clock: () => now, skewMs: 60_000 });
-
-    await provider.getToken(live());
-    now = 29_999;
-    const cached = await provider.getToken(live());
-    now = 30_000;
-    const refreshed = await provider.getToken(live());
-
-    expect([cached, refreshed]).toEqual(['tok-1', 'tok-2']);
   });
 
   it('shares one request among concurrent callers', async () => {
