@@ -20,7 +20,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { EventBridgeV2Rpc } from '../../../functions/adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
@@ -34,6 +33,7 @@ import { type Invocation, LambdaContainer } from '../../support/lambda-runtime/l
 import { type ProgramSeederArtifact, synthProgramSeederArtifact } from '../../support/poller-artifact.ts';
 import { pollerLambda } from '../../support/poller-lambda.ts';
 import { type ScriptedHttpServer, startScriptedServer } from '../../support/scripted-http-server.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 
 const PROGRAMS = ['cards', 'loans'] as const;
 
@@ -120,18 +120,15 @@ async function recordingBus(kind: UpgradeCase['bus']): Promise<{
     if (described.State === 'ACTIVE') break;
     if (describes === 10) throw new Error(`bus still ${described.State}`);
   }
-  const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName('upgrade') })))
-    .QueueUrl!;
-  const { Attributes } = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-  );
+  const queue = await createQueue(aws.sqs, aws.uniqueName('upgrade'));
+  const queueUrl = queue.url;
   await rpc.call('CreateSubscriber', {
     Name: aws.uniqueName('all'),
     EventBusArn: created.EventBusArn,
     Type: 'UNORDERED',
     InvokeConfiguration: {
       RoleArn: 'arn:aws:iam::123456789012:role/subscriber-delivery',
-      TargetArn: Attributes!.QueueArn!,
+      TargetArn: queue.arn,
     },
   });
   return {

@@ -13,7 +13,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
@@ -24,6 +23,7 @@ import type { RecordedBus } from '../../support/aws-test-env.ts';
 import type { Invocation, LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
 import { LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
 import { emfDocuments, pollerLambda, usePollerScenarios } from '../../support/poller-lambda.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 
 const scenarios = usePollerScenarios(3_500);
 let seed = 3_500;
@@ -101,11 +101,8 @@ async function recordedBus(programIds?: readonly string[]): Promise<RecordedBus>
   const { aws } = scenarios;
   const busName = aws.uniqueName('bus');
   await aws.eventBridge.send(new CreateEventBusCommand({ Name: busName }));
-  const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName('recorded') })))
-    .QueueUrl!;
-  const { Attributes } = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-  );
+  const queue = await createQueue(aws.sqs, aws.uniqueName('recorded'));
+  const queueUrl = queue.url;
   const rule = aws.uniqueName('recorded');
   const pattern = {
     source: ['banking.events'],
@@ -118,7 +115,7 @@ async function recordedBus(programIds?: readonly string[]): Promise<RecordedBus>
     new PutTargetsCommand({
       Rule: rule,
       EventBusName: busName,
-      Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn }],
+      Targets: [{ Id: 'queue', Arn: queue.arn }],
     }),
   );
   return { busName, queueUrl };
