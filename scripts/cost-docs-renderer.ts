@@ -59,7 +59,9 @@ const ITEMS: Readonly<Record<string, { readonly name: string; readonly formula: 
   kms: { name: 'KMS key (alarm topic)', formula: '$1.00' },
   logs: {
     name: 'CloudWatch Logs',
-    formula: `programs × 43,200 runs × ~${USAGE.logKbPerRun.value} KB (estimated) × ($0.50 ingested + $0.03 stored) per GB`,
+    formula:
+      `43,200 runs × (programs × ${USAGE.logKbPerRun.value} KB + workers × ${USAGE.workerLogKbPerRun.value} KB), ` +
+      "measured (a healthy program's run: the deployment's metrics document alone) × ($0.50 ingested + $0.03 stored) per GB",
   },
 };
 

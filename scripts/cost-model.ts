@@ -94,9 +94,20 @@ export const USAGE = {
       'containers, which has the secret cached only if it served that program within 5 minutes (docs/decisions/fleet.md)',
   },
   logKbPerRun: {
-    value: 3.5,
-    provenance: 'estimated',
-    note: "a program's log lines and metrics documents per run",
+    value: 0.4,
+    provenance: 'measured',
+    note:
+      "a healthy, quiet program's run in a worker: no line of its own (turn-log.ts), one EMF document of the " +
+      "deployment's metrics, 408 bytes (poller-lambda-workers.test.ts's run, 2026-11-28); before, also its " +
+      "'Lease taken' (445 B) and 'Cycle finished' (548 B) lines and the hand-over's two, 3.5 KB estimated",
+  },
+  workerLogKbPerRun: {
+    value: 2.6,
+    provenance: 'measured',
+    note:
+      "a worker's own lines a run: 'Worker run' 430 B, 'Worker run finished' 884 B with 3 programs (about 1.6 KB " +
+      "with the 10 it names at most), its EMF document 264 B (measured as above), and Lambda's START, END and " +
+      'REPORT lines, about 0.3 KB (estimated)',
   },
   perProgramMetrics: {
     value: 5,
@@ -200,7 +211,7 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
     {
       item: 'logs',
       dollars:
-        ((programs * u('ticks') * u('logKbPerRun')) / 1024 / 1024) *
+        ((u('ticks') * (programs * u('logKbPerRun') + workers * u('workerLogKbPerRun'))) / 1024 / 1024) *
         (PRICES.logsIngestedGb + PRICES.logsStoredGbMonth),
     },
   ];
