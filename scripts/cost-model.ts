@@ -69,9 +69,12 @@ export const USAGE = {
     note: 'a program record in the registry (name, secret, state, owner, a few settings)',
   },
   leaseChecksPerTick: {
-    value: 51,
+    value: 3,
     provenance: 'derived',
-    note: "a program's start read, then one strongly consistent read every 100 ms of the ~5 s hand-over wait",
+    note:
+      "the hand-over's strongly consistent reads: the next run sleeps until one check interval before the holder's " +
+      'deadline (its lease expiry less skew and margin), reads then, at the deadline, and once more after the release ' +
+      '(about 50 ms later with a quiet feed); 51 before, one every 100 ms of the ~5 s wait (poll-cycle.test.ts counts them)',
   },
   checkpointWrites: {
     value: 130_000,
@@ -91,9 +94,20 @@ export const USAGE = {
       'containers, which has the secret cached only if it served that program within 5 minutes (docs/decisions/fleet.md)',
   },
   logKbPerRun: {
-    value: 3.5,
-    provenance: 'estimated',
-    note: "a program's log lines and metrics documents per run",
+    value: 0.4,
+    provenance: 'measured',
+    note:
+      "a healthy, quiet program's run in a worker: no line of its own (turn-log.ts), one EMF document of the " +
+      "deployment's metrics, 408 bytes (poller-lambda-workers.test.ts's run, 2026-11-28); before, also its " +
+      "'Lease taken' (445 B) and 'Cycle finished' (548 B) lines and the hand-over's two, 3.5 KB estimated",
+  },
+  workerLogKbPerRun: {
+    value: 2.6,
+    provenance: 'measured',
+    note:
+      "a worker's own lines a run: 'Worker run' 430 B, 'Worker run finished' 884 B with 3 programs (about 1.6 KB " +
+      "with the 10 it names at most), its EMF document 264 B (measured as above), and Lambda's START, END and " +
+      'REPORT lines, about 0.3 KB (estimated)',
   },
   perProgramMetrics: {
     value: 5,
@@ -197,16 +211,13 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
     {
       item: 'logs',
       dollars:
-        ((programs * u('ticks') * u('logKbPerRun')) / 1024 / 1024) *
+        ((u('ticks') * (programs * u('logKbPerRun') + workers * u('workerLogKbPerRun'))) / 1024 / 1024) *
         (PRICES.logsIngestedGb + PRICES.logsStoredGbMonth),
     },
   ];
   const total = lines.reduce((sum, line) => sum + line.dollars, 0);
   return { programs, workers, workerMemoryMb, perProgramAlarms, lines, total, perProgram: total / programs };
 }
-
-/** `LEASE_CHECK_INTERVAL_MS` at 500 instead of 100: the start read and 10 reads over the ~5 s wait. */
-export const SLOWER_LEASE_CHECKS: Partial<UsageValues> = { leaseChecksPerTick: 11 };
 
 /**
  * What a worker that keeps its containers would read of its programs' secrets (as one worker does
@@ -215,6 +226,8 @@ export const SLOWER_LEASE_CHECKS: Partial<UsageValues> = { leaseChecksPerTick: 1
 export const SECRETS_CACHED_PER_WORKER: Partial<UsageValues> = { fleetSecretCalls: USAGE.secretCalls.value };
 
 /** Today's design, per program and month with a quiet feed (docs/cost.md, "Per program, per month"). */
-export const TODAY_PER_PROGRAM = 12.44;
+export const TODAY_PER_PROGRAM = 12.19;
+/** The same when the goal was set (issue 35), before the hand-over's reads were timed on the holder's deadline. */
+export const GOAL_BASELINE_PER_PROGRAM = 12.44;
 /** The scales docs/cost.md's fleet table shows. */
 export const FLEET_SCALES = [1, 10, 100, 1_000] as const;

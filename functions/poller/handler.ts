@@ -28,6 +28,7 @@ import {
   type MetricsScope,
   PowertoolsMetricsSink,
 } from '../adapters/observability/powertools-metrics-sink.ts';
+import { TurnLog } from '../adapters/observability/turn-log.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
@@ -336,10 +337,17 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
  */
 function observeProgram(program: string, worker: number, plan: ProgramMetricsPlan): ProgramObservation {
   const sink = new PowertoolsMetricsSink(metrics);
+  const child = logger.createChild({ persistentKeys: { program, worker } });
+  // A healthy, quiet turn writes no line of its own: the worker's summary counts it (`turn-log.ts`).
+  const level = child.getLevelName();
+  const log = new TurnLog(cycleLoggerFrom(child), Date.now, level !== 'DEBUG' && level !== 'TRACE');
   return {
     metrics: sink,
-    logger: cycleLoggerFrom(logger.createChild({ persistentKeys: { program, worker } })),
-    flush: () => sink.flush({ program, plan }),
+    logger: log,
+    flush: (report) => {
+      sink.flush({ program, plan });
+      log.endTurn(report);
+    },
   };
 }
 

@@ -426,6 +426,43 @@ describe('workers of the deployed function', () => {
     expect(failed.map((report) => report.program)).not.toEqual(expect.arrayContaining(['cards']));
   });
 
+  it("write no line of a healthy, quiet program's run, and every line of a failing one's", async () => {
+    const bank = await simulator(3);
+    const quiet = ['quiet-0', 'quiet-1'];
+    const f = await fleet([
+      ...quiet.map((name, index) => ({ name, bank, index })),
+      { name: 'revoked', bank, index: 2, revoked: true },
+    ]);
+    // As the construct deploys a fleet: a healthy program sends no metric of its own.
+    const container = f.worker(1, { environment: { PROGRAM_METRICS: 'alarmed' } });
+
+    const run = await container.invoke({ worker: 0 });
+
+    expect(workerSummary(run).programs).toMatchObject({ assigned: 3, completed: 2, failed: 1 });
+    // Lambda sends stdout and stderr (warnings and errors) alike to the log group.
+    const lines = container.output.split('\n').filter((line) => line.startsWith('{'));
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const linesOf = (program: string) =>
+      entries.filter((entry) => entry.program === program || entry.Program === program);
+    for (const name of quiet) expect(linesOf(name), name).toEqual([]);
+    // Both quiet programs ran all the same: each row records its cycle, for `status`.
+    for (const name of quiet) {
+      const item = await checkpointItem(f.checkpointTable, name);
+      expect(item?.last_cycle_outcome?.S, name).toBe('completed');
+    }
+    const failing = linesOf('revoked');
+    expect(failing.map((entry) => [entry.level, entry.message])).toEqual(
+      expect.arrayContaining([
+        ['INFO', 'Lease taken; polling'],
+        ['ERROR', 'Poll cycle failed; the checkpoint stays at the last published event'],
+      ]),
+    );
+    // What led to the error is written before it, stamped with when it was logged.
+    const taken = failing.find((entry) => entry.message === 'Lease taken; polling')!;
+    expect(failing.indexOf(taken)).toBeLessThan(failing.findIndex((entry) => entry.level === 'ERROR'));
+    expect(Date.parse(String(taken.loggedAt))).toBeLessThanOrEqual(Date.parse(String(taken.timestamp)));
+  });
+
   it('divide the memory among the programs in flight: four banks ignoring limit at 128 MB', async () => {
     const banks = await Promise.all(
       Array.from({ length: 4 }, () => LimitIgnoringBank.start({ total: 130_000, pageEvents: 65_000 })),
