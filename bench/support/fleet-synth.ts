@@ -1,0 +1,106 @@
+/**
+ * `cdk synth` of the app (infra/poller-app.ts, cdk-nag's checks on, as `npm run synth` runs it)
+ * with n programs: the stack's resource count and template size, or the error that refused it
+ * (CloudFormation's 500 resources per stack, which the CDK checks at synth). Each synth runs in a
+ * child process of its own (`fleet-synth.ts --child`), so its time and peak memory are its own.
+ *
+ * A variant names the context the programs are given with: `props` (today's way, each program in
+ * the `programs` context) or, when the construct offers it, the fleet's way (records, no
+ * per-program resource).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface SynthVariant {
+  readonly name: string;
+  /** The app's context for `programs` programs. */
+  context(programs: number): Record<string, unknown>;
+}
+
+export interface SynthFigures {
+  readonly variant: string;
+  readonly programs: number;
+  /** Resources of the stack's template; absent when the synth was refused. */
+  readonly resources?: number;
+  readonly templateBytes?: number;
+  /** The template's resources by type, the most frequent first (10 at most). */
+  readonly resourceTypes?: Readonly<Record<string, number>>;
+  /** Assets written beside the template (the seed list, the handler): bytes of each file. */
+  readonly assetBytes?: number;
+  readonly seconds: number;
+  readonly peakRssMiB: number;
+  /** Why the synth failed: the first line of its error. */
+  readonly refused?: string;
+  /** When refused for its size: the resources the stack would have held (the CDK's count). */
+  readonly refusedResources?: number;
+}
+
+/** Program names `p00001`, `p00002`, … (valid program names, sortable). */
+export function programNames(count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `p${String(index + 1).padStart(5, '0')}`);
+}
+
+export const PROPS_VARIANT: SynthVariant = {
+  name: 'programs in props (one secret, schedule and 5 alarms each)',
+  context: (programs) => ({ programs: programNames(programs).map((name) => ({ name })) }),
+};
+
+const CHILD = path.join(import.meta.dirname, 'fleet-synth-child.ts');
+
+/** Synthesizes the app with `programs` programs in a child process and measures the result. */
+export function synthFigures(variant: SynthVariant, programs: number): SynthFigures {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'fleet-synth-'));
+  const started = performance.now();
+  try {
+    const output = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', CHILD, outdir, JSON.stringify(variant.context(programs))],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 },
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const child = JSON.parse(output.trim().split('\n').at(-1)!) as {
+      template: string;
+      peakRssMiB: number;
+    };
+    const templateFile = path.join(outdir, child.template);
+    const template = JSON.parse(readFileSync(templateFile, 'utf8')) as {
+      Resources?: Record<string, { Type: string }>;
+    };
+    const resources = Object.values(template.Resources ?? {});
+    const byType = new Map<string, number>();
+    for (const resource of resources) byType.set(resource.Type, (byType.get(resource.Type) ?? 0) + 1);
+    const assetBytes = readdirSync(outdir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.parentPath !== outdir)
+      .reduce((total, entry) => total + statSync(path.join(entry.parentPath, entry.name)).size, 0);
+    return {
+      variant: variant.name,
+      programs,
+      resources: resources.length,
+      templateBytes: statSync(templateFile).size,
+      resourceTypes: Object.fromEntries([...byType].sort((a, b) => b[1] - a[1]).slice(0, 10)),
+      assetBytes,
+      seconds: Math.round(seconds * 10) / 10,
+      peakRssMiB: child.peakRssMiB,
+    };
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? (error as Error).message);
+    const line =
+      stderr
+        .split('\n')
+        .map((text) => text.trim())
+        .find((text) => /resources|Error/.test(text)) ?? stderr.trim().split('\n')[0];
+    const counted = /Number of resources in stack '[^']*': (\d+)/.exec(stderr)?.[1];
+    return {
+      variant: variant.name,
+      programs,
+      seconds: Math.round(((performance.now() - started) / 1000) * 10) / 10,
+      peakRssMiB: Number.NaN,
+      refused: line?.slice(0, 300) ?? 'unknown error',
+      ...(counted === undefined ? {} : { refusedResources: Number(counted) }),
+    };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
