@@ -1,8 +1,10 @@
 /**
  * Lambda entry point: the composition root. It parses the configuration, builds the adapters
  * once per container (clients, credential and token caches stay warm across invocations) and
- * runs one poll cycle per invocation, or, for an invocation carrying `operatorRequest`, the CLI's
- * request (`operator-request.ts`, `operator-dispatch.ts`). All behaviour lives in `functions/core/`.
+ * runs, per invocation, one program's poll cycle (`{"program": …}`), a worker's programs
+ * (`{"worker": i}`: `core/fleet/worker-run.ts`, each program wired by `program-wiring.ts`), or,
+ * for an invocation carrying `operatorRequest`, the CLI's request (`operator-request.ts`,
+ * `operator-dispatch.ts`). All behaviour lives in `functions/core/`.
  */
 
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -13,31 +15,31 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
+import { DynamoDbProgramRegistry } from '../adapters/aws/dynamodb-program-registry.ts';
+import { ProgramSecretScope } from '../adapters/aws/program-secret-scope.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
-import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
-import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
-import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
-import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
-import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import { MemoryProgramRegistry } from '../adapters/local/memory-program-registry.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
-import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
-import { ConfigurationError } from '../core/errors.ts';
+import type { ProgramRecord } from '../core/fleet/program-record.ts';
+import type { ProgramRegistry } from '../core/fleet/program-registry.ts';
+import { type ProgramObservation, runWorker } from '../core/fleet/worker-run.ts';
+import type { WorkerSummary } from '../core/fleet/worker-summary.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
-import { toStartPosition } from '../settings/value-kinds.ts';
 import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
 import {
   checkInvocationBounds,
   OPERATOR_REQUEST_KEY,
   parseScheduledInvocation,
   SCHEDULE_KEYS,
+  type ScheduledInvocation,
 } from './invocation-input.ts';
 import type { OperatorAnswer } from './operator-answer.ts';
 import { runOperatorRequest } from './operator-dispatch.ts';
@@ -52,16 +54,23 @@ import {
   resolveInvocationTarget,
   resolveWorkerInvocation,
 } from './poller-config.ts';
+import { cycleOptions, programRunner, reportCertificate } from './program-wiring.ts';
+import { type Upstream, Upstreams } from './upstreams.ts';
 
 // Read here, before any invocation, as Powertools reads them: the settings table holds the defaults.
 const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? SETTINGS.serviceName.default;
+const METRICS_NAMESPACE = process.env.POWERTOOLS_METRICS_NAMESPACE ?? SETTINGS.metricsNamespace.default;
 const logger = new Logger({ serviceName: SERVICE_NAME });
-const metrics = new Metrics({
-  serviceName: SERVICE_NAME,
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SETTINGS.metricsNamespace.default,
-});
+const metrics = new Metrics({ serviceName: SERVICE_NAME, namespace: METRICS_NAMESPACE });
 const metricsSink = new PowertoolsMetricsSink(metrics);
 const cycleLogger = cycleLoggerFrom(logger);
+/** A worker's own metrics: no `Program` dimension (each program's go through its own, `observeProgram`). */
+const workerMetricsSink = new PowertoolsMetricsSink(
+  new Metrics({ serviceName: SERVICE_NAME, namespace: METRICS_NAMESPACE }),
+);
+
+/** Upstreams a container keeps between runs, per lane of a worker: enough for a few workers' turns. */
+const UPSTREAMS_KEPT_PER_LANE = 4;
 
 interface Runtime {
   readonly config: PollerConfig;
@@ -71,21 +80,14 @@ interface Runtime {
   readonly bus: (program: string) => EventPublisher;
   /** The bus behind the claim check when a bucket is configured, for a program's events. */
   readonly publisher: (program: string) => EventPublisher;
-  /** One upstream per secret, so each keeps its credentials and token cached while the container is warm. */
-  readonly upstreams: Map<string, Upstream>;
+  /** Per secret, so each keeps its credentials and token cached while the container is warm. */
+  readonly upstreams: Upstreams;
   /** The claim-check bucket, when configured: events too large for the bus, operator answers too large to return. */
   readonly claimCheckStore: S3ClaimCheckStore | undefined;
-}
-
-/**
- * The banking service as one secret's client sees it: polls and lookups, and the stream; one
- * token for both, and one set of connections (its client certificate, the egress proxy).
- */
-interface Upstream {
-  readonly credentials: SecretsManagerCredentialsProvider;
-  readonly feed: BankingEventFeed;
-  readonly stream: BankingEventStream;
-  readonly connections: BankConnections;
+  /** The programs a worker serves: the programs table, or without one the programs of the environment. */
+  readonly registry: ProgramRegistry;
+  /** The secrets a program record may name: the deployment's. */
+  readonly secretScope: ProgramSecretScope;
 }
 
 let runtime: Runtime | undefined;
@@ -108,11 +110,13 @@ function getRuntime(): Runtime {
         : new S3ClaimCheckStore({ bucket: config.claimCheckBucket, clientConfig: boundedClientConfig });
     const claimCheck = claimCheckFactory(config, claimCheckStore);
     const publishers = new Map<string, EventPublisher>();
+    // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
+    const secretsManager = withScrubbedErrors(new SecretsManagerClient(boundedClientConfig));
+    const dynamodb = withScrubbedErrors(new DynamoDBClient(boundedClientConfig));
     runtime = {
       config,
-      // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
-      secretsManager: withScrubbedErrors(new SecretsManagerClient(boundedClientConfig)),
-      dynamodb: withScrubbedErrors(new DynamoDBClient(boundedClientConfig)),
+      secretsManager,
+      dynamodb,
       bus,
       publisher: (program) => {
         let publisher = publishers.get(program);
@@ -122,11 +126,39 @@ function getRuntime(): Runtime {
         }
         return publisher;
       },
-      upstreams: new Map(),
+      upstreams: new Upstreams({ secretsManager, credentialsTtlSeconds: config.credentialsTtlSeconds }),
       claimCheckStore,
+      registry: programRegistry(config, dynamodb),
+      secretScope: new ProgramSecretScope({
+        prefix: config.secretsPrefix,
+        stackSecrets: config.programSecrets.values(),
+        region: process.env.AWS_REGION,
+      }),
     };
   }
   return runtime;
+}
+
+/**
+ * The programs table when the deployment has one; else the programs of the environment
+ * (`SECRET_ID`, `PROGRAM_SECRETS`) as records of the stack, all active.
+ */
+function programRegistry(config: PollerConfig, dynamodb: DynamoDBClient): ProgramRegistry {
+  if (config.programsTable !== undefined) {
+    return new DynamoDbProgramRegistry({ client: dynamodb, tableName: config.programsTable });
+  }
+  return new MemoryProgramRegistry(
+    [...config.programSecrets].map(
+      ([name, secretId]): ProgramRecord => ({
+        name,
+        secretId,
+        state: 'active',
+        owner: 'stack',
+        settings: {},
+        revision: 1,
+      }),
+    ),
+  );
 }
 
 /** The bus for a program's events, as the bus's kind publishes them (`bus-kinds.ts`). */
@@ -149,41 +181,13 @@ function claimCheckFactory(
     );
 }
 
-function upstreamFor(current: Runtime, secretId: string): Upstream {
-  let upstream = current.upstreams.get(secretId);
-  if (upstream === undefined) {
-    const credentials = new SecretsManagerCredentialsProvider({
-      client: current.secretsManager,
-      secretId,
-      ttlMs: current.config.credentialsTtlSeconds * 1000,
-    });
-    const connections = new BankConnections();
-    const tokens = new ClientCredentialsTokenProvider({
-      credentials,
-      connections,
-      onRefresh: () => metricsSink.add('AuthRefreshes', 'Count', 1),
-    });
-    upstream = {
-      credentials,
-      feed: new BankingEventFeed({
-        credentials,
-        tokens,
-        cursorParam: current.config.pollCursorParam,
-        limitParam: current.config.pollLimitParam,
-        limit: current.config.pollLimit,
-      }),
-      stream: new BankingEventStream({ credentials, tokens, cursorParam: current.config.streamCursorParam }),
-      connections,
-    };
-    current.upstreams.set(secretId, upstream);
-  }
-  return upstream;
-}
-
 /** The handler's answer: the cycle summary, which includes `published` and `checkpoint`. */
 export type PollerResult = CycleSummary;
 
-export async function handler(event: unknown, context: Context): Promise<PollerResult | OperatorAnswer> {
+export async function handler(
+  event: unknown,
+  context: Context,
+): Promise<PollerResult | WorkerSummary | OperatorAnswer> {
   logger.addContext(context);
   try {
     // First of all: an event out of bounds is refused before anything is built, read or called.
@@ -193,26 +197,27 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
     throw error;
   }
   if (isOperatorInvocation(event)) return operatorRequest(event, context);
+  let input: ScheduledInvocation;
+  try {
+    input = parseScheduledInvocation(event);
+  } catch (error) {
+    logger.error('Poll cycle failed; the checkpoint stays at the last published event', { error });
+    throw error;
+  }
+  return input.worker === undefined ? programRun(input, context) : workerRun(input.worker, context);
+}
+
+/** One program's run (`{"program": …}`, `{}`): its cycle, as before there were workers. */
+async function programRun(input: ScheduledInvocation, context: Context): Promise<PollerResult> {
   let upstream: Upstream | undefined;
   try {
-    const input = parseScheduledInvocation(event);
     const current = getRuntime();
-    if (input.worker !== undefined) {
-      const worker = resolveWorkerInvocation(input.worker, current.config);
-      // The fleet runner (functions/core/fleet/) comes in the next change; until then, refused by name.
-      throw new ConfigurationError(
-        `event.worker ${worker}: this version of the function does not run workers yet`,
-        {
-          where: 'event.worker',
-        },
-      );
-    }
     const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
     const { config } = current;
-    upstream = upstreamFor(current, target.secretId);
+    upstream = current.upstreams.get(target.secretId, config, metricsSink);
     return await runPollCycle(
       {
         feed: upstream.feed,
@@ -221,45 +226,24 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
         publisher: current.publisher(target.program),
         checkpoints: new DynamoDbCheckpointStore({
           client: current.dynamodb,
-          tableName: current.config.checkpointTable,
+          tableName: config.checkpointTable,
           program: target.program,
         }),
         clock: systemClock,
         metrics: metricsSink,
         logger: cycleLogger,
       },
-      {
+      cycleOptions(config, config, {
         program: target.program,
-        owner: uniqueLeaseOwner(context.awsRequestId),
+        invocationId: context.awsRequestId,
         remainingMs: context.getRemainingTimeInMillis(),
-        safetyMarginMs: current.config.safetyMarginMs,
-        minPollWindowMs: current.config.minPollWindowMs,
-        leaseWaitMs: current.config.leaseWaitMs,
-        leaseCheckIntervalMs: current.config.leaseCheckIntervalMs,
-        publish: {
-          maxAttempts: current.config.publishMaxAttempts,
-          concurrency: current.config.publishConcurrency,
-          maxRequestsPerSecond: current.config.maxPutEventsPerSecond,
-        },
-        startPosition: {
-          position: toStartPosition(current.config.startPosition),
-          pageLimit: current.config.pollLimit,
-          clockSkewAllowanceMs: current.config.startClockSkewAllowanceSeconds * 1000,
-        },
-        feedMode: config.feedMode,
-        stream: { recovery: config.streamRecovery, lingerMs: config.streamLingerMs },
-        gapRepair: { maxLookups: config.gapRepairMaxLookups, graceMs: config.gapRepairGraceSeconds * 1000 },
-      },
+      }),
     );
   } catch (error) {
     logger.error('Poll cycle failed; the checkpoint stays at the last published event', { error });
     throw error;
   } finally {
-    // Every run, refused ones included: an alarm on it warns before the certificate expires.
-    const certificate = upstream?.connections.certificate;
-    if (certificate !== undefined) {
-      metricsSink.add('ClientCertificateDaysLeft', 'Count', daysLeft(certificate, Date.now()));
-    }
+    reportCertificate(upstream, metricsSink);
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
     metricsSink.flush();
     logger.removeKeys(['program']);
@@ -267,10 +251,80 @@ export async function handler(event: unknown, context: Context): Promise<PollerR
   }
 }
 
+/**
+ * A worker's run (`{"worker": i}`): the programs assigned to it, each over its own ports
+ * (`program-wiring.ts`). A program's failure is its own (logged, counted, in the answer); the run
+ * fails only when no program can be assigned (configuration, registry).
+ */
+async function workerRun(worker: number, context: Context): Promise<WorkerSummary> {
+  const remainingMs = context.getRemainingTimeInMillis();
+  logger.appendKeys({ worker });
+  let current: Runtime | undefined;
+  try {
+    current = getRuntime();
+    const { config } = current;
+    resolveWorkerInvocation(worker, config);
+    return await runWorker(
+      {
+        registry: current.registry,
+        clock: systemClock,
+        logger: cycleLogger,
+        metrics: workerMetricsSink,
+        observe: (program) => observeProgram(program, worker),
+        runProgram: programRunner({
+          config,
+          dynamodb: current.dynamodb,
+          upstreams: current.upstreams,
+          secretScope: current.secretScope,
+          bus: current.bus,
+          claimCheckStore: current.claimCheckStore,
+          invocationId: context.awsRequestId,
+        }),
+      },
+      {
+        worker,
+        workerCount: config.workerCount,
+        remainingMs,
+        maxConcurrentPrograms: config.maxConcurrentPrograms,
+      },
+    );
+  } catch (error) {
+    logger.error('Worker run failed: no program was polled', { error });
+    throw error;
+  } finally {
+    workerMetricsSink.flush();
+    logger.removeKeys(['worker']);
+    await endOfWork();
+    if (current !== undefined) {
+      await current.upstreams.trim(UPSTREAMS_KEPT_PER_LANE * current.config.maxConcurrentPrograms);
+    }
+  }
+}
+
+/**
+ * A program's metrics, with its `Program` as a default dimension (it survives any flush
+ * Powertools makes itself), and its logger, with its `program` and the worker's number; made for
+ * each turn, so that its log lines carry this invocation's request id.
+ */
+function observeProgram(program: string, worker: number): ProgramObservation {
+  const sink = new PowertoolsMetricsSink(
+    new Metrics({
+      serviceName: SERVICE_NAME,
+      namespace: METRICS_NAMESPACE,
+      defaultDimensions: { Program: program },
+    }),
+  );
+  return {
+    metrics: sink,
+    logger: cycleLoggerFrom(logger.createChild({ persistentKeys: { program, worker } })),
+    flush: () => sink.flush(),
+  };
+}
+
 /** The invocation's work is over: connections a request is still stuck on are not handed to the next one. */
 async function endOfWork(): Promise<void> {
-  const upstreams = runtime?.upstreams.values() ?? [];
-  await Promise.all([...upstreams].map((upstream) => upstream.connections.endOfWork()));
+  const upstreams = runtime?.upstreams.all() ?? [];
+  await Promise.all(upstreams.map((upstream) => upstream.connections.endOfWork()));
 }
 
 /** An operator request of the CLI: never a poll cycle, never the lease or the checkpoint. */
@@ -282,7 +336,7 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
     const current = getRuntime();
     return await runOperatorRequest(request, {
       config: current.config,
-      upstream: (secretId) => upstreamFor(current, secretId),
+      upstream: (secretId) => current.upstreams.get(secretId, current.config, metricsSink),
       freshCredentials: (secretId) =>
         new SecretsManagerCredentialsProvider({ client: current.secretsManager, secretId, cache: new Map() }),
       bus: current.bus(request.program),

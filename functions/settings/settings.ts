@@ -123,7 +123,10 @@ export const SETTINGS = {
       "DynamoDB table of the program records (the CLI's programs commands), partition key `pk` (string), " +
       'read at every worker run',
     whenAbsent: 'no registry: a worker polls the programs of `SECRET_ID` and `PROGRAM_SECRETS`',
-    actsIn: [],
+    actsIn: [
+      'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
+      'functions/poller/handler.ts#handler',
+    ],
     env: { name: 'PROGRAMS_TABLE' },
   }),
   secretsPrefix: setting(text(SECRETS_PREFIX_PATTERN, SECRETS_PREFIX_EXPECTED), {
@@ -150,7 +153,7 @@ export const SETTINGS = {
       "Programs a worker polls at once, each with its own connections and share of the function's memory; " +
       'more programs take turns, each for a share of the run',
     default: 50,
-    actsIn: [],
+    actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
     env: { name: 'MAX_CONCURRENT_PROGRAMS' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {

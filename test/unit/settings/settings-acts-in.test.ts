@@ -11,8 +11,8 @@ import { settingEntries } from '../../../functions/settings/settings.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** Settings declared before the code that reads them lands (the custom bus, issue 27; the fleet, issue 35). */
-const NOT_READ_YET = new Set(['busRetentionDays', 'programsTable', 'maxConcurrentPrograms']);
+/** Settings declared before the code that reads them lands (the custom bus, issue 27). */
+const NOT_READ_YET = new Set(['busRetentionDays']);
 
 /** The names a module exports: its exported declarations and `export { … }` lists. */
 function exportedNames(file: string): Set<string> {
