@@ -57,7 +57,7 @@ const { values } = parseArgs({
     programs: { type: 'string' },
     workers: { type: 'string' },
     memory: { type: 'string', default: '1024' },
-    rate: { type: 'string', default: '0.1' },
+    rate: { type: 'string', default: '0.05' },
     ticks: { type: 'string' },
     phases: { type: 'string', default: PHASES.join(',') },
     synth: { type: 'string', default: '1,100,1000,5000' },
@@ -66,6 +66,8 @@ const { values } = parseArgs({
     'oversize-page-events': { type: 'string', default: '5000' },
     'oversize-backlog': { type: 'string', default: '20000' },
     'max-concurrent': { type: 'string' },
+    'stagger-ms': { type: 'string' },
+    'lease-check-ms': { type: 'string', default: '1000' },
     'no-cpu-share': { type: 'boolean', default: false },
     seed: { type: 'string', default: '35' },
     quick: { type: 'boolean', default: false },
@@ -92,6 +94,9 @@ const setup: FleetSetup = {
   maxPollHoldMs: 60_000,
   busLatencyMs: 15,
   cpuShare: !(values['no-cpu-share'] ?? false),
+  // The workers' runs spread over the minute: moto cannot take every worker's hand-over at once.
+  staggerMs: Number(values['stagger-ms'] ?? Math.floor(60_000 / Number(values.workers ?? (quick ? 4 : 10)))),
+  leaseCheckIntervalMs: Number(values['lease-check-ms']),
 };
 const ticksPerPhase = Number(values.ticks ?? (quick ? 2 : 3));
 const INTERVAL_MS = 60_000;
@@ -140,6 +145,8 @@ interface PhaseRecord {
     readonly busyCores: number;
     readonly benchCores: number;
     readonly otherCores: number;
+    /** Cores used by each service process the bench stands in with (moto, the bank, the bus, this one). */
+    readonly serviceCores: Readonly<Record<string, number>>;
   };
   readonly runs: readonly RunOutcome[];
 }
@@ -150,15 +157,33 @@ class Schedule {
   #phaseStart = Date.now();
   #machine = machineCpu();
   #benchCpu = 0;
+  #serviceCpu: Record<string, number> = {};
   #outcomesSeen = 0;
 
   constructor(private readonly fleet: FleetDeployment) {
     this.#benchCpu = this.benchCpuMs();
+    this.#serviceCpu = this.serviceCpuMs();
+  }
+
+  serviceCpuMs(): Record<string, number> {
+    const own = process.cpuUsage();
+    return {
+      moto_secrets: processCpuMs(this.fleet.moto.pid),
+      moto_dynamodb: processCpuMs(this.fleet.motoDynamoDb.pid),
+      bank: processCpuMs(this.fleet.bank.pid),
+      bus: processCpuMs(this.fleet.bus.pid),
+      orchestrator: (own.user + own.system) / 1000,
+    };
   }
 
   benchCpuMs(): number {
     const own = process.cpuUsage();
-    const pids: Array<number | undefined> = [this.fleet.bank.pid, this.fleet.bus.pid, this.fleet.moto.pid];
+    const pids: Array<number | undefined> = [
+      this.fleet.bank.pid,
+      this.fleet.bus.pid,
+      this.fleet.moto.pid,
+      this.fleet.motoDynamoDb.pid,
+    ];
     for (const shard of this.fleet.shards) pids.push(...shard.pids);
     let total = (own.user + own.system) / 1000;
     for (const pid of pids) total += processCpuMs(pid);
@@ -184,6 +209,13 @@ class Schedule {
     const cores = os.availableParallelism();
     const busyCores = ((machine.busyMs - this.#machine.busyMs) / Math.max(1, wallMs)) * cores;
     const benchCores = (benchCpu - this.#benchCpu) / Math.max(1, to - this.#phaseStart);
+    const serviceCpu = this.serviceCpuMs();
+    const serviceCores = Object.fromEntries(
+      Object.entries(serviceCpu).map(([name, ms]) => [
+        name,
+        round((ms - (this.#serviceCpu[name] ?? 0)) / Math.max(1, to - this.#phaseStart), 3),
+      ]),
+    );
     const record: PhaseRecord = {
       name,
       from: this.#phaseStart,
@@ -199,6 +231,7 @@ class Schedule {
         busyCores: round(busyCores, 2),
         benchCores: round(benchCores, 2),
         otherCores: round(Math.max(0, busyCores - benchCores), 2),
+        serviceCores,
       },
       runs: this.fleet.outcomes.slice(this.#outcomesSeen),
     };
@@ -206,6 +239,7 @@ class Schedule {
     this.#phaseStart = to;
     this.#machine = machine;
     this.#benchCpu = benchCpu;
+    this.#serviceCpu = serviceCpu;
     this.records.push(record);
     return record;
   }

@@ -3,7 +3,8 @@
  * (`DynamoDB_20120810.UpdateItem`, `secretsmanager.GetSecretValue`, …), by table, and by the
  * program whose checkpoint item a DynamoDB call names (`pk` = `program#<name>`). The fleet bench
  * turns the counts into requests per program-month for the cost table. Keeping connections open
- * is also what the AWS endpoints do (moto's server closes each one).
+ * is also what the AWS endpoints do (moto's server closes each one). DynamoDB calls may go to a
+ * moto of their own (`dynamodb`): one moto serves one request at a time, in Python.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,18 +27,21 @@ export class AwsCallCounter {
   readonly endpoint: string;
   readonly #server: Server;
   readonly #target: URL;
+  readonly #dynamodb: URL;
   #byOperation = new Map<string, number>();
   #byTable = new Map<string, number>();
   #byProgram = new Map<string, number>();
   #latencies = new Map<string, number[]>();
 
-  private constructor(server: Server, target: URL) {
+  private constructor(server: Server, target: URL, dynamodb: URL) {
     this.#server = server;
     this.#target = target;
+    this.#dynamodb = dynamodb;
     this.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  static async start(target: string): Promise<AwsCallCounter> {
+  /** `target`: moto; `dynamodb`: the moto DynamoDB calls go to. @default target */
+  static async start(target: string, dynamodb = target): Promise<AwsCallCounter> {
     let counter: AwsCallCounter | undefined;
     const server = createServer({ keepAlive: true }, (req, res) => {
       counter!.#handle(req, res).catch((error: unknown) => {
@@ -46,7 +50,7 @@ export class AwsCallCounter {
     });
     server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    counter = new AwsCallCounter(server, new URL(target));
+    counter = new AwsCallCounter(server, new URL(target), new URL(dynamodb));
     return counter;
   }
 
@@ -83,9 +87,11 @@ export class AwsCallCounter {
     const target = String(req.headers['x-amz-target'] ?? `${req.method} ${req.url?.split('?')[0]}`);
     const operation = target.slice(target.indexOf('.') + 1) || target;
     increment(this.#byOperation, target);
-    if (target.startsWith('DynamoDB_')) this.#countDynamoDb(operation, body);
-    const headers = { ...req.headers, host: this.#target.host, 'content-length': String(body.length) };
-    const answer = await forwardRequest(req, body, this.#target, headers);
+    const dynamodb = target.startsWith('DynamoDB_');
+    if (dynamodb) this.#countDynamoDb(operation, body);
+    const to = dynamodb ? this.#dynamodb : this.#target;
+    const headers = { ...req.headers, host: to.host, 'content-length': String(body.length) };
+    const answer = await forwardRequest(req, body, to, headers);
     res.writeHead(answer.status, answer.headers).end(answer.body);
     let latencies = this.#latencies.get(target);
     if (latencies === undefined) {

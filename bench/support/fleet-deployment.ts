@@ -42,6 +42,14 @@ export interface FleetSetup {
   readonly busLatencyMs: number;
   /** Puts each environment's process in a cgroup with Lambda's CPU share of `memoryMb`. */
   readonly cpuShare: boolean;
+  /**
+   * Time between two workers' schedules firing: moto serves a few hundred requests a second, so
+   * the fleet's runs cannot all start in the same second as EventBridge Scheduler would start
+   * them (DynamoDB and Secrets Manager take such bursts). 0: all at once.
+   */
+  readonly staggerMs: number;
+  /** `LEASE_CHECK_INTERVAL_MS`: how often a waiting run reads a lease (default 100). */
+  readonly leaseCheckIntervalMs: number;
 }
 
 /** One program of the fleet: its record's name, its bank's id, the worker rendezvous hashing gives it. */
@@ -119,28 +127,73 @@ export interface WorkerUsage {
   readonly peakRssMiB: number;
 }
 
+/**
+ * Where the bench's processes get their CPU on a machine others share: all of them in one group
+ * capped at `BENCH_CORES` (the others keep the rest) and weighted above an ordinary process, so
+ * that a busy machine does not starve them; in it, each execution environment's process in a
+ * group of its own with Lambda's share of the worker's memory as its quota, and the services
+ * (moto, the bank, the bus, this process and its proxies), which run elsewhere in reality, in
+ * groups weighted above the workers, so that they are not what the workers wait for.
+ */
+class FleetCpu {
+  readonly #parent: CpuShare | undefined;
+  readonly #groups: CpuShare[] = [];
+  readonly problems: string[] = [];
+  readonly #name = `fleet-bench-${process.pid}`;
+
+  constructor(enabled: boolean) {
+    if (!enabled) return;
+    const parent = CpuShare.capped(BENCH_CORES, this.#name, { shares: 16 * 1024 });
+    if (parent.available) this.#parent = parent.share;
+    else this.problems.push(parent.reason);
+  }
+
+  /** The quota of a worker's environment, or undefined where no group can be made. */
+  environment(memoryMb: number, name: string): CpuShare | undefined {
+    if (this.#parent === undefined) return undefined;
+    const made = CpuShare.create(memoryMb, `${this.#name}/${name}`, { shares: 4 * 1024 });
+    if (!made.available) {
+      this.problems.push(made.reason);
+      return undefined;
+    }
+    this.#groups.push(made.share);
+    return made.share;
+  }
+
+  /** A service's process, weighted above the workers. */
+  service(pid: number | undefined, name: string): void {
+    if (this.#parent === undefined || pid === undefined) return;
+    const made = CpuShare.weighted(`${this.#name}/${name}`, 8 * 1024);
+    if (!made.available) {
+      this.problems.push(made.reason);
+      return;
+    }
+    made.share.add(pid);
+    this.#groups.push(made.share);
+  }
+
+  dispose(): void {
+    for (const group of this.#groups.splice(0)) group.dispose();
+    this.#parent?.dispose();
+  }
+}
+
+/** What the bench's processes may take of the machine together: the others keep the rest. */
+const BENCH_CORES = 1.5;
+
 /** One shard: a worker's two alternating execution environments. */
 class Shard {
   readonly containers: LambdaContainer[];
-  readonly #shares: CpuShare[] = [];
   readonly #pids = new Set<number>();
-  readonly shareProblems: string[] = [];
 
   constructor(
     readonly worker: number,
     readonly programs: number,
     spec: { codeDir: string; environment: Record<string, string>; timeoutMs: number; memoryMb: number },
-    cpuShare: boolean,
+    cpu: FleetCpu,
   ) {
     this.containers = [0, 1].map((slot) => {
-      let share: CpuShare | undefined;
-      if (cpuShare) {
-        const made = CpuShare.create(spec.memoryMb, `fleet-bench-${process.pid}-${worker}-${slot}`);
-        if (made.available) {
-          share = made.share;
-          this.#shares.push(share);
-        } else this.shareProblems.push(made.reason);
-      }
+      const share = cpu.environment(spec.memoryMb, `worker-${worker}-${slot}`);
       return new LambdaContainer({
         ...spec,
         functionName: 'banking-events-poller-fleet',
@@ -197,7 +250,6 @@ class Shard {
 
   async close(): Promise<void> {
     await Promise.all(this.containers.map((container) => container.close()));
-    for (const share of this.#shares) share.dispose();
   }
 }
 
@@ -264,6 +316,7 @@ export class FleetDeployment {
     readonly setup: FleetSetup,
     readonly artifact: PollerArtifact,
     readonly moto: MotoServer,
+    readonly motoDynamoDb: MotoServer,
     readonly counter: AwsCallCounter,
     readonly bank: ChildRpc<BankMethods>,
     readonly bus: ChildRpc<BusMethods>,
@@ -272,6 +325,7 @@ export class FleetDeployment {
     readonly sampler: ProcessSampler,
     readonly workdir: string,
     readonly environment: Readonly<Record<string, string>>,
+    readonly cpu: FleetCpu,
   ) {}
 
   static async start(setup: FleetSetup, log: (line: string) => void): Promise<FleetDeployment> {
@@ -279,8 +333,10 @@ export class FleetDeployment {
     log('building the handler and the construct library, synthesizing the app');
     await Promise.all([buildHandlerAsset(), buildConstructLibrary()]);
     const artifact = synthPollerArtifact(path.join(workdir, 'cdk.out'));
-    const moto = await startMoto();
-    const counter = await AwsCallCounter.start(moto.endpoint);
+    // Two motos, DynamoDB apart: each serves one request at a time, and the checkpoint writes
+    // alone keep one busy (a conditional UpdateItem costs moto ~5 ms of CPU).
+    const [moto, motoDynamoDb] = await Promise.all([startMoto(), startMoto()]);
+    const counter = await AwsCallCounter.start(moto.endpoint, motoDynamoDb.endpoint);
     const config = {
       region: AWS_ENV.AWS_REGION,
       endpoint: counter.endpoint,
@@ -290,13 +346,22 @@ export class FleetDeployment {
     const secrets = new SecretsManagerClient(config);
     const bank = ChildRpc.fork<BankMethods>(path.join(import.meta.dirname, 'fleet-bank.ts'));
     const bus = ChildRpc.fork<BusMethods>(path.join(import.meta.dirname, 'fleet-bus.ts'));
+    const cpu = new FleetCpu(setup.cpuShare);
+    cpu.service(moto.pid, 'moto');
+    cpu.service(motoDynamoDb.pid, 'moto-dynamodb');
+    cpu.service(bank.pid, 'bank');
+    cpu.service(bus.pid, 'bus');
+    // This process: the Runtime API of every environment and the proxy in front of moto.
+    cpu.service(process.pid, 'orchestrator');
     try {
       const [{ url, programs: bankPrograms }, { endpoint: busEndpoint }] = await Promise.all([
         bank.call('start', {
           programs: setup.programs,
           seed: setup.seed,
           maxPollHoldMs: setup.maxPollHoldMs,
-          eventsPerSecond: 0,
+          eventsPerSecond: setup.eventsPerSecond,
+          // No event before the workers run: the bench starts the traffic.
+          paused: true,
         }),
         bus.call('start', { latencyMs: setup.busLatencyMs }),
       ]);
@@ -348,6 +413,7 @@ export class FleetDeployment {
         // The default program (a legacy `{}` invocation's) is one of the fleet's.
         DEFAULT_PROGRAM: names[0]!,
         SECRET_ID: `${SECRETS_PREFIX}${names[0]}`,
+        LEASE_CHECK_INTERVAL_MS: String(setup.leaseCheckIntervalMs),
         POWERTOOLS_LOG_LEVEL: 'WARN',
       };
       const spec = {
@@ -359,19 +425,14 @@ export class FleetDeployment {
       const shards = Array.from(
         { length: setup.workers },
         (_, worker) =>
-          new Shard(
-            worker,
-            programs.filter((program) => program.worker === worker).length,
-            spec,
-            setup.cpuShare,
-          ),
+          new Shard(worker, programs.filter((program) => program.worker === worker).length, spec, cpu),
       );
-      const problems = shards.flatMap((shard) => shard.shareProblems);
-      if (problems.length > 0) log(`no CPU share: ${problems[0]}`);
+      if (cpu.problems.length > 0) log(`no CPU share: ${cpu.problems[0]}`);
       return new FleetDeployment(
         setup,
         artifact,
         moto,
+        motoDynamoDb,
         counter,
         bank,
         bus,
@@ -380,9 +441,17 @@ export class FleetDeployment {
         new ProcessSampler(shards),
         workdir,
         environment,
+        cpu,
       );
     } catch (error) {
-      await Promise.allSettled([bank.close(), bus.close(), counter.close(), moto.stop()]);
+      await Promise.allSettled([
+        bank.close(),
+        bus.close(),
+        counter.close(),
+        moto.stop(),
+        motoDynamoDb.stop(),
+      ]);
+      cpu.dispose();
       throw error;
     } finally {
       dynamodb.destroy();
@@ -395,27 +464,34 @@ export class FleetDeployment {
     return this.artifact.timeoutSeconds * 1000;
   }
 
-  /** Fires every worker's schedule once (the next environment of each); the runs go on in the background. */
+  /**
+   * Fires every worker's schedule once (the next environment of each), `staggerMs` apart; the runs
+   * go on in the background.
+   */
   tick(): number {
     const tick = this.#tick;
     this.#tick += 1;
     for (const shard of this.shards) {
-      const run: Promise<void> = shard.invoke(tick).then(
-        (outcome) => {
-          this.outcomes.push(outcome);
-          this.#runs.delete(run);
-        },
-        (error: unknown) => {
-          this.outcomes.push({
-            worker: shard.worker,
-            tick,
-            kind: 'error',
-            coldStart: false,
-            error: String(error),
-          });
-          this.#runs.delete(run);
-        },
-      );
+      const run: Promise<void> = new Promise((resolve) =>
+        setTimeout(resolve, shard.worker * this.setup.staggerMs),
+      )
+        .then(() => shard.invoke(tick))
+        .then(
+          (outcome) => {
+            this.outcomes.push(outcome);
+            this.#runs.delete(run);
+          },
+          (error: unknown) => {
+            this.outcomes.push({
+              worker: shard.worker,
+              tick,
+              kind: 'error',
+              coldStart: false,
+              error: String(error),
+            });
+            this.#runs.delete(run);
+          },
+        );
       this.#runs.add(run);
     }
     return tick;
@@ -461,7 +537,8 @@ export class FleetDeployment {
     await Promise.allSettled([this.bank.call('close'), this.bus.call('close')]);
     await Promise.allSettled([this.bank.close(), this.bus.close()]);
     await this.counter.close();
-    await this.moto.stop();
+    await Promise.all([this.moto.stop(), this.motoDynamoDb.stop()]);
+    this.cpu.dispose();
     rmSync(this.workdir, { recursive: true, force: true });
   }
 }
