@@ -57,6 +57,21 @@ export default defineConfig({
         },
       },
       {
+        // Apps driven through the jsii kernel as Python, Java, .NET and Go drive them: `npm run test:jsii`,
+        // not part of `npm test` yet (about a minute: loading aws-cdk-lib in the kernel and each synth take seconds).
+        test: {
+          name: 'jsii',
+          include: ['test/jsii/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: [
+            'test/support/spawned-node-global-setup.ts',
+            'test/support/jsii-kernel/global-setup.ts',
+          ],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],

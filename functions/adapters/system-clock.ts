@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DeadlineExceededError } from '../core/errors.ts';
 import type { Clock, Deadline } from '../core/ports.ts';
@@ -22,6 +23,8 @@ export const systemClock: Clock = {
   },
   deadline: (epochMs): Deadline => {
     const controller = new AbortController();
+    // Every batch waiting for a PutEvents slot listens to the cycle's deadlines: no leak, no warning.
+    setMaxListeners(0, controller.signal);
     const fire = (): void => controller.abort(new DeadlineExceededError());
     const wait = epochMs - Date.now();
     if (wait <= 0) {

@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { registerArchiveReplayCommand } from './commands/archive-replay-command.ts';
 import { registerDoctorCommand } from './commands/doctor-command.ts';
 import { registerEventCommand } from './commands/event-command.ts';
+import { registerJumpsCommand } from './commands/jumps-command.ts';
 import { registerReplayCommand } from './commands/replay-command.ts';
 import { registerRewindCommand } from './commands/rewind-command.ts';
 import { registerRunCommand } from './commands/run-command.ts';
@@ -50,6 +51,7 @@ Examples:
   registerRunCommand(program);
   registerStatusCommand(program);
   registerRewindCommand(program);
+  registerJumpsCommand(program);
   registerReplayCommand(program);
   registerArchiveReplayCommand(program);
   registerEventCommand(program);

@@ -5,6 +5,7 @@
 import type {
   CheckpointState,
   CycleRecord,
+  HeldJump,
   OpenGap,
   RecordedError,
   StartRecord,
@@ -28,6 +29,8 @@ export interface ProgramStatus {
   readonly feedProgramId: string | null;
   /** Sequence numbers the feed skipped below the checkpoint whose events were never published. */
   readonly openGaps: readonly OpenGap[];
+  /** Events held for an implausible sequence number, above the checkpoint (`jumps list`). */
+  readonly heldJumps: readonly HeldJump[];
   /** The start position the program's first run applied; `null` before it did. */
   readonly start: StartRecord | null;
 }
@@ -51,6 +54,7 @@ export function programStatus(program: string, state: CheckpointState, now: numb
     lastError: state.lastError ?? null,
     feedProgramId: state.feedProgramId,
     openGaps: state.openGaps,
+    heldJumps: state.heldJumps ?? [],
     start: state.start ?? null,
   };
 }
@@ -116,6 +120,13 @@ export function statusRows(status: ProgramStatus, now: number): Array<readonly [
           .map((gap) => describeGap(gap, now))
           .join('; ') + (status.openGaps.length > 5 ? `; and ${status.openGaps.length - 5} more` : ''),
   ]);
+  const awaiting = status.heldJumps.filter((jump) => jump.decision === undefined);
+  if (awaiting.length > 0) {
+    rows.push([
+      'sequence jumps',
+      `${awaiting.map((jump) => jump.sequenceNumber).join(', ')} held, awaiting a decision (jumps list)`,
+    ]);
+  }
   if (status.feedProgramId !== null) rows.push(['feed program_id', status.feedProgramId]);
   return rows;
 }

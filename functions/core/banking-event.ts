@@ -50,6 +50,13 @@ export interface FeedPage {
    * not "no new events": during an outage a gateway answers this way at once, every time.
    */
   readonly timedOut?: boolean;
+  /** The page size the request asked for (`limit`), when the feed asked for one. */
+  readonly asked?: number;
+  /**
+   * The body was longer than the feed reads at once: `events` are the ones complete in its first
+   * `bytesRead` bytes (`page-prefix.ts`), and the rest is asked for again after them.
+   */
+  readonly cut?: { readonly bytesRead: number };
 }
 
 /** Why an event was quarantined; `BankingEvent.invalid` is set on quarantined events only. */

@@ -15,6 +15,9 @@ export function computeHardDeadline(startedAt: number, remainingMs: number): num
   return startedAt + remainingMs - Math.min(1_000, Math.floor(remainingMs / 10));
 }
 
+/** The longest a PutEvents request is given to be answered before the hard deadline. */
+const MAX_ANSWER_WAIT_MS = 2_000;
+
 /**
  * One invocation's time limits and the timers that enforce them.
  *
@@ -41,6 +44,7 @@ export class CycleBudget {
   readonly #ended = new AbortController();
   #deadlineSignal: AbortSignal | undefined;
   #workSignal: AbortSignal | undefined;
+  #startSignal: AbortSignal | undefined;
 
   constructor(clock: Clock, remainingMs: number, safetyMarginMs: number) {
     this.#clock = clock;
@@ -61,6 +65,17 @@ export class CycleBudget {
   get workSignal(): AbortSignal {
     this.#workSignal ??= this.#at(this.hardDeadline);
     return this.#workSignal;
+  }
+
+  /**
+   * Aborts when no PutEvents request should start any more: halfway from the soft to the hard
+   * deadline, at most 2 s before the hard one, so that those under way are answered before it.
+   */
+  get startSignal(): AbortSignal {
+    this.#startSignal ??= this.#at(
+      this.hardDeadline - Math.min(MAX_ANSWER_WAIT_MS, Math.floor((this.hardDeadline - this.deadline) / 2)),
+    );
+    return this.#startSignal;
   }
 
   /** A signal that aborts `reserveMs` before the end, for a last write that must be answered in time. */

@@ -19,7 +19,14 @@ export class PollerError extends Error {
   }
 }
 
-/** A configuration value (environment variable, secret field, CDK context key) is missing or malformed. */
+/**
+ * A configuration value (environment variable, secret field, CDK context key) is missing or malformed.
+ *
+ * Not in the jsii assembly (an `Error` subclass has no form in Python, Java, .NET or Go); the jsii
+ * kernel still reports it to those languages by its name, `ConfigurationError`.
+ *
+ * @jsii ignore
+ */
 export class ConfigurationError extends PollerError {
   static readonly code = 'CONFIGURATION_INVALID';
 
@@ -103,6 +110,20 @@ export class PageUnreadableError extends PollerError {
 }
 
 /**
+ * A page of the feed too large to read at once whose first event does not end within what was
+ * read: the events before it would be read in parts (`page-prefix.ts`), but one event cannot be
+ * split, and this one does not fit the memory the function gives a page. Raising the function's
+ * memory raises that bound.
+ */
+export class PageTooLargeError extends PollerError {
+  static readonly code = 'PAGE_TOO_LARGE';
+
+  constructor(message: string, context: ErrorContext = {}) {
+    super(PageTooLargeError.code, message, { context });
+  }
+}
+
+/**
  * One event that the bus would refuse as it is (a detail-type longer than 128 characters or with
  * control characters, JSON nested deeper than PutEvents processes): it is quarantined with this
  * reason instead of stopping the feed at the bus's refusal.
@@ -124,6 +145,27 @@ export class EventUnprocessableError extends PollerError {
 
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
     super(EventUnprocessableError.code, message, { context, cause });
+  }
+}
+
+/**
+ * One event whose sequence number lies implausibly far past the numbers before it (more than
+ * `MAX_SEQUENCE_JUMP` above the cursor): it is held, not trusted, and quarantined once with this
+ * code; the checkpoint does not move past numbers that may still come until an operator accepts
+ * or rejects the jump (`banking-events-poller jumps`). See `sequence-jumps.ts`.
+ */
+export class SequenceJumpError extends PollerError {
+  static readonly code = 'SEQUENCE_JUMP_HELD';
+
+  constructor(sequenceNumber: number, cursor: number, maxJump: number, eventId: string) {
+    super(
+      SequenceJumpError.code,
+      `Event ${eventId} has sequence number ${sequenceNumber}, ${sequenceNumber - cursor} past ${cursor}, ` +
+        `the highest number before it; more than ${maxJump} (MAX_SEQUENCE_JUMP) is not trusted. It is held: ` +
+        'events with lower numbers are still published, and the checkpoint stays below it until an operator ' +
+        'accepts or rejects the jump (banking-events-poller jumps)',
+      { context: { sequenceNumber, cursor, maxJump, eventId, field: 'sequence_number' } },
+    );
   }
 }
 
@@ -362,8 +404,10 @@ export const POLLER_ERRORS = [
   UpstreamHttpError,
   PayloadValidationError,
   PageUnreadableError,
+  PageTooLargeError,
   EventUnpublishableError,
   EventUnprocessableError,
+  SequenceJumpError,
   FeedCursorError,
   EventTooLargeError,
   PublishError,

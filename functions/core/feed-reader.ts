@@ -1,9 +1,11 @@
 import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
-import type { BankingEvent } from './banking-event.ts';
-import { PageUnreadableError, UpstreamHttpError } from './errors.ts';
+import type { BankingEvent, FeedPage } from './banking-event.ts';
+import { PageTooLargeError, PageUnreadableError, UpstreamHttpError } from './errors.ts';
 import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
+import { type ReadRoom, withinRoom } from './memory-budget.ts';
 import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
+import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from './sequence-jumps.ts';
 
 export interface FeedReaderDeps {
   readonly feed: EventFeed;
@@ -17,6 +19,11 @@ export interface FeedReaderDeps {
    * below the cursor with one of them was filled in late and is wanted. @default none
    */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): they are returned apart, as
+   * `held`, never as events. @default every event is trusted (the operator's reads)
+   */
+  readonly jumps?: JumpRule;
 }
 
 export interface FeedReaderOptions {
@@ -39,13 +46,16 @@ export interface ReadWindow {
 
 export type FeedRead =
   /**
-   * Events after the cursor, new to this checkpoint, ascending; and `late` ones at or below it
-   * that fall in a recorded gap (never published). One of the two is not empty.
+   * Events after the cursor, new to this checkpoint, ascending; `late` ones at or below it that
+   * fall in a recorded gap (never published); and `held` ones, from a number implausibly far past
+   * the cursor on (`sequence-jumps.ts`): never to be registered. One of the three is not empty.
    */
   | {
       readonly kind: 'events';
       readonly events: readonly BankingEvent[];
       readonly late: readonly BankingEvent[];
+      /** Absent when none. */
+      readonly held?: readonly BankingEvent[];
     }
   /** The feed answered that nothing is new. */
   | { readonly kind: 'caught-up' }
@@ -74,9 +84,10 @@ export interface FeedReadStats {
 export interface FeedSource {
   /**
    * The next events after `after`, or that the feed is caught up, or that reading is over. Throws
-   * what cannot be retried (authentication, payload, 4xx).
+   * what cannot be retried (authentication, payload, 4xx). With `room`, the events returned fit
+   * it (`withinRoom`): the ones after them are read again by the next call.
    */
-  next(after: number | null): Promise<FeedRead>;
+  next(after: number | null, room?: ReadRoom): Promise<FeedRead>;
   readonly stats: FeedReadStats;
   /** The last retryable error, for a cycle in which the feed never answered. */
   readonly lastError: unknown;
@@ -104,6 +115,10 @@ export class FeedReader implements FeedSource {
   #stalePolls = 0;
   #consecutiveErrors = 0;
   #lastError: unknown;
+  /** Whether a page larger than asked for was reported at warning level in this cycle (once is enough). */
+  #oversizeReported = false;
+  /** The most text per event of the pages read so far, to read no more of a page than there is room for. */
+  #textPerEvent = 0;
   /** Epoch ms before which no poll starts: pacing after answers without events. */
   #notBefore = Number.NEGATIVE_INFINITY;
   /** Whether the last answer came back without events faster than the pacing interval. */
@@ -134,18 +149,24 @@ export class FeedReader implements FeedSource {
    * Polls until the feed returns events after `after` or says nothing is new, or until the
    * window closes. Throws what cannot be retried (authentication, payload, 4xx).
    */
-  async next(after: number | null): Promise<FeedRead> {
+  async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
     const { clock, feed, metrics, logger } = this.#deps;
     const { signal } = this.#window;
+    let maxBytes = this.#bytesToRead(room);
     for (;;) {
       if (!(await this.#waitForTurn())) return { kind: 'closed', upstreamUnavailable: false };
       metrics.add('PollRequests', 'Count', 1);
       const startedAt = clock.now();
       let page: Awaited<ReturnType<EventFeed['poll']>>;
       try {
-        page = await feed.poll({ after, signal });
+        page = await feed.poll({ after, signal, ...(maxBytes === undefined ? {} : { maxBytes }) });
       } catch (error) {
         if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
+        if (error instanceof PageTooLargeError && maxBytes !== undefined) {
+          // Its first event is longer than the room: read again as far as the feed reads at all.
+          maxBytes = undefined;
+          continue;
+        }
         // An unreadable page is neither "no events" nor a network failure: tried again while the
         // budget allows (a proxy's garbled answer passes), then the cycle fails with it.
         const unreadable = error instanceof PageUnreadableError;
@@ -165,6 +186,7 @@ export class FeedReader implements FeedSource {
       this.#polls += 1;
       this.#received += page.events.length;
       metrics.add('EventsReceived', 'Count', page.events.length);
+      this.#reportOversize(page, after);
 
       if (page.timedOut) {
         // Not "caught up": during an outage a gateway answers this way at once, every time.
@@ -192,13 +214,86 @@ export class FeedReader implements FeedSource {
         continue;
       }
       this.#consecutiveErrors = 0;
-      if (fresh.length === 0 && late.length === 0) {
-        this.#paceAnswerWithoutEvents(startedAt);
-        return { kind: 'caught-up' };
-      }
-      this.#lastAnswerQuickAndEmpty = false;
-      return { kind: 'events', events: fresh, late };
+      return this.#answered(page, { fresh, late, after, room, startedAt });
     }
+  }
+
+  /**
+   * What an answer with events after the cursor (or late ones) gives: those from an implausible
+   * jump on held apart (`sequence-jumps.ts`), the rest within `room`; "caught up" when nothing is
+   * left to publish.
+   */
+  #answered(
+    page: FeedPage,
+    read: {
+      fresh: BankingEvent[];
+      late: BankingEvent[];
+      after: number | null;
+      room: ReadRoom | undefined;
+      startedAt: number;
+    },
+  ): FeedRead {
+    const { fresh, late, after, room, startedAt } = read;
+    const { trusted, held } =
+      this.#deps.jumps === undefined
+        ? { trusted: fresh, held: [] }
+        : splitAtJump(fresh, after ?? SEQUENCE_ORIGIN, this.#deps.jumps);
+    if (trusted.length === 0 && late.length === 0) {
+      // Held events alone: the feed answers at once while it has them, so this is paced too.
+      this.#paceAnswerWithoutEvents(startedAt);
+      return held.length === 0 ? { kind: 'caught-up' } : { kind: 'events', events: [], late, held };
+    }
+    this.#lastAnswerQuickAndEmpty = false;
+    this.#noteTextPerEvent(page.events);
+    const events = withinRoom(trusted, room, late);
+    // Held events go with the read that reaches them: one the room cut short comes back for them.
+    const reached = held.length > 0 && events.length === trusted.length;
+    return { kind: 'events', events, late, ...(reached ? { held } : {}) };
+  }
+
+  /**
+   * How much of the next answer to read: what the room's events would take as text (about half
+   * their footprint, and as much per event as the longest of the pages so far), so that a page far
+   * larger than asked for is not read in full only to keep its first events. `undefined`: no bound.
+   */
+  #bytesToRead(room: ReadRoom | undefined): number | undefined {
+    if (room === undefined) return undefined;
+    const byBytes = Math.max(0, room.bytes / 2);
+    const byEvents = this.#textPerEvent === 0 ? byBytes : room.events * this.#textPerEvent * 1.25;
+    return Math.ceil(Math.min(byBytes, byEvents));
+  }
+
+  #noteTextPerEvent(events: readonly BankingEvent[]): void {
+    if (events.length === 0) return;
+    let text = 0;
+    for (const event of events) text += event.detail.length;
+    this.#textPerEvent = Math.max(this.#textPerEvent, text / events.length);
+  }
+
+  /**
+   * A page with more events than asked for (a bank that ignores `limit`, or a `POLL_LIMIT_PARAM`
+   * that is not its name), or too long to read at once, is counted (`OversizePages`) and said so:
+   * at warning level once a cycle, the rest at debug.
+   */
+  #reportOversize(page: FeedPage, after: number | null): void {
+    const { metrics, logger } = this.#deps;
+    const overLimit = page.asked !== undefined && page.events.length > page.asked;
+    if (!overLimit && page.cut === undefined) return;
+    metrics.add('OversizePages', 'Count', 1);
+    // More events than asked for says the bank ignores the page size, cut or not; cut alone may be
+    // an honest page of large events in little memory.
+    const message = overLimit
+      ? 'The feed answered more events than the poll asked for (does the bank ignore the page size parameter, POLL_LIMIT_PARAM?); reading them within the memory budget'
+      : 'A page of the feed was longer than is read at once in this memory; its first events were read, the rest is asked for again';
+    const attributes = {
+      asked: page.asked ?? null,
+      received: page.events.length,
+      bytesRead: page.cut?.bytesRead ?? null,
+      cursor: after,
+    };
+    if (this.#oversizeReported) logger.debug(message, attributes);
+    else logger.warn(message, attributes);
+    this.#oversizeReported = true;
   }
 
   /**

@@ -12,7 +12,10 @@
  *   event found then is published, late and out of order;
  * - once the grace is over the numbers are counted in `GapsUnfilled` and no longer looked up; the
  *   ledger still lets the feed deliver them late for its retention (24 h);
- * - every lookup, first looks and re-checks alike, counts against `maxLookups` per invocation.
+ * - every lookup, first looks and re-checks alike, counts against `maxLookups` per invocation;
+ * - a gap that only a jump beyond `maxJump` opens (an operator accepted it, see `sequence-jumps.ts`)
+ *   is never looked up: its numbers are not skipped ones but the jump's, and a held jump's range is
+ *   never a gap at all (the held event is not registered).
  */
 
 import type { BankingEvent } from './banking-event.ts';
@@ -26,6 +29,7 @@ import {
 import type { SequenceGap } from './event-model.ts';
 import type { GapLedger } from './gap-ledger.ts';
 import type { Clock, CycleLogger, EventLookup, MetricsSink } from './ports.ts';
+import { isJumpGap, SEQUENCE_JUMP_DEFAULTS } from './sequence-jumps.ts';
 
 export interface GapRepairOptions {
   /** Lookups per invocation, first looks and re-checks together; 0 turns gap repair off. @default 100 */
@@ -34,6 +38,8 @@ export interface GapRepairOptions {
   readonly graceMs?: number;
   /** Lookups in flight at once. @default 4 */
   readonly concurrency?: number;
+  /** A gap whose neighbours lie more than this apart is not looked up. @default 100_000 */
+  readonly maxJump?: number;
 }
 
 export const GAP_REPAIR_DEFAULTS = { maxLookups: 100, graceMs: 300_000, concurrency: 4 } as const;
@@ -56,6 +62,7 @@ export class GapRepair {
   readonly #maxLookups: number;
   readonly #graceMs: number;
   readonly #concurrency: number;
+  readonly #maxJump: number;
   #used = 0;
   /** The service cannot look events up (it refused with a non-retryable status): no more tries. */
   #disabled = false;
@@ -66,6 +73,7 @@ export class GapRepair {
     this.#maxLookups = options.maxLookups ?? GAP_REPAIR_DEFAULTS.maxLookups;
     this.#graceMs = options.graceMs ?? GAP_REPAIR_DEFAULTS.graceMs;
     this.#concurrency = options.concurrency ?? GAP_REPAIR_DEFAULTS.concurrency;
+    this.#maxJump = options.maxJump ?? SEQUENCE_JUMP_DEFAULTS.maxJump;
   }
 
   /** Lookups made so far in this invocation. */
@@ -80,6 +88,7 @@ export class GapRepair {
   async fill(gaps: readonly SequenceGap[], signal: AbortSignal): Promise<BankingEvent[]> {
     const numbers: number[] = [];
     for (const gap of gaps) {
+      if (isJumpGap(gap, this.#maxJump)) continue;
       for (let n = gap.from; n <= gap.to && numbers.length < this.#left(); n += 1) numbers.push(n);
     }
     return this.#lookUp(numbers, signal);
@@ -91,7 +100,9 @@ export class GapRepair {
    */
   hasWork(ledger: GapLedger, now: number): boolean {
     return ledger.open.some(
-      (gap) => gap.gaveUpAt === undefined && (this.#isPastGrace(gap, now) || this.#left() > 0),
+      (gap) =>
+        gap.gaveUpAt === undefined &&
+        (this.#isPastGrace(gap, now) || (this.#left() > 0 && !isJumpGap(gap, this.#maxJump))),
     );
   }
 
@@ -116,6 +127,7 @@ export class GapRepair {
         );
         continue;
       }
+      if (isJumpGap(gap, this.#maxJump)) continue;
       for (let n = gap.from; n <= gap.to && due.length < this.#left(); n += 1) {
         if (this.#isDue(n, gap, now)) due.push(n);
       }

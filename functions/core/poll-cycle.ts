@@ -5,20 +5,21 @@
  * 1. take the lease, waiting for the previous run to hand it over (`checkpoint/lease.ts`);
  * 2. apply the start position, once per row (`cycle/start-landing.ts`);
  * 3. read, admit and publish pages until the deadline (`cycle/read-loop.ts`,
- *    `cycle/page-publisher.ts`, `cycle/gap-watch.ts`), the checkpoint written in the background
- *    (`checkpoint/progress.ts`);
+ *    `cycle/page-publisher.ts`, `cycle/gap-watch.ts`, `cycle/jump-watch.ts`), the checkpoint written
+ *    in the background (`checkpoint/progress.ts`);
  * 4. write the last checkpoint, and release the lease with the cycle's record in one write
  *    (`checkpoint/lease.ts`).
  *
- * The checkpoint only ever moves to the contiguous prefix of accepted events, so a failure at any
- * point loses nothing: the next invocation starts from the last committed number. It does not
+ * The checkpoint only ever moves to the contiguous prefix of accepted events, and never past a
+ * number implausibly far beyond the one before it (`sequence-jumps.ts`), so a failure at any point
+ * loses nothing: the next invocation starts from the last committed number. It does not
  * know how events were fetched (polls or the stream) nor how many batches are in flight. Every
  * timer the cycle starts is cleared before it returns.
  */
 
 import { completedRecord, failedRecord, releaseLease, takeLease } from './checkpoint/lease.ts';
 import { CheckpointProgress } from './checkpoint/progress.ts';
-import type { LeaseGrant } from './checkpoint/store.ts';
+import type { HeldJump, LeaseGrant } from './checkpoint/store.ts';
 import type { CycleDeps } from './cycle/cycle-deps.ts';
 import { CycleHalt } from './cycle/cycle-halt.ts';
 import { type CycleSettings, type PollCycleOptions, resolveCycleOptions } from './cycle/cycle-options.ts';
@@ -32,6 +33,7 @@ import { FeedIdentity } from './cycle/feed-identity.ts';
 import { type FeedSources, openFeedSources } from './cycle/feed-sources.ts';
 import { GapWatch } from './cycle/gap-watch.ts';
 import { InFlight } from './cycle/in-flight.ts';
+import { JumpWatch } from './cycle/jump-watch.ts';
 import { LagGauge } from './cycle/lag-gauge.ts';
 import { PagePublisher } from './cycle/page-publisher.ts';
 import { readAndPublish } from './cycle/read-loop.ts';
@@ -40,6 +42,7 @@ import { applyStartPosition, type Landing } from './cycle/start-landing.ts';
 import { CycleBudget } from './cycle-budget.ts';
 import { ConfigurationError } from './errors.ts';
 import { GapLedger } from './gap-ledger.ts';
+import { HeldJumps } from './sequence-jumps.ts';
 
 export type { CycleDeps as PollCycleDeps } from './cycle/cycle-deps.ts';
 export type { FeedMode, PollCycleOptions, StreamModeOptions } from './cycle/cycle-options.ts';
@@ -57,6 +60,8 @@ interface OpenCycle {
   readonly halt: CycleHalt;
   readonly gaps: GapLedger;
   readonly gapWatch: GapWatch;
+  readonly heldJumps: HeldJumps;
+  readonly jumpWatch: JumpWatch;
   readonly inFlight: InFlight;
   readonly sources: FeedSources;
 }
@@ -107,6 +112,7 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
   let reading: ReadingCycle | undefined;
   try {
     cycle.gapWatch.prune();
+    cycle.jumpWatch.reportWaiting();
     const landing = await applyStartPosition(
       deps,
       settings,
@@ -120,6 +126,7 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
       owner: settings.owner,
       budget: cycle.budget,
       record: completedRecord(deps.clock.now(), summary),
+      heldJumps: unwrittenHeldJumps(cycle),
     });
     return summary;
   } catch (error) {
@@ -131,9 +138,20 @@ async function holdingTheLease(cycle: OpenCycle): Promise<CycleSummary> {
       owner: settings.owner,
       budget: cycle.budget,
       record: failedRecord(deps.clock.now(), error, tally),
+      heldJumps: unwrittenHeldJumps(cycle),
     });
     throw error;
   }
+}
+
+/**
+ * Held jumps no checkpoint write carried: a row without a checkpoint has none to write them with,
+ * so they go with the lease's release, lest the next run quarantine them again.
+ */
+function unwrittenHeldJumps({ heldJumps }: OpenCycle): readonly HeldJump[] | undefined {
+  if (!heldJumps.changed) return undefined;
+  heldJumps.written();
+  return [...heldJumps.records];
 }
 
 /** The parts that exist from the lease on: the halt, the skipped numbers, the readers. */
@@ -151,23 +169,26 @@ function openCycle(
     ),
   );
   const gaps = new GapLedger(lease.openGaps);
+  const heldJumps = new HeldJumps(lease.heldJumps, { maxJump: settings.maxSequenceJump });
+  heldJumps.passedThrough(lease.checkpoint);
   const inFlight = new InFlight({
     onFailure: (error) => halt.fail(error),
     onSettled: () => sources.stream?.publishingSettled(),
   });
   const window = { deadline: budget.deadline, signal: pollSignal };
-  const sources = openFeedSources(deps, settings, window, gaps, {
+  const sources = openFeedSources(deps, settings, window, gaps, heldJumps, {
     get busy() {
       return inFlight.size > 0;
     },
   });
   const gapWatch = new GapWatch(deps, settings, gaps, pollSignal);
-  return { deps, settings, budget, lease, halt, gaps, gapWatch, inFlight, sources };
+  const jumpWatch = new JumpWatch(deps, heldJumps);
+  return { deps, settings, budget, lease, halt, gaps, gapWatch, heldJumps, jumpWatch, inFlight, sources };
 }
 
 /** The parts that exist once reading begins at `landing`: the checkpoint's progress and the publisher. */
 function startReading(cycle: OpenCycle, landing: Landing): ReadingCycle {
-  const { deps, settings, budget, lease, halt, gaps, gapWatch } = cycle;
+  const { deps, settings, budget, lease, halt, gaps, gapWatch, heldJumps } = cycle;
   const identity = new FeedIdentity(settings.program, lease.feedProgramId);
   identity.adopt(landing.feedProgramId);
   const lag = new LagGauge(deps);
@@ -175,6 +196,7 @@ function startReading(cycle: OpenCycle, landing: Landing): ReadingCycle {
     owner: settings.owner,
     checkpoint: landing.checkpoint,
     gaps,
+    heldJumps,
     signal: budget.workSignal,
     // A lost lease stops publishing now, not after the pages in flight: the new holder publishes them.
     onWriteFailure: (error) => halt.fail(error),
@@ -190,9 +212,11 @@ async function readToTheEnd(cycle: OpenCycle, reading: ReadingCycle): Promise<Cy
   const { lag, progress, publisher } = reading;
   let stopReason = await readAndPublish({
     reader: sources.reader,
+    inFlightBytes: settings.heldBytes - (sources.stream?.maxBufferedBytes ?? 0),
     progress,
     publisher,
     gapWatch: cycle.gapWatch,
+    jumpWatch: cycle.jumpWatch,
     lag,
     inFlight: cycle.inFlight,
     halt,

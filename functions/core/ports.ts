@@ -41,6 +41,12 @@ export interface PollRequest {
   readonly after: number | null;
   /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
   readonly signal: AbortSignal;
+  /**
+   * Bytes of the answer the cycle has room for: a longer one may be read in parts, its first
+   * events only (`FeedPage.cut`). The feed may read more (its floor), or less (its own bound).
+   * @default the feed's own bound
+   */
+  readonly maxBytes?: number;
 }
 
 /**
@@ -216,6 +222,16 @@ export const METRIC_NAMES = [
    * bus rejected an entry and accepted a later one (see `group-sequencer.ts`).
    */
   'OrderBroken',
+  /**
+   * Sequence jumps awaiting an operator's decision (a gauge, the run's maximum): events held for a
+   * number implausibly far past the one before it, quarantined once (see `sequence-jumps.ts`).
+   */
+  'SequenceJumpsHeld',
+  /**
+   * Pages of the feed with more events than the poll asked for (a bank that ignores `limit`), or
+   * too long to read at once in the function's memory (read in parts).
+   */
+  'OversizePages',
   /** A program's turn in a worker's run that failed or was left behind (its `Program`); the others ran. */
   'CycleFailures',
   /** A worker's: registry items refused as malformed (no `Program`: the item may have no valid name). */

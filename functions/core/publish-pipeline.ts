@@ -56,6 +56,12 @@ export interface PublishRequest {
   /** Epoch ms; no resend wait is started that would end after it. */
   readonly deadline: number;
   readonly signal: AbortSignal;
+  /**
+   * Aborts when no batch may be sent for the first time any more, shortly before `signal`, so that
+   * those sent are answered in time: a batch not sent by then is `unsent` (the bus has none of it),
+   * not failed. Batches of event groups wait for their turn instead. @default `signal`
+   */
+  readonly startSignal?: AbortSignal;
   /** Called once per event the bus accepted, as soon as it is known. */
   readonly onAccepted: (event: BankingEvent) => void;
 }
@@ -185,11 +191,15 @@ export class PublishPipeline {
     let accepted = 0;
     // Attempts that count against `maxAttempts`: throttled ones are bounded by the budget alone.
     let counted = 0;
+    // Without a turn to keep, a first send too late to be answered is not started at all.
+    const firstSend = (turn === undefined ? request.startSignal : undefined) ?? request.signal;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#halted) return { accepted, failed: [], unsent: pending.length };
       try {
-        await this.#gate.acquire(request.signal);
+        await this.#gate.acquire(attempt === 1 ? firstSend : request.signal);
       } catch (error) {
+        if (attempt === 1 && firstSend !== request.signal)
+          return { accepted, failed: [], unsent: pending.length };
         return { accepted, failed: asFailed(pending, 'DeadlineExceeded', error), unsent: 0 };
       }
       const sent = await this.#sendOnce(pending, turn, request);

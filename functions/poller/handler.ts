@@ -21,15 +21,18 @@ import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 import { MemoryProgramRegistry } from '../adapters/local/memory-program-registry.ts';
+import { memoryLimitBytes } from '../adapters/memory-limit.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
 import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
+import { programsThatFit } from '../core/fleet/memory-share.ts';
 import type { ProgramRecord } from '../core/fleet/program-record.ts';
 import type { ProgramRegistry } from '../core/fleet/program-registry.ts';
 import { type ProgramObservation, runWorker } from '../core/fleet/worker-run.ts';
 import type { WorkerSummary } from '../core/fleet/worker-summary.ts';
+import { type MemoryBudget, memoryBudget } from '../core/memory-budget.ts';
 import { type CycleSummary, runPollCycle } from '../core/poll-cycle.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { SETTINGS } from '../settings/settings.ts';
@@ -74,6 +77,10 @@ const UPSTREAMS_KEPT_PER_LANE = 4;
 
 interface Runtime {
   readonly config: PollerConfig;
+  /** What a run may hold of the events it reads, and read of a page at once: from the function's memory. */
+  readonly memory: MemoryBudget;
+  /** The function's memory, which a worker divides among the programs it runs at once. */
+  readonly memoryLimitBytes: number;
   readonly secretsManager: SecretsManagerClient;
   readonly dynamodb: DynamoDBClient;
   /** The bus alone, for a program's events (replays publish through it). */
@@ -113,8 +120,11 @@ function getRuntime(): Runtime {
     // Errors scrubbed of the function's credentials where the SDK throws them (AWS may quote them).
     const secretsManager = withScrubbedErrors(new SecretsManagerClient(boundedClientConfig));
     const dynamodb = withScrubbedErrors(new DynamoDBClient(boundedClientConfig));
+    const memoryLimit = memoryLimitBytes(config.functionMemoryMb);
     runtime = {
       config,
+      memory: memoryBudget(memoryLimit),
+      memoryLimitBytes: memoryLimit,
       secretsManager,
       dynamodb,
       bus,
@@ -217,7 +227,11 @@ async function programRun(input: ScheduledInvocation, context: Context): Promise
     // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
     metrics.setDefaultDimensions({ Program: target.program });
     const { config } = current;
-    upstream = current.upstreams.get(target.secretId, config, metricsSink);
+    upstream = current.upstreams.get(
+      target.secretId,
+      { ...config, maxPageBytes: current.memory.pageBytes },
+      metricsSink,
+    );
     return await runPollCycle(
       {
         feed: upstream.feed,
@@ -237,6 +251,7 @@ async function programRun(input: ScheduledInvocation, context: Context): Promise
         program: target.program,
         invocationId: context.awsRequestId,
         remainingMs: context.getRemainingTimeInMillis(),
+        heldBytes: current.memory.heldBytes,
       }),
     );
   } catch (error) {
@@ -278,6 +293,7 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
           secretScope: current.secretScope,
           bus: current.bus,
           claimCheckStore: current.claimCheckStore,
+          memoryLimitBytes: current.memoryLimitBytes,
           invocationId: context.awsRequestId,
         }),
       },
@@ -285,7 +301,11 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
         worker,
         workerCount: config.workerCount,
         remainingMs,
-        maxConcurrentPrograms: config.maxConcurrentPrograms,
+        // No more at once than the memory holds, each with a useful part of it (`memory-share.ts`).
+        maxConcurrentPrograms: Math.min(
+          config.maxConcurrentPrograms,
+          programsThatFit(current.memoryLimitBytes),
+        ),
       },
     );
   } catch (error) {
@@ -336,7 +356,12 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
     const current = getRuntime();
     return await runOperatorRequest(request, {
       config: current.config,
-      upstream: (secretId) => current.upstreams.get(secretId, current.config, metricsSink),
+      upstream: (secretId) =>
+        current.upstreams.get(
+          secretId,
+          { ...current.config, maxPageBytes: current.memory.pageBytes },
+          metricsSink,
+        ),
       freshCredentials: (secretId) =>
         new SecretsManagerCredentialsProvider({ client: current.secretsManager, secretId, cache: new Map() }),
       bus: current.bus(request.program),

@@ -3,7 +3,7 @@
  * (`{"program": …}`) and for each program of a worker's run (`{"worker": i}`): its options from
  * the deployment's settings and, in a worker, the program's own (`program-settings.ts`); in a
  * worker, also its own ports: the upstream of its secret (checked to be the deployment's), its
- * checkpoint row, its view of the bus behind the claim check, its metrics (with its `Program`)
+ * part of the function's memory (`core/fleet/memory-share.ts`), its checkpoint row, its view of the bus behind the claim check, its metrics (with its `Program`)
  * and its logger (with its `program`).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -13,6 +13,7 @@ import { daysLeft } from '../adapters/banking-http/client-certificate.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { uniqueLeaseOwner } from '../core/checkpoint/index.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
+import { programMemoryBudget } from '../core/fleet/memory-share.ts';
 import type { ProgramRecord } from '../core/fleet/program-record.ts';
 import type { ProgramSlot } from '../core/fleet/worker-run.ts';
 import { type CycleSummary, type PollCycleOptions, runPollCycle } from '../core/poll-cycle.ts';
@@ -29,6 +30,8 @@ export interface CycleRun {
   readonly invocationId: string;
   readonly remainingMs: number;
   readonly stopSignal?: AbortSignal;
+  /** What the cycle may hold of the events it reads (`MemoryBudget.heldBytes`). */
+  readonly heldBytes: number;
 }
 
 /**
@@ -62,6 +65,8 @@ export function cycleOptions(
     feedMode: values.feedMode,
     stream: { recovery: values.streamRecovery, lingerMs: values.streamLingerMs },
     gapRepair: { maxLookups: values.gapRepairMaxLookups, graceMs: values.gapRepairGraceSeconds * 1000 },
+    maxSequenceJump: values.maxSequenceJump,
+    heldBytes: run.heldBytes,
   };
 }
 
@@ -75,6 +80,8 @@ export interface ProgramWiring {
   readonly bus: (program: string) => EventPublisher;
   /** The claim-check bucket, when configured. */
   readonly claimCheckStore: ClaimCheckStore | undefined;
+  /** The function's memory, divided among the programs in flight. */
+  readonly memoryLimitBytes: number;
   readonly invocationId: string;
 }
 
@@ -89,7 +96,12 @@ export function programRunner(
     const { config } = wiring;
     const values = resolveProgramSettings(record.name, record.settings, config);
     const secretId = wiring.secretScope.check(record.name, record.secretId);
-    const upstream = wiring.upstreams.get(secretId, values, slot.metrics);
+    const memory = programMemoryBudget(wiring.memoryLimitBytes, slot.programsInFlight);
+    const upstream = wiring.upstreams.get(
+      secretId,
+      { ...values, maxPageBytes: memory.pageBytes },
+      slot.metrics,
+    );
     try {
       return await runPollCycle(
         {
@@ -111,6 +123,7 @@ export function programRunner(
           invocationId: wiring.invocationId,
           remainingMs: slot.remainingMs,
           stopSignal: slot.stopSignal,
+          heldBytes: memory.heldBytes,
         }),
       );
     } finally {

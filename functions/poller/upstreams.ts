@@ -32,6 +32,8 @@ export interface FeedReading {
   readonly pollCursorParam: string;
   readonly pollLimitParam: string;
   readonly streamCursorParam: string;
+  /** The most of a page's body (or a stream message) read at once: the program's part of the memory. */
+  readonly maxPageBytes: number;
 }
 
 export interface UpstreamsOptions {
@@ -58,6 +60,7 @@ export class Upstreams {
       reading.pollCursorParam,
       reading.pollLimitParam,
       reading.streamCursorParam,
+      reading.maxPageBytes,
     ]);
     let upstream = this.#cache.get(key);
     if (upstream === undefined) upstream = this.#build(secretId, reading);
@@ -108,8 +111,14 @@ export class Upstreams {
         cursorParam: reading.pollCursorParam,
         limitParam: reading.pollLimitParam,
         limit: reading.pollLimit,
+        maxPageBytes: reading.maxPageBytes,
       }),
-      stream: new BankingEventStream({ credentials, tokens, cursorParam: reading.streamCursorParam }),
+      stream: new BankingEventStream({
+        credentials,
+        tokens,
+        cursorParam: reading.streamCursorParam,
+        maxMessageChars: reading.maxPageBytes,
+      }),
       connections,
     };
     return upstream;

@@ -44,6 +44,7 @@ import {
   QUERY_PARAMETER_PATTERN,
 } from '../core/name-rules.ts';
 import { PUBLISH_DEFAULTS } from '../core/publish-pipeline.ts';
+import { SEQUENCE_JUMP_DEFAULTS } from '../core/sequence-jumps.ts';
 import { START_POSITION_DEFAULTS } from '../core/start-position.ts';
 import { STREAM_RECOVERIES } from '../core/stream/stream-recovery.ts';
 import { type Setting, setting } from './setting.ts';
@@ -504,6 +505,23 @@ export const SETTINGS = {
     context: { key: 'gapRepairGraceSeconds' },
     prop: { name: 'gapRepair.gracePeriod', duration: true },
   }),
+  maxSequenceJump: setting(integer({ min: 10, max: Number.MAX_SAFE_INTEGER }), {
+    doc:
+      'The most a sequence number may lie above the one before it. An event beyond is held, not trusted: ' +
+      'quarantined once (`SEQUENCE_JUMP_HELD`), events with lower numbers still published and the checkpoint ' +
+      'kept below it, until an operator accepts or rejects the jump (`banking-events-poller jumps`)',
+    default: SEQUENCE_JUMP_DEFAULTS.maxJump,
+    perProgram: true,
+    actsIn: [
+      'functions/core/sequence-jumps.ts#splitAtJump',
+      'functions/core/gap-repair.ts#GapRepair',
+      'functions/core/stream/stream-buffer.ts#StreamBuffer',
+    ],
+    see: { title: 'sequence jumps', path: 'docs/runbook.md#alarm-sequence-jumps' },
+    env: { name: 'MAX_SEQUENCE_JUMP' },
+    context: { key: 'maxSequenceJump' },
+    prop: { name: 'maxSequenceJump' },
+  }),
   maxEventEntryBytes: setting(integer({ min: MIN_MAX_ENTRY_BYTES, max: PUT_EVENTS_MAX_BYTES }), {
     doc: 'Largest PutEvents entry, in bytes; a larger event goes through the claim check (S3, a pointer on the bus)',
     default: DEFAULT_MAX_ENTRY_BYTES,
@@ -563,6 +581,15 @@ export const SETTINGS = {
     default: PUBLISH_DEFAULTS.maxAttempts,
     actsIn: ['functions/core/publish-pipeline.ts#PublishPipeline'],
     env: { name: 'PUBLISH_MAX_ATTEMPTS' },
+  }),
+  functionMemoryMb: setting(integer({ min: 128, max: 10_240 }), {
+    doc:
+      "The function's memory in MB, set by Lambda from the construct's `memorySize`: what a run holds of " +
+      'the events it reads, and reads of a page at once, are derived from it',
+    whenAbsent: "V8's heap limit (outside Lambda)",
+    actsIn: ['functions/core/memory-budget.ts#memoryBudget'],
+    see: { title: 'a bank that ignores limit', path: 'docs/performance.md#a-bank-that-ignores-limit' },
+    env: { name: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE' },
   }),
 };
 

@@ -5,7 +5,7 @@
  * Bus subscriber `RAW` or `WITH_METADATA`, SQS), claim-check pointers resolved and verified, and
  * each event handled once.
  *
- * Runtime dependencies (optional peers of the package, needed only by users of this entry point):
+ * Runtime dependencies (the subscriber's app's own, listed in docs/subscribers.md; needed only by users of this entry point):
  * `@aws-lambda-powertools/idempotency`, `@aws-lambda-powertools/batch`, `@aws-sdk/client-s3`,
  * `@aws-sdk/client-dynamodb` and `@aws-sdk/lib-dynamodb`.
  *

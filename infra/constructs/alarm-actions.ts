@@ -14,13 +14,23 @@ export interface IAlarmActionStrategy {
   addActions(alarm: cloudwatch.Alarm): void;
 }
 
+/** Options of `AlarmActions.notifySns`. */
+export interface NotifySnsOptions {
+  /**
+   * Also publish when the alarm returns to OK, so the person on call sees the recovery.
+   *
+   * @default true
+   */
+  readonly onOk?: boolean;
+}
+
 /** Ready-made strategies. */
-export const AlarmActions = Object.freeze({
+export class AlarmActions {
   /**
    * Publishes to an SNS topic on ALARM and, unless `onOk` is false, again on OK so the person on
    * call sees the recovery too.
    */
-  notifySns(topic: sns.ITopic, options: { readonly onOk?: boolean } = {}): IAlarmActionStrategy {
+  static notifySns(topic: sns.ITopic, options: NotifySnsOptions = {}): IAlarmActionStrategy {
     const action = new cloudwatchActions.SnsAction(topic);
     const onOk = options.onOk ?? true;
     return {
@@ -29,10 +39,12 @@ export const AlarmActions = Object.freeze({
         if (onOk) alarm.addOkAction(action);
       },
     };
-  },
+  }
 
   /** Alarms only change state and show on the dashboard; nobody is notified. */
-  none(): IAlarmActionStrategy {
+  static none(): IAlarmActionStrategy {
     return { addActions() {} };
-  },
-});
+  }
+
+  private constructor() {}
+}

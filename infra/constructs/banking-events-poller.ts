@@ -18,6 +18,7 @@ import type { CustomEventBus } from './custom-event-bus.ts';
 import { admitKeyServices, grantKeyThrough } from './encryption-key.ts';
 import type { EventRouting, RouteQueues } from './event-routing.ts';
 import type { EventSchemas } from './event-schemas.ts';
+import { mapRecord } from './map-members.ts';
 import {
   grantOperatorRead,
   grantOperatorRecovery,
@@ -81,7 +82,13 @@ export class BankingEventsPoller extends Construct {
   public readonly pollerFunction: lambda.Function;
   public readonly logGroup: logs.LogGroup;
   public readonly checkpointTable: dynamodb.ITable;
-  /** Program name → its credentials secret. */
+  /**
+   * Program name → its credentials secret.
+   *
+   * A `Map`, for TypeScript; every language has `secretsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /**
    * The bus the poller publishes to, whichever kind (`eventBusKind`): its name and ARN, and the
@@ -125,7 +132,13 @@ export class BankingEventsPoller extends Construct {
    * (`claimCheckBucket.grantRead(consumer)`) to follow the pointer events.
    */
   public readonly claimCheckBucket: s3.Bucket;
-  /** Program name → its schedule. */
+  /**
+   * Program name → its schedule.
+   *
+   * A `Map`, for TypeScript; every language has `schedulesByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly schedules: ReadonlyMap<string, scheduler.Schedule>;
   /** Invocations EventBridge Scheduler could not deliver. */
   public readonly scheduleDeadLetterQueue: sqs.Queue;
@@ -140,7 +153,7 @@ export class BankingEventsPoller extends Construct {
    * gateways of `vpc` when it is in the same stack (also the `EgressPublicIps` output); empty
    * otherwise.
    */
-  public readonly egressPublicIps: readonly string[];
+  public readonly egressPublicIps: string[];
   readonly #encryptionKey: kms.IKey | undefined;
   /** The bus's strategy: everything that differs between the kinds of bus. */
   readonly #bus: PollerBusStrategy;
@@ -254,8 +267,18 @@ export class BankingEventsPoller extends Construct {
   }
 
   /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */
-  get routes(): readonly RouteQueues[] {
+  get routes(): RouteQueues[] {
     return this.#bus.routes;
+  }
+
+  /** Program name → its credentials secret (`secrets` as a plain object). */
+  get secretsByProgram(): { readonly [program: string]: secretsmanager.ISecret } {
+    return mapRecord(this.secrets);
+  }
+
+  /** Program name → its schedule (`schedules` as a plain object). */
+  get schedulesByProgram(): { readonly [program: string]: scheduler.Schedule } {
+    return mapRecord(this.schedules);
   }
 
   /** Console link to the dashboard. */
@@ -298,8 +321,8 @@ export class BankingEventsPoller extends Construct {
    * (`options.idempotencyTable`) or the construct's shared one, created on first use.
    *
    * @example
-   * const { idempotencyTable } = poller.grantSubscriber(fn);
-   * fn.addEnvironment('IDEMPOTENCY_TABLE', idempotencyTable.tableName);
+   * const grant = poller.grantSubscriber(fn);
+   * fn.addEnvironment('IDEMPOTENCY_TABLE', grant.idempotencyTable.tableName);
    */
   grantSubscriber(grantee: iam.IGrantable, options: SubscriberGrantOptions = {}): SubscriberGrant {
     this.grantClaimCheckRead(grantee);
@@ -312,7 +335,7 @@ export class BankingEventsPoller extends Construct {
   }
 
   /**
-   * What the operator CLI's `status` and `doctor --no-write-probes` call: describe and read the
+   * What the operator CLI's `status`, `jumps list` and `doctor --no-write-probes` call: describe and read the
    * stack, the checkpoint table, the bus (on a Custom Event Bus also its subscribers: listed, and
    * the construct's described), the schedules and the stack's alarms. No write, no
    * secret, no function invocation (doctor's bank checks need `grantOperatorRecovery`). The
@@ -336,7 +359,7 @@ export class BankingEventsPoller extends Construct {
   }
 
   /**
-   * What `rewind`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
+   * What `rewind`, `jumps accept|reject`, `replay`, `event`, `archive-replay` and `secret set` call: `GetItem` and
    * `UpdateItem` on the checkpoint table, `lambda:InvokeFunction` on the poller (operator requests
    * run inside it, with the secret it holds), `s3:GetObject` on `operator-answers/*` of the
    * claim-check bucket (where the poller leaves an answer too large to return; not the events'

@@ -60,7 +60,7 @@ export class ClassicPollerBus implements PollerBusStrategy {
     // Created in this order since the first release: the template lists resources in it.
     this.schemas = new EventSchemas(scope, 'Schemas', {
       eventSource,
-      eventTypes: SCHEMA_EVENT_TYPES,
+      eventTypes: [...SCHEMA_EVENT_TYPES],
       registryName: props.schemaRegistryName,
     });
     this.routing = new EventRouting(scope, 'Routing', {
@@ -85,7 +85,7 @@ export class ClassicPollerBus implements PollerBusStrategy {
     return { eventBus: this.eventBus, archive: this.archive, routing: this.routing };
   }
 
-  get routes(): readonly Route[] {
+  get routes(): Route[] {
     return this.routing.routes;
   }
 

@@ -22,7 +22,7 @@ import {
   MAX_EVENT_AGE,
   MAX_RETRY_ATTEMPTS,
   queueSecurity,
-  type RouteQueues,
+  targetBuilder,
   validateRetryPolicy,
   validateRoutes,
 } from './event-routing.ts';
@@ -56,14 +56,26 @@ export interface CustomBusRoutingProps {
   readonly encryptionKey?: kms.IKey;
 }
 
-/** One subscriber and what hangs off it. */
-export interface SubscriberRoute extends RouteQueues {
+/**
+ * One subscriber and what hangs off it: a `RouteQueues` whose queue is always there. It declares
+ * the members itself rather than extending `RouteQueues`, since narrowing an inherited member is
+ * invalid C# (jsii refuses it); TypeScript still takes it wherever a `RouteQueues` goes.
+ */
+export interface SubscriberRoute {
+  /** The detail-type, or `unrouted` for the catch-all. */
+  readonly name: string;
+  readonly isCatchAll: boolean;
+  /** The route of `invalid_event`: events that failed validation. */
+  readonly isQuarantine: boolean;
+  /** The queue the subscriber delivers to. */
+  readonly queue: sqs.Queue;
+  /** Deliveries EventBridge gave up on, and messages consumers failed `maxReceiveCount` times. */
+  readonly deadLetterQueue: sqs.Queue;
   readonly subscriber: eventsv2.CfnSubscriber;
   /** The role EventBridge assumes to deliver to the queue and the dead-letter queue. */
   readonly deliveryRole: iam.Role;
   /** A FIFO subscriber onto FIFO queues. */
   readonly ordered: boolean;
-  readonly queue: sqs.Queue;
 }
 
 /**
@@ -76,8 +88,11 @@ export const EVENT_GROUP_MESSAGE_GROUP_ID = '{% $events.SystemMetadata.EventGrou
 const SUBSCRIBER_NAME_LENGTH = 64;
 
 export class CustomBusRouting extends Construct {
+  /** `EVENT_GROUP_MESSAGE_GROUP_ID`, for every language: a FIFO queue's message group from the event's group. */
+  static readonly EVENT_GROUP_MESSAGE_GROUP_ID: string = EVENT_GROUP_MESSAGE_GROUP_ID;
+
   /** Routed types first, in the order given, then the quarantine, then the catch-all. */
-  public readonly routes: readonly SubscriberRoute[];
+  public readonly routes: SubscriberRoute[];
   public readonly catchAll: SubscriberRoute;
   public readonly quarantine: SubscriberRoute;
 
@@ -116,9 +131,9 @@ export class CustomBusRouting extends Construct {
     pattern: Record<string, unknown>,
   ): SubscriberRoute {
     const { bus, encryptionKey } = this.#props;
-    if (options.targets !== undefined) {
+    if (targetBuilder(name, options) !== undefined) {
       throw new ConfigurationError(
-        `Route "${name}": targets builds rule targets, and the custom bus has no rules; leave targets out ` +
+        `Route "${name}": targets builds rule targets, and the custom bus has no rules; leave targets (and routeTargets) out ` +
           'for a queue, and attach your own subscribers to poller.customBus',
         { route: name },
       );

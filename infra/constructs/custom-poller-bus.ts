@@ -62,7 +62,7 @@ export class CustomPollerBus implements PollerBusStrategy {
     // The registry documents the event types, whichever bus carries them (it discovers nothing).
     this.schemas = new EventSchemas(scope, 'Schemas', {
       eventSource,
-      eventTypes: SCHEMA_EVENT_TYPES,
+      eventTypes: [...SCHEMA_EVENT_TYPES],
       registryName: props.schemaRegistryName,
     });
     this.subscriberRouting = new CustomBusRouting(scope, 'Routing', {
@@ -93,7 +93,7 @@ export class CustomPollerBus implements PollerBusStrategy {
     };
   }
 
-  get routes(): readonly SubscriberRoute[] {
+  get routes(): SubscriberRoute[] {
     return this.subscriberRouting.routes;
   }
 

@@ -19,15 +19,38 @@ export interface RouteTargetOptions {
   readonly retryAttempts: number;
 }
 
+/**
+ * Builds a route's rule targets: the form of `EventRouteOptions.targets` that every CDK language can
+ * implement (Python `@jsii.implements(IRouteTargets)`, Java `implements IRouteTargets`).
+ */
+export interface IRouteTargets {
+  /**
+   * The targets of the route's rule (Lambda, Step Functions, API destination…), each built with
+   * `options`: the route's dead-letter queue and retry policy. A target built without them is
+   * rejected at synth time.
+   */
+  bind(options: RouteTargetOptions): events.IRuleTarget[];
+}
+
 /** How events of one type (or the unrouted ones) are delivered. */
 export interface EventRouteOptions {
   /**
    * Builds the rule's targets (Lambda, Step Functions, API destination…) from the options the
-   * route created; a target built without them is rejected at synth time.
+   * route created; a target built without them is rejected at synth time. A function, for
+   * TypeScript; every language has `routeTargets`. Not with `routeTargets`.
+   *
+   * @default - one SQS queue (SSE-SQS, TLS only) that redrives to the route's DLQ
+   *
+   * @jsii ignore
+   */
+  readonly targets?: (options: RouteTargetOptions) => events.IRuleTarget[];
+  /**
+   * Builds the rule's targets, as `targets` does, through an object's `bind(options)`: the form
+   * every CDK language can give. Not with `targets`.
    *
    * @default - one SQS queue (SSE-SQS, TLS only) that redrives to the route's DLQ
    */
-  readonly targets?: (options: RouteTargetOptions) => events.IRuleTarget[];
+  readonly routeTargets?: IRouteTargets;
   /**
    * How long EventBridge keeps retrying a delivery before it goes to the DLQ.
    *
@@ -115,7 +138,7 @@ const MAX_MESSAGE_BYTES = 1_048_576;
  */
 export class EventRouting extends Construct {
   /** Routed types first, in the order given, then the quarantine (if any), then the catch-all. */
-  public readonly routes: readonly Route[];
+  public readonly routes: Route[];
   public readonly catchAll: Route;
   public readonly quarantine: Route | undefined;
 
@@ -195,7 +218,8 @@ export class EventRouting extends Construct {
     const rule = new events.Rule(scope, 'Rule', ruleProps);
     let queue: sqs.Queue | undefined;
     let ruleTargets: events.IRuleTarget[];
-    if (options.targets === undefined) {
+    const buildTargets = targetBuilder(name, options);
+    if (buildTargets === undefined) {
       queue = new sqs.Queue(scope, 'Queue', {
         ...queueSecurity(this.encryptionKey),
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: this.maxReceiveCount },
@@ -206,7 +230,7 @@ export class EventRouting extends Construct {
           : new EncryptedQueueTarget(queue, targetOptions),
       ];
     } else {
-      ruleTargets = options.targets(targetOptions);
+      ruleTargets = buildTargets(targetOptions);
       if (ruleTargets.length === 0) {
         throw new ConfigurationError(
           `Route "${name}": targets() returned no target; return at least one, or leave targets out for a queue`,
@@ -248,6 +272,27 @@ export function queueSecurity(encryptionKey?: kms.IKey): sqs.QueueProps {
     retentionPeriod: QUEUE_RETENTION,
     maxMessageSizeBytes: MAX_MESSAGE_BYTES,
   };
+}
+
+/**
+ * What builds a route's targets: `targets` or `routeTargets.bind`; `undefined` for the route's queue.
+ *
+ * @throws ConfigurationError when both are given
+ */
+export function targetBuilder(
+  name: string,
+  options: EventRouteOptions,
+): ((options: RouteTargetOptions) => events.IRuleTarget[]) | undefined {
+  const { targets: build, routeTargets } = options;
+  if (build !== undefined && routeTargets !== undefined) {
+    throw new ConfigurationError(
+      `Route "${name}": targets and routeTargets both build the rule's targets; give one of them`,
+      { route: name },
+    );
+  }
+  return (
+    build ?? (routeTargets === undefined ? undefined : (targetOptions) => routeTargets.bind(targetOptions))
+  );
 }
 
 /** The routes' own rules, for either kind of bus: their types, and the quarantine's type kept to it. */

@@ -2,6 +2,7 @@ import * as eventschemas from 'aws-cdk-lib/aws-eventschemas';
 import { Construct } from 'constructs';
 import { eventJsonSchema } from '../../functions/event-schema/event-json-schema.ts';
 import { pascalCase } from './construct-names.ts';
+import { mapRecord } from './map-members.ts';
 
 export { eventJsonSchema };
 
@@ -9,7 +10,7 @@ export interface EventSchemasProps {
   /** The `source` of every event the poller publishes. */
   readonly eventSource: string;
   /** The detail-types to describe, lower case. */
-  readonly eventTypes: readonly string[];
+  readonly eventTypes: string[];
   /**
    * Registry name.
    *
@@ -27,8 +28,24 @@ export interface EventSchemasProps {
  * banking service does not say which fields each variant carries.
  */
 export class EventSchemas extends Construct {
+  /** `schemaName`, for every language: `banking.events@AccountStatus`, the registry's name of a type's schema. */
+  static schemaName(eventSource: string, eventType: string): string {
+    return schemaName(eventSource, eventType);
+  }
+
+  /** `eventJsonSchema`, for every language: the JSON Schema (draft 4) of one event type, as the registry holds it. */
+  static jsonSchema(eventSource: string, eventType: string): { [key: string]: unknown } {
+    return eventJsonSchema(eventSource, eventType) as { [key: string]: unknown };
+  }
+
   public readonly registry: eventschemas.CfnRegistry;
-  /** Schema per detail-type. */
+  /**
+   * Schema per detail-type.
+   *
+   * A `Map`, for TypeScript; every language has `schemasByType`.
+   *
+   * @jsii ignore
+   */
   public readonly schemas: ReadonlyMap<string, eventschemas.CfnSchema>;
 
   constructor(scope: Construct, id: string, props: EventSchemasProps) {
@@ -49,6 +66,11 @@ export class EventSchemas extends Construct {
       schemas.set(eventType, schema);
     }
     this.schemas = schemas;
+  }
+
+  /** Schema per detail-type (`schemas` as a plain object). */
+  get schemasByType(): { readonly [eventType: string]: eventschemas.CfnSchema } {
+    return mapRecord(this.schemas);
   }
 }
 

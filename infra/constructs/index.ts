@@ -4,7 +4,7 @@
  * it exposes as public members. Nothing else in the package is public.
  */
 export { ConfigurationError } from '../../functions/core/errors.ts';
-export { AlarmActions, type IAlarmActionStrategy } from './alarm-actions.ts';
+export { AlarmActions, type IAlarmActionStrategy, type NotifySnsOptions } from './alarm-actions.ts';
 export {
   BankingEventsPoller,
   type SubscriberGrant,
@@ -21,6 +21,7 @@ export {
   type EventRouteOptions,
   EventRouting,
   type EventRoutingProps,
+  type IRouteTargets,
   type Route,
   type RouteQueues,
   type RouteTargetOptions,
@@ -29,7 +30,8 @@ export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } fro
 export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
 export type { IPollerBus } from './poller-bus.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
-export { POLLER_SERVICE_NAME, PollerMetrics } from './poller-metrics.ts';
+export { POLLER_SERVICE_NAME, type PollerMetricOptions, PollerMetrics } from './poller-metrics.ts';
 export type { PollerVpcEndpoints } from './poller-network.ts';
 export type { BankingEventsPollerProps, GapRepairOptions, PollerProgram } from './poller-props.ts';
 export type { PollerNetworkProps } from './poller-props-resolution.ts';
+export { EventBusKind, EventGroupBy, FeedMode, StartPosition, StreamRecovery } from './prop-values.ts';

@@ -1,7 +1,8 @@
 /**
  * What the operator CLI (`functions/cli/commands/`) calls against a deployment, as three grants:
- * read (`status`, `doctor --no-write-probes`), tail (`tail`) and recovery (`rewind`, `replay`,
- * `event`, `archive-replay`, `secret set`). Each statement names the construct's own resources;
+ * read (`status`, `jumps list`, `doctor --no-write-probes`), tail (`tail`) and recovery (`rewind`,
+ * `jumps accept|reject`, `replay`, `event`, `archive-replay`, `secret set`). Each statement names
+ * the construct's own resources;
  * the few that cannot are named in `OPERATOR_WILDCARDS` with the reason. No grant reads a secret:
  * commands that need the banking service ask the deployed function (`lambda:InvokeFunction`),
  * which holds the credentials. On a Custom Event Bus the bus statements are its own (subscribers
@@ -136,8 +137,9 @@ export function grantOperatorTail(
 }
 
 /**
- * `rewind`, `replay`, `event`, `archive-replay` and `secret set`: exactly what they call.
- * `GetItem`/`UpdateItem` on the checkpoint table (rewind's conditional move); invoking the poller
+ * `rewind`, `jumps accept|reject`, `replay`, `event`, `archive-replay` and `secret set`: exactly
+ * what they call. `GetItem`/`UpdateItem` on the checkpoint table (rewind's conditional move, the
+ * decision on a held sequence jump); invoking the poller
  * function (the operator requests: replay from the bank, event lookups, rewind's feed check and
  * `--to latest`, doctor's bank checks) and reading an answer it left in the claim-check bucket
  * (`operator-answers/*` only); describing the bus and its archive, starting and

@@ -6,15 +6,16 @@ import { Construct } from 'constructs';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { mapRecord } from './map-members.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: every custom-metric alarm exists once per program (its `Program` dimension). */
-  readonly programs: readonly string[];
+  readonly programs: string[];
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /**
    * How often each program's schedule fires (whole minutes). The handler writes each metric once
    * per invocation, so this is the period of every alarm on a per-invocation metric.
@@ -70,37 +71,117 @@ const FAILURE_WINDOW = 5;
  * what to do is in docs/runbook.md; every description points there.
  */
 export class PollerAlarms extends Construct {
-  /** Per program: the newest published event is older than the lag threshold. */
+  /**
+   * Per program: the newest published event is older than the lag threshold.
+   *
+   * A `Map`, for TypeScript; every language has `lagAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly lagAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: no poll cycle completed for `stallAfter` (missing data breaches). */
+  /**
+   * Per program: no poll cycle completed for `stallAfter` (missing data breaches).
+   *
+   * A `Map`, for TypeScript; every language has `stallAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly stallAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: PutEvents entries the bus kept rejecting. */
+  /**
+   * Per program: PutEvents entries the bus kept rejecting.
+   *
+   * A `Map`, for TypeScript; every language has `failedEntriesAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly failedEntriesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /**
    * Per program: skipped sequence numbers that no event filled: `GapsUnfilled` (after the grace
    * period) with gap repair on, `SequenceGaps` (at once) with it off.
+   *
+   * A `Map`, for TypeScript; every language has `sequenceGapsAlarmsByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly sequenceGapsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  /** Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly. */
+  /**
+   * Per program: runs that waited for the lease and could not take it over (`LeaseBusy`), repeatedly.
+   *
+   * A `Map`, for TypeScript; every language has `leaseBusyAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
   public readonly leaseBusyAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /**
    * Custom bus only, per program: the bus accepted an event of a group while rejecting an earlier
    * one of the same group (`OrderBroken`): a FIFO subscriber sees that group out of order. Empty on
    * the classic bus.
+   *
+   * A `Map`, for TypeScript; every language has `orderBrokenAlarmsByProgram`.
+   *
+   * @jsii ignore
    */
   public readonly orderBrokenAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Per program: an event was held for a sequence number implausibly far past the one before it
+   * (`SequenceJumpsHeld`), and awaits an operator's decision; in alarm while it does.
+   *
+   * A `Map`, for TypeScript; every language has `sequenceJumpsAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
+  public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
   public readonly scheduleDeadLetterAlarm: cloudwatch.Alarm;
-  /** Per route (detail-type or `unrouted`): its dead-letter queue holds messages. */
+  /**
+   * Per route (detail-type or `unrouted`): its dead-letter queue holds messages.
+   *
+   * A `Map`, for TypeScript; every language has `deadLetterAlarmsByRoute`.
+   *
+   * @jsii ignore
+   */
   public readonly deadLetterAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** An event type arrived that no route names (only when the catch-all has a queue). */
   public readonly unroutedEventsAlarm: cloudwatch.Alarm | undefined;
   /** An event failed validation and waits in the quarantine queue (only when the quarantine has a queue). */
   public readonly quarantineAlarm: cloudwatch.Alarm | undefined;
   /** Every alarm above, for dashboards and composite alarms. */
-  public readonly alarms: readonly cloudwatch.Alarm[];
+  public readonly alarms: cloudwatch.Alarm[];
+
+  /** `lagAlarms` as a plain object: program → alarm. */
+  get lagAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.lagAlarms);
+  }
+  /** `stallAlarms` as a plain object: program → alarm. */
+  get stallAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.stallAlarms);
+  }
+  /** `failedEntriesAlarms` as a plain object: program → alarm. */
+  get failedEntriesAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.failedEntriesAlarms);
+  }
+  /** `sequenceGapsAlarms` as a plain object: program → alarm. */
+  get sequenceGapsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.sequenceGapsAlarms);
+  }
+  /** `leaseBusyAlarms` as a plain object: program → alarm. */
+  get leaseBusyAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.leaseBusyAlarms);
+  }
+  /** `orderBrokenAlarms` as a plain object: program → alarm (empty on the classic bus). */
+  get orderBrokenAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.orderBrokenAlarms);
+  }
+  /** `sequenceJumpsAlarms` as a plain object: program → alarm. */
+  get sequenceJumpsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.sequenceJumpsAlarms);
+  }
+  /** `deadLetterAlarms` as a plain object: route name → alarm. */
+  get deadLetterAlarmsByRoute(): { readonly [route: string]: cloudwatch.Alarm } {
+    return mapRecord(this.deadLetterAlarms);
+  }
 
   private readonly actions: IAlarmActionStrategy;
   private readonly all: cloudwatch.Alarm[] = [];
@@ -231,6 +312,25 @@ export class PollerAlarms extends Construct {
       );
     }
     this.orderBrokenAlarms = orderBroken;
+    const sequenceJumps = new Map<string, cloudwatch.Alarm>();
+    for (const program of props.programs) {
+      sequenceJumps.set(
+        program,
+        this.alarm(`SequenceJumps${pascalCase(program)}`, {
+          // A gauge every run writes while a jump awaits a decision: in alarm until it is decided.
+          metric: props.metrics.metric(SEQUENCE_JUMPS_HELD, program, { statistic: 'Maximum', period: tick }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          alarmDescription:
+            `Program ${program}: the feed sent an event numbered implausibly far past the numbers before it; ` +
+            'it is held and quarantined, and the checkpoint stays below it until an operator accepts or rejects ' +
+            `the jump. Runbook: ${runbook('sequence-jumps')}`,
+        }),
+      );
+    }
+    this.sequenceJumpsAlarms = sequenceJumps;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;

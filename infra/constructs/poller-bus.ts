@@ -82,7 +82,7 @@ export interface PollerBusStrategy extends IPollerBus {
   readonly members: PollerBusMembers;
   readonly schemas: EventSchemas;
   /** Every route's queues: routed types, the quarantine, the catch-all. */
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /** The handler counts `OrderBroken` (a group's order broken at the bus): alarms and dashboard show it. */
   readonly reportsBrokenOrder: boolean;
   /** The bus the function publishes to, as its environment names it. */

@@ -5,15 +5,15 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Route, RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics } from './poller-metrics.ts';
+import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
-  readonly programs: readonly string[];
+  readonly programs: string[];
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   /** The classic bus, whose rule matches are graphed; `undefined` on the custom bus. */
   readonly eventBus: events.IEventBus | undefined;
-  readonly routes: readonly RouteQueues[];
+  readonly routes: RouteQueues[];
   /**
    * The poller publishes to the Custom Event Bus: the order-broken count is graphed.
    *
@@ -21,7 +21,7 @@ export interface PollerDashboardProps {
    */
   readonly customBus?: boolean;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
-  readonly alarms: readonly cloudwatch.IAlarm[];
+  readonly alarms: cloudwatch.IAlarm[];
   /**
    * Dashboard name.
    *
@@ -89,7 +89,7 @@ export class PollerDashboard extends Construct {
           })
         : new cloudwatch.GraphWidget({
             title: 'Events per minute by type (rule matches)',
-            left: (props.routes as readonly Route[]).map(
+            left: (props.routes as Route[]).map(
               (route) =>
                 new cloudwatch.Metric({
                   namespace: 'AWS/Events',
@@ -132,6 +132,10 @@ export class PollerDashboard extends Construct {
           metrics.metric('GapsRepaired', p, { statistic: 'Sum', label: `${p} skipped numbers repaired` }),
           metrics.metric('StreamReconnects', p, { statistic: 'Sum', label: `${p} stream reconnects` }),
           metrics.metric('InvalidEvents', p, { statistic: 'Sum', label: `${p} quarantined (invalid_event)` }),
+          metrics.metric(SEQUENCE_JUMPS_HELD, p, {
+            statistic: 'Maximum',
+            label: `${p} sequence jumps held (awaiting a decision)`,
+          }),
           metrics.metric('ClaimChecks', p, { statistic: 'Sum', label: `${p} claim-checked (too large)` }),
         ]),
         width: WIDTH,

@@ -18,8 +18,8 @@ import type { PollerNetworkProps } from './poller-props-resolution.ts';
  */
 export class PollerVpcEndpoints extends Construct {
   public readonly securityGroup: ec2.SecurityGroup;
-  public readonly gatewayEndpoints: readonly ec2.GatewayVpcEndpoint[];
-  public readonly interfaceEndpoints: readonly ec2.InterfaceVpcEndpoint[];
+  public readonly gatewayEndpoints: ec2.GatewayVpcEndpoint[];
+  public readonly interfaceEndpoints: ec2.InterfaceVpcEndpoint[];
 
   constructor(scope: Construct, id: string, network: PollerNetworkProps, pollerFunction: lambda.IFunction) {
     super(scope, id);

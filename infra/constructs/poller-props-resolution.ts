@@ -46,7 +46,7 @@ export interface PollerNetworkProps {
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
   /** `undefined`: Lambda creates one security group, all outbound allowed. */
-  readonly securityGroups: readonly ec2.ISecurityGroup[] | undefined;
+  readonly securityGroups: ec2.ISecurityGroup[] | undefined;
   readonly vpcEndpoints: boolean;
 }
 

@@ -14,6 +14,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
+import type { EventBusKind, EventGroupBy, FeedMode, StartPosition, StreamRecovery } from './prop-values.ts';
 
 /** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
 export interface PollerProgram {
@@ -59,7 +60,7 @@ export interface BankingEventsPollerProps {
    *
    * @default [{ name: 'default' }]
    */
-  readonly programs?: readonly PollerProgram[];
+  readonly programs?: PollerProgram[];
   /**
    * The `source` of every published event.
    *
@@ -151,7 +152,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'beginning'
    */
-  readonly startPosition?: 'beginning' | 'latest' | number;
+  readonly startPosition?: StartPosition | 'beginning' | 'latest' | number;
   /**
    * With `startPosition` `'latest'`, until a run of a program has recorded where the feed ended
    * (`START_CLOCK_SKEW_ALLOWANCE_SECONDS`): how far behind ours the bank's clock may be. Events
@@ -170,7 +171,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'poll'
    */
-  readonly feedMode?: 'poll' | 'stream';
+  readonly feedMode?: FeedMode | 'poll' | 'stream';
   /**
    * Stream mode only: how a transaction whose `data.type` the stream may have replaced is fetched
    * before it is published (`STREAM_RECOVERY`): `'page'` reads `GET /events` from the cursor (the
@@ -178,7 +179,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'page': the same latency as lookups, with far fewer requests (docs/decisions/poll-or-stream.md)
    */
-  readonly streamRecovery?: 'page' | 'lookup';
+  readonly streamRecovery?: StreamRecovery | 'page' | 'lookup';
   /**
    * Stream mode only: how long a micro-batch waits for more events while earlier ones are still
    * being published (`STREAM_LINGER_MS`), 0 to 1 second; it never waits when nothing is in flight.
@@ -201,6 +202,16 @@ export interface BankingEventsPollerProps {
    * @default - 100 lookups per invocation, a 5-minute grace period
    */
   readonly gapRepair?: GapRepairOptions;
+  /**
+   * The most a sequence number may lie above the one before it (`MAX_SEQUENCE_JUMP`), 10 or more.
+   * An event beyond is held, not trusted: quarantined once as an `invalid_event` with the code
+   * `SEQUENCE_JUMP_HELD`, events with lower numbers still published, the checkpoint kept below it
+   * and the sequence-jumps alarm raised, until an operator accepts or rejects the jump
+   * (`banking-events-poller jumps`). Skipped numbers within it are ordinary gaps.
+   *
+   * @default 100000
+   */
+  readonly maxSequenceJump?: number;
   /**
    * The largest PutEvents entry the handler sends, in bytes (`MAX_EVENT_ENTRY_BYTES`), 1024 to
    * 1,048,576 (the bus's cap). A larger event, or one the bus refuses for its size, goes through
@@ -281,7 +292,7 @@ export interface BankingEventsPollerProps {
    *
    * @default - one security group that allows all outbound traffic and no inbound
    */
-  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  readonly securityGroups?: ec2.ISecurityGroup[];
   /**
    * Adds VPC endpoints so the function's AWS calls stay in the VPC: gateway endpoints for
    * DynamoDB and S3, interface endpoints (private DNS) for Secrets Manager and EventBridge behind a
@@ -334,7 +345,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'classic'
    */
-  readonly eventBusKind?: 'classic' | 'custom';
+  readonly eventBusKind?: EventBusKind | 'classic' | 'custom';
   /**
    * Custom bus only: the event group a FIFO subscriber keeps in order. `'program'`: the program's
    * whole feed; `'account'`: each account's status changes, and each transaction's own lifecycle
@@ -342,7 +353,7 @@ export interface BankingEventsPollerProps {
    *
    * @default 'program'
    */
-  readonly eventGroupBy?: 'program' | 'account' | 'none';
+  readonly eventGroupBy?: EventGroupBy | 'program' | 'account' | 'none';
   /**
    * Custom bus only: how long the bus keeps every event (1 to 365 days), for subscribers and
    * replays that start from a point in time.

@@ -5,8 +5,10 @@
  *   (`POLLER_BUNDLING`). The construct deploys this directory, so a consumer's synth runs no bundler.
  * - `dist/lib/`: the construct library, `index.js` (ESM) and `index.cjs` (CommonJS), with
  *   `aws-cdk-lib` and `constructs` left to the consumer (peer dependencies); `types/` its declarations.
+ *   `npm run build` bundles it from the sources; `npm run package` from jsii's emit of them
+ *   (scripts/build/jsii-assembly.ts), which adds the type information the jsii kernel needs.
  * - `dist/subscriber/`: the subscriber kit (`banking-events-poller/subscriber`), ESM and CommonJS,
- *   with its runtime dependencies left to the subscriber's app (optional peer dependencies).
+ *   with its runtime dependencies left to the subscriber's app (docs/subscribers.md lists them).
  * - `dist/cli/main.mjs`: the operator CLI, every dependency inlined (the package has none).
  */
 import { execFileSync } from 'node:child_process';
@@ -37,7 +39,8 @@ export const LAYOUT = Object.freeze({
 const LIBRARY_EXTERNALS = ['aws-cdk-lib', 'constructs'];
 
 /**
- * The subscriber kit's optional peer dependencies, the only packages it may import at run time:
+ * The subscriber kit's runtime libraries, the only packages it may import at run time (not in the
+ * manifest: a jsii package's peers are jsii packages):
  * a subscriber's app installs them (it has the AWS SDK and Powertools already, most likely), and
  * an app using the construct alone never does.
  */
@@ -101,28 +104,40 @@ export async function buildHandlerAsset(root = REPO_ROOT, plugins: readonly Plug
  * `require`s it). Both files sit two levels below the package root, like the sources in
  * `infra/constructs/`, so the handler directory is found at the same relative path from each.
  *
+ * `entry` is the sources' entry point, or jsii's emit of it (`JSII_EMITTED_ENTRY`) for the package.
+ *
  * @throws Error when the library would import a package at run time other than its peers
  */
-export async function buildConstructLibrary(root = REPO_ROOT): Promise<void> {
-  await buildDualLibrary(LAYOUT.libraryEntry, path.join(root, LAYOUT.libraryDir), LIBRARY_EXTERNALS);
+export async function buildConstructLibrary(
+  root = REPO_ROOT,
+  entry = path.join(REPO_ROOT, LAYOUT.libraryEntry),
+): Promise<void> {
+  await buildDualLibrary(entry, path.join(root, LAYOUT.libraryDir), LIBRARY_EXTERNALS);
 }
 
 /**
  * The subscriber kit, ESM and CommonJS, its own code and the event schema inlined.
  *
- * @throws Error when the kit would import a package at run time other than its optional peers
+ * @throws Error when the kit would import a package at run time other than its runtime libraries
  */
 export async function buildSubscriberKit(root = REPO_ROOT): Promise<void> {
-  await buildDualLibrary(LAYOUT.subscriberEntry, path.join(root, LAYOUT.subscriberDir), SUBSCRIBER_EXTERNALS);
+  await buildDualLibrary(
+    path.join(REPO_ROOT, LAYOUT.subscriberEntry),
+    path.join(root, LAYOUT.subscriberDir),
+    SUBSCRIBER_EXTERNALS,
+  );
 }
 
 /** `index.js` (ESM) and `index.cjs` (CommonJS) in `dir`, importing only `externals` and Node. */
 async function buildDualLibrary(entry: string, dir: string, externals: readonly string[]): Promise<void> {
   const common: BuildOptions = {
-    entryPoints: [path.join(REPO_ROOT, entry)],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     target: 'node20',
+    // Classes keep their names: a caught ConfigurationError is named so (esbuild would rename it
+    // _ConfigurationError), and the jsii kernel reports errors to other languages by that name.
+    keepNames: true,
     // Bare imports stay imports; the check below keeps them to the peer dependencies.
     packages: 'external',
     metafile: true,
@@ -149,7 +164,7 @@ async function buildDualLibrary(entry: string, dir: string, externals: readonly 
     });
   if (foreign.length > 0) {
     throw new Error(
-      `${entry} imports ${[...new Set(foreign)].join(', ')} at run time, beyond its peers ` +
+      `${path.relative(REPO_ROOT, entry)} imports ${[...new Set(foreign)].join(', ')} at run time, beyond its peers ` +
         `(${externals.join(', ')}): the package has no dependencies. Keep runtime code in the handler or the CLI ` +
         '(both bundled), or make it a peer dependency.',
     );

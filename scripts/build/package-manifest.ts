@@ -1,7 +1,7 @@
 /**
  * The package.json the package ships, derived from the repository's: the same name, version,
- * entry points (`exports`, `bin`) and peer dependencies, and nothing that only the repository
- * needs. No `dependencies` (the handler and the CLI are bundled, the construct library imports
+ * entry points (`exports`, `bin`), peer dependencies and jsii targets, and nothing that only the
+ * repository needs. No `dependencies` (the handler and the CLI are bundled, the construct library imports
  * only its peers) and no `scripts`, so nothing runs when a user installs it.
  */
 
@@ -24,6 +24,8 @@ const SHIPPED_FIELDS = [
   'bin',
   'peerDependencies',
   'peerDependenciesMeta',
+  // The language targets (names in Python, Java, .NET, Go): what jsii-pacmak and Construct Hub read.
+  'jsii',
 ] as const;
 
 /** Fields the package needs: without them it is not a library nor a CLI. */

@@ -120,4 +120,30 @@ describe('a plain ESM app', () => {
   it("creates the resources the repository's app creates when configured alike, the code asset included", () => {
     expect(pollerResources(template)).toEqual(repositoryAppPollerResources());
   });
+
+  it.each([
+    [
+      'import',
+      "const { App, Stack } = await import('aws-cdk-lib'); const lib = await import('banking-events-poller');",
+    ],
+    [
+      'require',
+      "const { App, Stack } = require('aws-cdk-lib'); const lib = require('banking-events-poller');",
+    ],
+  ])(
+    'throws a ConfigurationError named so, through %s (classes keep their names in the bundle)',
+    async (_how, load) => {
+      const script =
+        `${load}\n` +
+        "try { new lib.BankingEventsPoller(new Stack(new App(), 'S'), 'P', { feedMode: 'Stream' }); }\n" +
+        'catch (error) { console.log(JSON.stringify([error.name, error instanceof lib.ConfigurationError, error.code])); }';
+      const { stdout } = await exec(
+        process.execPath,
+        _how === 'import' ? ['--input-type=module', '-e', script] : ['--input-type=commonjs', '-e', script],
+        { cwd: app },
+      );
+
+      expect(JSON.parse(stdout)).toEqual(['ConfigurationError', true, 'CONFIGURATION_INVALID']);
+    },
+  );
 });

@@ -1,6 +1,6 @@
 /**
  * The subscriber kit as a subscribing team gets it: `banking-events-poller/subscriber` from the
- * tarball, in an app that installs the kit's optional peers itself (the AWS SDK clients and
+ * tarball, in an app that installs the kit's runtime libraries itself (the AWS SDK clients and
  * Powertools it uses), type-checks the "Write a subscriber" handler of docs/subscribers.md against the shipped
  * declarations, and loads the kit from ESM and from CommonJS.
  */
@@ -16,7 +16,7 @@ import {
   temporaryDirectory,
 } from '../support/consumer-app.ts';
 
-/** What a subscriber's app brings for the kit: its optional peers, at the versions tested here. */
+/** What a subscriber's app brings for the kit (docs/subscribers.md lists them), at the versions tested here. */
 const KIT_PEERS = [
   '@aws-lambda-powertools/batch',
   '@aws-lambda-powertools/idempotency',

@@ -47,6 +47,7 @@ describe('parseAppConfig', () => {
       streamCursorParam: 'last_sequence_number',
       gapRepairMaxLookups: 100,
       gapRepairGraceSeconds: 300,
+      maxSequenceJump: 100_000,
       maxEventEntryBytes: 1_000_000,
       claimCheckRetentionDays: 30,
       exampleSubscriber: false,

@@ -482,6 +482,34 @@ describe('alarms', () => {
     });
   });
 
+  it('raises a held sequence jump at once and stays raised while one awaits a decision, missing data not breaching', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'BankingEventsPoller',
+      MetricName: 'SequenceJumpsHeld',
+      Dimensions: dimensions,
+      Statistic: 'Maximum',
+      Period: 60,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp('Runbook: docs/runbook.md#alarm-sequence-jumps$'),
+    });
+    expect(synth.stack.poller.alarms.sequenceJumpsAlarms.size).toBe(1);
+  });
+
+  it('gives the function the jump bound it is configured with', () => {
+    const strict = synthPollerApp({ maxSequenceJump: 5_000 });
+    try {
+      strict.template.hasResourceProperties('AWS::Lambda::Function', {
+        Handler: 'index.handler',
+        Environment: { Variables: Match.objectLike({ MAX_SEQUENCE_JUMP: '5000' }) },
+      });
+    } finally {
+      strict.dispose();
+    }
+  });
+
   it('raises sequence gaps as soon as the feed skips a number when gap repair is off', () => {
     const unrepaired = synthPollerApp({ gapRepairMaxLookups: 0 });
     try {
@@ -556,7 +584,7 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    expect(alarms).toHaveLength(14);
+    expect(alarms).toHaveLength(15);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -827,7 +855,7 @@ describe('dashboard', () => {
     for (const queue of queues) expect(text).toContain(JSON.stringify(getAtt(id(queue), 'QueueName')));
     for (const route of routes) expect(text).toContain(JSON.stringify(ref(id(route.rule))));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(14);
+    expect(alarms).toHaveLength(15);
     for (const [logicalId] of alarms) expect(text).toContain(JSON.stringify(getAtt(logicalId)));
   });
 });

@@ -95,6 +95,7 @@ const LEASE_CASES: readonly ContractCase[] = [
         checkpoint: null,
         feedProgramId: null,
         openGaps: [],
+        heldJumps: [],
         firstLeasedAt: T0,
         startApplied: false,
         highestSeen: null,
@@ -141,6 +142,7 @@ const LEASE_CASES: readonly ContractCase[] = [
         checkpoint: 41,
         feedProgramId: FEED,
         openGaps,
+        heldJumps: [],
         firstLeasedAt: T0,
         startApplied: true,
         highestSeen: null,
@@ -470,6 +472,50 @@ const CHECKPOINT_CASES: readonly ContractCase[] = [
       expect(await store.read()).toMatchObject({ checkpoint: 5, lease: { owner: 'A' } });
     },
   },
+  {
+    rule: 'checkpoint',
+    name: 'writes held jumps with the checkpoint, keeps them through commits without them, and grants them with the next lease',
+    async run({ store }) {
+      const heldJumps = [
+        { sequenceNumber: 9_007_199_254_740_991, eventId: 'e-max', fingerprint: 'a'.repeat(64), heldAt: T0 },
+        {
+          sequenceNumber: 2_147_483_648,
+          eventId: 'e-31',
+          fingerprint: 'b'.repeat(64),
+          heldAt: T0 + 1,
+          decision: 'rejected' as const,
+          decidedAt: T0 + 2,
+        },
+      ];
+      await store.acquireLease(lease('A', T0));
+
+      await commit(store, 'A', 3, { heldJumps });
+      await commit(store, 'A', 5);
+      const grant = await store.acquireLease(lease('B', T0 + LEASE_MS + 1));
+
+      expect((await store.read()).checkpoint).toBe(5);
+      expect(grant).toMatchObject({ acquired: true, checkpoint: 5, heldJumps });
+      await commit(store, 'B', 6, { heldJumps: [] });
+      expect((await store.read()).heldJumps).toEqual([]);
+    },
+  },
+  {
+    rule: 'checkpoint',
+    name: 'refuses held jumps from an owner that does not hold the lease, keeping the recorded ones',
+    async run({ store }) {
+      const heldJumps = [
+        { sequenceNumber: 1_000_004, eventId: 'e-j', fingerprint: 'c'.repeat(64), heldAt: T0 },
+      ];
+      await store.acquireLease(lease('A', T0));
+      await commit(store, 'A', 3, { heldJumps });
+      await store.acquireLease(lease('B', T0 + LEASE_MS + 1));
+
+      const error = await refusal(commit(store, 'A', 4, { heldJumps: [] }));
+
+      expect(error).toMatchObject({ code: 'LEASE_LOST' });
+      expect((await store.read()).heldJumps).toEqual(heldJumps);
+    },
+  },
 ];
 
 const RELEASE_CASES: readonly ContractCase[] = [
@@ -539,6 +585,25 @@ const RELEASE_CASES: readonly ContractCase[] = [
         lastCycle: { outcome: 'failed', endedAt: '2026-11-26T00:06:00.000Z' },
         lease: { owner: 'C' },
       });
+    },
+  },
+  {
+    rule: 'release',
+    name: "writes the holder's held jumps with it (a row without a checkpoint); a holder that lost the lease writes none",
+    async run({ store }) {
+      const heldJumps = [
+        { sequenceNumber: 9_007_199_254_740_991, eventId: 'e', fingerprint: 'd'.repeat(64), heldAt: T0 },
+      ];
+      await store.acquireLease(lease('A', T0));
+
+      await store.releaseLease('A', { record: COMPLETED_CYCLE, heldJumps });
+      const written = await store.read();
+      await store.acquireLease(lease('B', T0 + 1));
+      await store.acquireLease(lease('C', T0 + LEASE_MS + 2));
+      await store.releaseLease('B', { heldJumps: [] });
+
+      expect(written).toMatchObject({ checkpoint: null, lease: null, heldJumps, lastCycle: COMPLETED_CYCLE });
+      expect(await store.read()).toMatchObject({ heldJumps, lease: { owner: 'C' } });
     },
   },
   {

@@ -56,8 +56,13 @@ export class InMemoryFeed implements EventFeed {
     this.#events = [...events];
   }
 
+  /** Adds events; an event below the highest one (created after a jump, say) goes to its place. */
   append(...events: BankingEvent[]): void {
+    const highest = this.#events.at(-1)?.sequence_number;
     this.#events.push(...events);
+    if (highest !== undefined && events.some((event) => event.sequence_number < highest)) {
+      this.#events.sort((a, b) => a.sequence_number - b.sequence_number);
+    }
   }
 
   script(step: FeedStep): this {

@@ -8,6 +8,8 @@
  * | `updated_at`       | S    | ISO time of the last checkpoint write                         |
  * | `feed_program_id`  | S    | the banking `program_id` of the events behind the checkpoint  |
  * | `open_gaps`        | S    | JSON `[{from, to, seenAt}]`: skipped numbers never published  |
+ * | `held_jumps`       | S    | JSON `[{sequenceNumber, eventId, fingerprint, heldAt,         |
+ * |                    |      | decision?, decidedAt?}]`: events held past a sequence jump    |
  * | `lease_owner`      | S    | invocation holding the lease (absent: free)                   |
  * | `lease_expires_at` | N    | epoch ms after which another invocation may take it over      |
  * | `first_leased_at`  | N    | epoch ms the first lease was taken: the row's first run began |
@@ -30,7 +32,8 @@
  * upgrade, then read by a rolled-back function) is refused with `CONFIGURATION_INVALID` rather than
  * misread. `highest_seen` is optional within format 2: a version that does not know it reads the
  * item as it always did (its `latest` then trusts `created_dt` alone), so it bumps no format and a
- * roll-back stays possible.
+ * roll-back stays possible. So is `held_jumps`: a version without it trusts every sequence number,
+ * as it always did.
  */
 import {
   type AttributeValue,
@@ -46,6 +49,7 @@ import {
   type CheckpointStore,
   type CommitRequest,
   type CycleRecord,
+  type HeldJump,
   type HighestSeenRequest,
   isStartApplied,
   type LeaseGrant,
@@ -100,6 +104,31 @@ export interface CheckpointMove {
   /** Recorded as the row's feed when it has none yet (a fast-forward on a program's first move). */
   readonly feedProgramId?: string;
 }
+
+/** An operator's decision on a held sequence jump (`jumps accept|reject`), made without holding the lease. */
+export interface HeldJumpDecision {
+  /** The held jump as the operator was shown it: its number and event id. */
+  readonly sequenceNumber: number;
+  readonly eventId: string;
+  readonly decision: NonNullable<HeldJump['decision']>;
+  /**
+   * Take the lease away from a running invocation: its next commit fails with `LEASE_LOST`, so it
+   * cannot write its own copy of the held jumps over the decision. Without it, a live lease
+   * refuses the decision.
+   * @default false
+   */
+  readonly breakLease?: boolean;
+}
+
+/** The decision was written, or why not; `state` is the row after the write, or as it was. */
+export type HeldJumpDecisionOutcome =
+  | { readonly decided: true; readonly state: CheckpointState }
+  | {
+      readonly decided: false;
+      /** `not-held`: no such held jump; `changed`: the held jumps changed meanwhile. */
+      readonly reason: 'lease-held' | 'not-held' | 'changed';
+      readonly state: CheckpointState;
+    };
 
 /** The move happened, or why not; `state` is the row after the write, or as it was. */
 export type CheckpointMoveOutcome =
@@ -222,6 +251,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
           checkpoint: state.checkpoint,
           feedProgramId: state.feedProgramId,
           openGaps: state.openGaps,
+          heldJumps: state.heldJumps ?? [],
           firstLeasedAt: state.firstLeasedAt ?? now,
           startApplied: isStartApplied(state),
           highestSeen: state.highestSeen ?? null,
@@ -347,6 +377,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     sequenceNumber,
     feedProgramId,
     openGaps,
+    heldJumps,
     newestCreatedDt,
     signal,
   }: CommitRequest): Promise<void> {
@@ -358,6 +389,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         'SET checkpoint = :seq, updated_at = :updatedAt' +
         (feedProgramId === null ? '' : ', feed_program_id = :feed') +
         (openGaps === undefined ? '' : ', open_gaps = :gaps') +
+        (heldJumps === undefined ? '' : ', held_jumps = :held') +
         (newestCreatedDt === undefined ? '' : ', newest_created_dt = :newest'),
       condition: all(
         CONDITION.holderOnly,
@@ -370,6 +402,7 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
         ...(feedProgramId === null ? {} : { ':feed': { S: feedProgramId } }),
         ':updatedAt': { S: new Date(this.#clock()).toISOString() },
         ...(openGaps === undefined ? {} : { ':gaps': { S: JSON.stringify(openGaps) } }),
+        ...(heldJumps === undefined ? {} : { ':held': { S: JSON.stringify(heldJumps) } }),
         ...newest,
       },
       signal,
@@ -401,14 +434,19 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
    * condition `lease_owner = :owner` fails; A's record is then written on its own, unless B has
    * recorded a newer cycle meanwhile.
    */
-  async releaseLease(owner: string, { signal, record }: ReleaseOptions = {}): Promise<void> {
+  async releaseLease(owner: string, { signal, record, heldJumps }: ReleaseOptions = {}): Promise<void> {
     const recorded = record === undefined ? undefined : cycleRecordUpdate(record);
     const removed = ['lease_owner', 'lease_expires_at', ...(recorded?.removes ?? [])];
+    const sets = [...(recorded?.sets ?? []), ...(heldJumps === undefined ? [] : ['held_jumps = :held'])];
     const outcome = await this.#conditionalUpdate({
       operation: 'releaseLease',
-      update: `${recorded === undefined ? '' : `SET ${recorded.sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
+      update: `${sets.length === 0 ? '' : `SET ${sets.join(', ')} `}REMOVE ${removed.join(', ')}`,
       condition: CONDITION.holderOnly,
-      values: { ':owner': { S: owner }, ...recorded?.values },
+      values: {
+        ':owner': { S: owner },
+        ...recorded?.values,
+        ...(heldJumps === undefined ? {} : { ':held': { S: JSON.stringify(heldJumps) } }),
+      },
       signal,
     });
     if (!outcome.applied && record !== undefined) await this.recordCycle(record, signal);
@@ -476,6 +514,55 @@ export class DynamoDbCheckpointStore implements CheckpointStore {
     if (outcome.applied) return { moved: true, state };
     const changed = state.checkpoint !== move.expected;
     return { moved: false, reason: changed ? 'checkpoint-changed' : 'lease-held', state };
+  }
+
+  /**
+   * Operator command (`jumps accept|reject`): records a decision on a held jump without holding
+   * the lease, only if the held jumps are still as read here and no invocation holds a live lease
+   * (unless `breakLease`). A run writes its copy of the held jumps back with its checkpoint, so a
+   * decision written under a running invocation would be lost; the condition refuses it instead.
+   *
+   * Timeline, the poller holding the lease until t=60:
+   * ```
+   * t=30  operator accepts 9007199254740991  → lease_expires_at 60 not < 30: refused (lease-held)
+   * t=61  operator accepts it                → held_jumps as read, lease expired: written
+   * t=62  the next run takes the lease, reads the decision and publishes the event
+   * ```
+   */
+  async decideHeldJump(request: HeldJumpDecision): Promise<HeldJumpDecisionOutcome> {
+    const item = await this.#getItem();
+    const before = this.#stateOf(item);
+    const records = before.heldJumps ?? [];
+    const record = records.find(
+      (held) => held.sequenceNumber === request.sequenceNumber && held.eventId === request.eventId,
+    );
+    const expected = stringAttribute(item, 'held_jumps');
+    if (record === undefined || expected === undefined) {
+      return { decided: false, reason: 'not-held', state: before };
+    }
+    const now = this.#clock();
+    const decided = records.map((held) =>
+      held === record ? { ...held, decision: request.decision, decidedAt: now } : held,
+    );
+    const breakLease = request.breakLease === true;
+    const conditions = ['held_jumps = :expected', FORMAT_KNOWN];
+    if (!breakLease) conditions.push(CONDITION.leaseFree);
+    const outcome = await this.#conditionalUpdate({
+      operation: 'decideHeldJump',
+      update: `SET held_jumps = :held${breakLease ? ' REMOVE lease_owner, lease_expires_at' : ''}`,
+      condition: conditions.join(' AND '),
+      values: {
+        ':held': { S: JSON.stringify(decided) },
+        ':expected': { S: expected },
+        ':format': { N: String(CHECKPOINT_ITEM_FORMAT) },
+        ...(breakLease ? {} : { ':now': { N: String(now) } }),
+      },
+      returnNew: true,
+    });
+    const state = this.#stateOf(outcome.item);
+    if (outcome.applied) return { decided: true, state };
+    const changed = stringAttribute(outcome.item, 'held_jumps') !== expected;
+    return { decided: false, reason: changed ? 'changed' : 'lease-held', state };
   }
 
   /**
@@ -622,6 +709,29 @@ function openGapsOf(item: Item | undefined): OpenGap[] {
   }
 }
 
+/** The recorded held jumps; unreadable entries are left out (the event is then held, and quarantined again). */
+function heldJumpsOf(item: Item | undefined): HeldJump[] | undefined {
+  const text = stringAttribute(item, 'held_jumps');
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.filter(isHeldJump) : [];
+  } catch {
+    return [];
+  }
+}
+
+function isHeldJump(value: unknown): value is HeldJump {
+  const held = value as Partial<HeldJump> | null;
+  return (
+    Number.isSafeInteger(held?.sequenceNumber) &&
+    typeof held?.eventId === 'string' &&
+    typeof held.fingerprint === 'string' &&
+    Number.isFinite(held.heldAt) &&
+    (held.decision === undefined || held.decision === 'accepted' || held.decision === 'rejected')
+  );
+}
+
 /** The item as the port's state; the optional `status` fields appear only once written. */
 function stateOf(item: Item | undefined): CheckpointState {
   const newestCreatedDt = stringAttribute(item, 'newest_created_dt');
@@ -632,6 +742,7 @@ function stateOf(item: Item | undefined): CheckpointState {
   const firstLeasedAt = numberAttribute(item, 'first_leased_at');
   const startPosition = stringAttribute(item, 'start_position');
   const highestSeen = numberAttribute(item, 'highest_seen');
+  const heldJumps = heldJumpsOf(item);
   const lastCycle: CycleRecord | undefined =
     endedAt === undefined
       ? undefined
@@ -655,6 +766,7 @@ function stateOf(item: Item | undefined): CheckpointState {
       ? {}
       : { start: { position: startPosition, appliedAt: stringAttribute(item, 'start_applied_at') ?? '' } }),
     ...(highestSeen === undefined ? {} : { highestSeen }),
+    ...(heldJumps === undefined ? {} : { heldJumps }),
     ...(errorCode === undefined
       ? {}
       : {

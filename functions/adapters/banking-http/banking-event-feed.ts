@@ -18,12 +18,13 @@ import {
 import { invalidEvent, placeInvalidEvent, usableSequenceNumber } from '../../core/invalid-event.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
+import { parsePagePrefix } from '../../core/page-prefix.ts';
 import { recoverPage } from '../../core/page-recovery.ts';
 import type { CredentialsProvider, EventFeed, EventLookup, PollRequest } from '../../core/ports.ts';
 import { SETTINGS } from '../../settings/settings.ts';
 import { AuthenticatedRequests, type Exchange } from './authenticated-requests.ts';
 import type { RequestTarget } from './http-status.ts';
-import { DEFAULT_MAX_BODY_BYTES, discardBody, readJsonBody } from './response-body.ts';
+import { DEFAULT_MAX_BODY_BYTES, discardBody, readJsonBody, readPageBody } from './response-body.ts';
 import type { AccessTokenSource } from './token-cache.ts';
 
 const EMPTY_PAGE: FeedPage = Object.freeze({ events: Object.freeze([]), lastSequenceNumber: null });
@@ -41,6 +42,8 @@ const BODILESS_POLL_ANSWERS: ReadonlyMap<number, FeedPage> = new Map([
   [408, TIMED_OUT_PAGE],
   [504, TIMED_OUT_PAGE],
 ]);
+/** The least of a poll answer read, however little room the cycle has: a few ordinary events. */
+const MIN_PAGE_READ_BYTES = 64 * 1024;
 /** The status with which a single-event lookup says there is no such event. */
 const EVENT_NOT_FOUND: ReadonlyMap<number, null> = new Map([[404, null]]);
 
@@ -70,10 +73,17 @@ export interface BankingEventFeedOptions {
    */
   readonly limit?: number;
   /**
-   * Largest response body accepted, in bytes.
+   * Largest response body of a single-event lookup accepted, in bytes.
    * @default 10 MiB
    */
   readonly maxBodyBytes?: number;
+  /**
+   * Bytes of a poll answer read at once: of a longer one, the events complete in its first
+   * `maxPageBytes` make the page (`parsePagePrefix`), and the rest is asked for again after them.
+   * The handler derives it from the function's memory (`memoryBudget`).
+   * @default 10 MiB
+   */
+  readonly maxPageBytes?: number;
   /**
    * Epoch milliseconds, for `Retry-After` dates and the time an answer arrived.
    * @default Date.now
@@ -104,6 +114,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
   readonly #limitParam: string;
   readonly #limit: number;
   readonly #maxBodyBytes: number;
+  readonly #maxPageBytes: number;
   readonly #clock: () => number;
 
   constructor(options: BankingEventFeedOptions) {
@@ -119,25 +130,30 @@ export class BankingEventFeed implements EventFeed, EventLookup {
     );
     this.#limit = options.limit ?? SETTINGS.pollLimit.default;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(this.#limit) || this.#limit < 1) {
       throw new ConfigurationError(`BankingEventFeed: limit must be a positive integer, got ${this.#limit}`, {
         option: 'limit',
       });
     }
-    if (!Number.isSafeInteger(this.#maxBodyBytes) || this.#maxBodyBytes < 1) {
-      throw new ConfigurationError(
-        `BankingEventFeed: maxBodyBytes must be a positive integer, got ${this.#maxBodyBytes}`,
-        {
-          option: 'maxBodyBytes',
-        },
-      );
+    for (const [option, value] of [
+      ['maxBodyBytes', this.#maxBodyBytes],
+      ['maxPageBytes', this.#maxPageBytes],
+    ] as const) {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw new ConfigurationError(`BankingEventFeed: ${option} must be a positive integer, got ${value}`, {
+          option,
+        });
+      }
     }
   }
 
   /**
    * One long poll: `GET /events?<cursorParam>=<after>&<limitParam>=<limit>` (no cursor when
    * `after` is null). 204, an empty body and an empty `data` give an empty page; 408 and 504 a
-   * page marked `timedOut`.
+   * page marked `timedOut`. A page with events says how many were asked for (`asked`); one
+   * longer than the request's `maxBytes` (at least 64 KiB) or than `maxPageBytes` is read in parts
+   * (`cut`).
    */
   async poll(request: PollRequest): Promise<FeedPage> {
     const query = new URLSearchParams();
@@ -149,12 +165,36 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       query,
       signal: request.signal,
     };
-    return this.#getJson(
-      exchange,
-      BODILESS_POLL_ANSWERS,
-      (payload, origin) => (payload === undefined ? EMPTY_PAGE : parsePollResponse(payload, origin)),
-      { unreadable: (message, context) => new PageUnreadableError(message, context), recover: recoverPage },
-    );
+    return this.#requests.run(exchange, async (authenticated) => {
+      const { statusCode: status, body, headers } = authenticated.response;
+      const bodiless = BODILESS_POLL_ANSWERS.get(status);
+      if (bodiless !== undefined) {
+        await discardBody(body);
+        return bodiless;
+      }
+      if (status !== 200) throw await this.#requests.statusError(exchange, authenticated);
+      const origin = { source: exchange.source, status, receivedAt: this.#clock() };
+      const read = await readPageBody(body, {
+        origin,
+        maxBytes: this.#pageBytes(request.maxBytes),
+        contentLength: headers['content-length'],
+        unreadable: (message, context) => new PageUnreadableError(message, context),
+        recover: recoverPage,
+      });
+      const page =
+        read.kind === 'cut'
+          ? parsePagePrefix(read.text, origin, read.bytesRead)
+          : read.document === undefined
+            ? EMPTY_PAGE
+            : parsePollResponse(read.document, origin);
+      return page.events.length === 0 ? page : { ...page, asked: this.#limit };
+    });
+  }
+
+  /** What of a poll answer is read at once: the room the cycle has, within `maxPageBytes`. */
+  #pageBytes(room: number | undefined): number {
+    if (room === undefined || !Number.isFinite(room)) return this.#maxPageBytes;
+    return Math.min(this.#maxPageBytes, Math.max(MIN_PAGE_READ_BYTES, Math.floor(room)));
   }
 
   /** Fetches the credentials and a token ahead of the first poll (cached afterwards). */

@@ -10,7 +10,11 @@ import { isJsonObject } from '../../core/json-object.ts';
 import type { JsonDocument } from '../../core/json-text.ts';
 import { collapseWhitespace, redact, WITHHELD } from '../secret-redaction.ts';
 
-/** A 100-event page is a few hundred KiB; anything near this is a broken or hostile upstream. */
+/**
+ * A 100-event page is a few hundred KiB; a single event, a token answer, near this is a broken or
+ * hostile upstream, refused. A poll answer longer than what is read of it at once (at most this) is
+ * read in parts instead (`readPageBody`).
+ */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Error bodies are read only for a summary; the rest is dropped with the connection. */
 const ERROR_BODY_READ_BYTES = 16 * 1024;
@@ -34,36 +38,39 @@ function declaredLength(header: string | string[] | undefined): number | undefin
   return Number(value);
 }
 
+type ReadableBody = AsyncIterable<Uint8Array | string> & { destroy?: (error?: Error) => unknown };
+
+interface ReadingOptions {
+  readonly origin: PayloadOrigin;
+  readonly maxBytes: number;
+  readonly contentLength?: string | string[];
+  /** The error for a body that cannot be read (not UTF-8, not JSON). @default a `PayloadValidationError` */
+  readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
+  /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
+  readonly recover?: (text: string) => JsonDocument | undefined;
+}
+
+/** A body's text as far as it was read: all of it, or its first `bytesRead` bytes. */
+interface BodyText {
+  readonly text: string;
+  readonly bytesRead: number;
+  readonly complete: boolean;
+}
+
 /**
- * Reads the whole body as UTF-8 and parses it as JSON, keeping the text beside the value (events
- * are republished from their text, not from the parsed value). Chunks are decoded with a streaming
- * `TextDecoder` (a character split across chunks survives) in fatal mode: invalid UTF-8 in an
- * event is rejected rather than silently replaced. An empty body gives `undefined`.
- *
- * @throws PayloadValidationError when the body is larger than `maxBytes`; when it is not UTF-8 or
- *   not JSON, what `unreadable` makes (a `PayloadValidationError` unless given).
+ * Reads the body as UTF-8 with a streaming `TextDecoder` (a character split across chunks
+ * survives) in fatal mode: invalid UTF-8 in an event is rejected rather than silently replaced.
+ * Past `maxBytes` it stops: with `cut`, what was read is returned (the connection is dropped);
+ * without, the body is refused as too large.
  */
-export async function readJsonBody(
-  body: AsyncIterable<Uint8Array | string> & { destroy?: (error?: Error) => unknown },
-  options: {
-    readonly origin: PayloadOrigin;
-    readonly maxBytes: number;
-    readonly contentLength?: string | string[];
-    /** The error for a body that cannot be read (not UTF-8, not JSON). @default a `PayloadValidationError` */
-    readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
-    /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
-    readonly recover?: (text: string) => JsonDocument | undefined;
-  },
-): Promise<JsonDocument | undefined> {
+async function readText(body: ReadableBody, options: ReadingOptions, cut: boolean): Promise<BodyText> {
   const { origin, maxBytes } = options;
-  const unreadable =
-    options.unreadable ??
-    ((message: string, context: ErrorContext) => new PayloadValidationError(message, context));
+  const unreadable = unreadableError(options);
   const context = { source: origin.source, status: origin.status, maxBytes };
   const tooLarge = () =>
     new PayloadValidationError(`${describe(origin)}: body is larger than ${maxBytes} bytes`, context);
   const declared = declaredLength(options.contentLength);
-  if (declared !== undefined && declared > maxBytes) {
+  if (!cut && declared !== undefined && declared > maxBytes) {
     body.destroy?.();
     throw tooLarge();
   }
@@ -73,9 +80,15 @@ export async function readJsonBody(
   try {
     for await (const chunk of body) {
       const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+      const room = maxBytes - received;
+      if (bytes.byteLength > room) {
+        // Leaving the loop destroys the stream, which is what we want for an oversized body.
+        if (!cut) throw tooLarge();
+        text += decoder.decode(bytes.subarray(0, room), { stream: true });
+        // A character cut in two stays in the decoder: the text ends before it.
+        return { text, bytesRead: maxBytes, complete: false };
+      }
       received += bytes.byteLength;
-      // Leaving the loop destroys the stream, which is what we want for an oversized body.
-      if (received > maxBytes) throw tooLarge();
       text += decoder.decode(bytes, { stream: true });
     }
     text += decoder.decode();
@@ -88,6 +101,19 @@ export async function readJsonBody(
     }
     throw error;
   }
+  return { text, bytesRead: received, complete: true };
+}
+
+function unreadableError(options: ReadingOptions): (message: string, context: ErrorContext) => PollerError {
+  return (
+    options.unreadable ??
+    ((message: string, context: ErrorContext) => new PayloadValidationError(message, context))
+  );
+}
+
+/** The whole text of a body parsed as JSON, or `recover`ed; an empty body gives `undefined`. */
+function parseJson(text: string, options: ReadingOptions): JsonDocument | undefined {
+  const { origin, maxBytes } = options;
   if (text.trim() === '') return undefined;
   try {
     return { text, value: JSON.parse(text) as unknown };
@@ -97,8 +123,43 @@ export async function readJsonBody(
     // No cause: the parser's message quotes the body, which may hold a token, and loggers print causes.
     // V8's parser does not recurse, but should a runtime's run out of stack, say so rather than "not JSON".
     const reason = error instanceof RangeError ? `could not be parsed (${error.name})` : 'is not JSON';
-    throw unreadable(`${describe(origin)}: body ${reason}`, context);
+    throw unreadableError(options)(`${describe(origin)}: body ${reason}`, {
+      source: origin.source,
+      status: origin.status,
+      maxBytes,
+    });
   }
+}
+
+/**
+ * Reads the whole body as UTF-8 and parses it as JSON, keeping the text beside the value (events
+ * are republished from their text, not from the parsed value). An empty body gives `undefined`.
+ *
+ * @throws PayloadValidationError when the body is larger than `maxBytes`; when it is not UTF-8 or
+ *   not JSON, what `unreadable` makes (a `PayloadValidationError` unless given).
+ */
+export async function readJsonBody(
+  body: ReadableBody,
+  options: ReadingOptions,
+): Promise<JsonDocument | undefined> {
+  const { text } = await readText(body, options, false);
+  return parseJson(text, options);
+}
+
+/** A page's body: parsed whole, or cut after `maxBytes` for `parsePagePrefix` to read its first events. */
+export type PageBody =
+  | { readonly kind: 'whole'; readonly document: JsonDocument | undefined }
+  | { readonly kind: 'cut'; readonly text: string; readonly bytesRead: number };
+
+/**
+ * Reads a page's body like `readJsonBody`, except that a body longer than `maxBytes` is not refused:
+ * its first `maxBytes` are returned as text (`cut`), and the connection is dropped, so a page of any
+ * size takes no more memory than that to read.
+ */
+export async function readPageBody(body: ReadableBody, options: ReadingOptions): Promise<PageBody> {
+  const read = await readText(body, options, true);
+  if (!read.complete) return { kind: 'cut', text: read.text, bytesRead: read.bytesRead };
+  return { kind: 'whole', document: parseJson(read.text, options) };
 }
 
 /**

@@ -42,6 +42,7 @@ export class FileCheckpointStore extends MemoryCheckpointStore {
         ...(parsed.firstLeasedAt == null ? {} : { firstLeasedAt: parsed.firstLeasedAt }),
         ...(parsed.start == null ? {} : { start: parsed.start }),
         ...(parsed.highestSeen == null ? {} : { highestSeen: parsed.highestSeen }),
+        ...(parsed.heldJumps == null ? {} : { heldJumps: parsed.heldJumps }),
       };
     } catch (cause) {
       throw new ConfigurationError(

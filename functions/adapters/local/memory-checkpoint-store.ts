@@ -79,7 +79,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   releaseLease(owner: string, options: ReleaseOptions = {}): Promise<void> {
     return this.#alone(async () => {
       this.#throwIfAborted('releaseLease', options.signal);
-      await this.save(decideRelease(await this.load(), owner, options.record));
+      await this.save(decideRelease(await this.load(), owner, options.record, options.heldJumps));
     });
   }
 

@@ -7,14 +7,13 @@
 import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
 import type { BankingEventFeed } from '../../adapters/banking-http/banking-event-feed.ts';
-import { systemClock } from '../../adapters/system-clock.ts';
-import type { CheckpointState } from '../../core/checkpoint/index.ts';
 import { fastForward } from '../../core/start-position.ts';
 import { boundedReader, type FeedFlags, feedFromSecret } from '../banking-access.ts';
 import { CliError, InterruptedError, RefusedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
+import { refuseWhileLeased, waitForLease } from '../lease-wait.ts';
 import {
   type BankRoute,
   bankRoute,
@@ -22,7 +21,7 @@ import {
   type OperatorClient,
   type RouteFlags,
 } from '../operator-client.ts';
-import { formatInstant, toJson } from '../output-format.ts';
+import { toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
 import { confirmChange } from '../prompts.ts';
 import {
@@ -46,9 +45,6 @@ interface RewindFlags extends FeedFlags, RouteFlags {
   /** Always given: the flag has the table's default. */
   readonly limit: number;
 }
-
-/** How long `--wait` waits for a lease beyond its expiry before giving up. */
-const WAIT_GRACE_MS = 10_000;
 
 export function registerRewindCommand(program: Command): void {
   program
@@ -132,7 +128,14 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
     return;
   }
   await confirmChange(terminal, `Move the checkpoint of ${program} to ${to}?`, flags.yes === true);
-  if (flags.wait) state = await waitForLease(context, store, program, state);
+  if (flags.wait) {
+    const initial = state;
+    state = await waitForLease(context, store, program, initial, (next) =>
+      next.checkpoint === initial.checkpoint
+        ? undefined
+        : `The checkpoint of ${program} moved from ${initial.checkpoint ?? 'none'} to ${next.checkpoint ?? 'none'} while waiting`,
+    );
+  }
 
   const outcome = await store.moveCheckpoint({
     to,
@@ -195,57 +198,6 @@ function feedAccess(
   return route.kind === 'function'
     ? { kind: 'function', client: route.client, program }
     : { kind: 'local', feed: feedFromSecret(context.aws, route.secretId, flags) };
-}
-
-/** A live lease means a run is polling: it would overwrite the move. */
-function refuseWhileLeased(program: string, state: CheckpointState, flags: RewindFlags, now: number): void {
-  const { lease } = state;
-  if (lease === null || lease.expiresAt < now || flags.force || flags.wait) return;
-  throw new RefusedError(
-    `Program ${program} is being polled by ${lease.owner} (lease until ${formatInstant(lease.expiresAt, now)})`,
-    'pass --wait to move it as soon as that run ends, or --force to take the lease (that run stops at its next commit)',
-  );
-}
-
-/** Waits until no live lease is held, re-reading the row; the checkpoint it returns is the one to expect. */
-async function waitForLease(
-  context: CommandContext,
-  store: DynamoDbCheckpointStore,
-  program: string,
-  initial: CheckpointState,
-): Promise<CheckpointState> {
-  let state = initial;
-  const interrupt = onInterrupt('Stopped waiting; nothing was changed', context.terminal.err);
-  try {
-    const giveUpAt = (state.lease?.expiresAt ?? 0) + WAIT_GRACE_MS;
-    let announced = false;
-    while (state.lease !== null && state.lease.expiresAt >= Date.now()) {
-      if (!announced) {
-        context.terminal.err(`Waiting for ${state.lease.owner} to release the lease of ${program}…\n`);
-        announced = true;
-      }
-      if (Date.now() > giveUpAt) {
-        throw new RefusedError(
-          `The lease of ${program} is still held by ${state.lease.owner}`,
-          'try again later, or pass --force',
-        );
-      }
-      await systemClock.sleep(500, interrupt.signal).catch(() => {
-        throw new InterruptedError('Stopped waiting for the lease');
-      });
-      const next = await store.read();
-      if (next.checkpoint !== initial.checkpoint) {
-        throw new RefusedError(
-          `The checkpoint of ${program} moved from ${initial.checkpoint ?? 'none'} to ${next.checkpoint ?? 'none'} while waiting`,
-          'nothing was changed; run the command again to decide on the new value',
-        );
-      }
-      state = next;
-    }
-    return state;
-  } finally {
-    interrupt.dispose();
-  }
 }
 
 /** The first event a poll from the beginning answers with: the oldest the service still has. */

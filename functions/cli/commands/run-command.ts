@@ -19,9 +19,11 @@ import { FileCheckpointStore } from '../../adapters/local/file-checkpoint-store.
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
 import { stderrLogger } from '../../adapters/local/stderr-logger.ts';
 import { StdoutPublisher } from '../../adapters/local/stdout-publisher.ts';
+import { memoryLimitBytes } from '../../adapters/memory-limit.ts';
 import { systemClock } from '../../adapters/system-clock.ts';
 import { type CheckpointStore, uniqueLeaseOwner } from '../../core/checkpoint/index.ts';
 import { AuthenticationError, ConfigurationError } from '../../core/errors.ts';
+import { memoryBudget } from '../../core/memory-budget.ts';
 import { runPollCycle } from '../../core/poll-cycle.ts';
 import type { CredentialsProvider, EventPublisher } from '../../core/ports.ts';
 import { type FeedMode, SETTINGS, type StreamRecovery } from '../../settings/settings.ts';
@@ -35,7 +37,7 @@ import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
-import { stopAfter } from '../stop-after.ts';
+import { cycleBudget, stopAfter } from '../stop-after.ts';
 
 interface RunFlags {
   readonly program?: string;
@@ -92,7 +94,11 @@ export function registerRunCommand(program: Command): void {
         "latest: how far behind ours the bank's clock may be, in seconds (events stamped that long before the first run are published)",
       ),
     )
-    .option('--duration <seconds>', 'stop by itself after this long (default: until Ctrl-C)', positiveNumber)
+    .option(
+      '--duration <seconds>',
+      'end by itself within this long: polling stops early enough for the last publish and checkpoint to fit (default: until Ctrl-C)',
+      positiveNumber,
+    )
     .option(
       '--until-caught-up',
       'stop once the feed answers that nothing is new (drain a backlog, then exit)',
@@ -165,6 +171,9 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const caughtUp = new AbortController();
   // Destroyed at exit: a request the bank or a proxy never answers must not keep the process alive.
   const connections = new BankConnections();
+  // What a cycle holds of the events it reads, and reads of a page at once: from V8's heap limit
+  // (`node --max-old-space-size`), as the handler's from the function's memory.
+  const memory = memoryBudget(memoryLimitBytes());
   const tokens = new ClientCredentialsTokenProvider({ credentials: upstream.credentials, connections });
   const feed = new BankingEventFeed({
     credentials: upstream.credentials,
@@ -172,11 +181,13 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
+    maxPageBytes: memory.pageBytes,
   });
   const stream = new BankingEventStream({
     credentials: upstream.credentials,
     tokens,
     cursorParam: flags.cursorParam,
+    maxMessageChars: memory.pageBytes,
   });
 
   terminal.err(
@@ -190,6 +201,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
     '[poller] stopping after the current page (Ctrl-C again to quit at once)',
     live.note,
   );
+  const endsAt = flags.duration === undefined ? undefined : Date.now() + flags.duration * 1000;
   const stop = AbortSignal.any([
     interrupt.signal,
     caughtUp.signal,
@@ -203,6 +215,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const releasedOwners = new Set<string>();
   try {
     while (!stop.aborted) {
+      const budget = cycleBudget(endsAt, Date.now());
+      if (budget === undefined) break;
       try {
         const summary = await runPollCycle(
           {
@@ -218,8 +232,8 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
           {
             program,
             owner: uniqueLeaseOwner(invocation),
-            remainingMs: 60_000,
-            safetyMarginMs: 0,
+            ...budget,
+            heldBytes: memory.heldBytes,
             stopSignal: stop,
             onCaughtUp: flags.untilCaughtUp ? () => caughtUp.abort() : undefined,
             startPosition: {

@@ -15,7 +15,9 @@
  * anything (`recordStart`, called by `cycle/start-landing.ts`).
  *
  * **What it may never pass.** An event not yet accepted, nor a number whose twin (a second event
- * with the same number) is still in flight (`CheckpointTracker`). And, whichever store it is, the
+ * with the same number) is still in flight (`CheckpointTracker`), nor an event held for a number
+ * implausibly far past the one before it: it is never tracked (`sequence-jumps.ts`; the held
+ * jumps are written with the checkpoint, `CommitRequest.heldJumps`). And, whichever store it is, the
  * rules of `rules.ts`: it never moves back (`forwardOnly`), only the lease holder writes
  * (`holderOnly`), the start position never lands over a checkpoint (`noLandingOverCheckpoint`),
  * and a row serves one feed (`sameFeed`). Reading stops running ahead when more than
@@ -80,6 +82,7 @@ export type {
   CheckpointStore,
   CommitRequest,
   CycleRecord,
+  HeldJump,
   HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,

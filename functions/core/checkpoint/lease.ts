@@ -7,7 +7,7 @@
 import type { CycleBudget } from '../cycle-budget.ts';
 import { PollerError } from '../errors.ts';
 import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
-import type { CheckpointStore, CycleRecord, LeaseGrant } from './store.ts';
+import type { CheckpointStore, CycleRecord, HeldJump, LeaseGrant } from './store.ts';
 
 export interface LeaseHandoverDeps {
   readonly checkpoints: CheckpointStore;
@@ -101,6 +101,8 @@ export interface LeaseReleaseRequest {
   readonly budget: CycleBudget;
   /** How the cycle ended, written by the same update that frees the lease. */
   readonly record: CycleRecord;
+  /** Held jumps no checkpoint write carried, written by the same update (`ReleaseOptions`). */
+  readonly heldJumps?: readonly HeldJump[];
 }
 
 /**
@@ -109,13 +111,14 @@ export interface LeaseReleaseRequest {
  */
 export async function releaseLease(
   { checkpoints, logger }: Pick<LeaseHandoverDeps, 'checkpoints' | 'logger'>,
-  { owner, budget, record }: LeaseReleaseRequest,
+  { owner, budget, record, heldJumps }: LeaseReleaseRequest,
 ): Promise<void> {
   try {
     // Its own bound, so it is tried even when the work signal has fired, yet returns before Lambda's end.
     await checkpoints.releaseLease(owner, {
       signal: budget.signalBeforeEnd(RELEASE_RESERVE_MS),
       record,
+      ...(heldJumps === undefined ? {} : { heldJumps }),
     });
   } catch (error) {
     logger.warn('Could not release the lease nor record the cycle for status; the lease expires on its own', {

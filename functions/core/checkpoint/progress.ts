@@ -7,6 +7,7 @@
 import type { BankingEvent } from '../banking-event.ts';
 import type { GapLedger } from '../gap-ledger.ts';
 import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
+import type { HeldJumps } from '../sequence-jumps.ts';
 import type { CheckpointStore } from './store.ts';
 import { CheckpointTracker } from './tracker.ts';
 
@@ -24,6 +25,11 @@ export interface CheckpointCommitterOptions {
   readonly committed: number | null;
   /** The skipped numbers; written along with the checkpoint whenever they changed. */
   readonly gaps: GapLedger;
+  /**
+   * The held sequence jumps; written along with the checkpoint whenever they changed, those the
+   * checkpoint passes let go. @default none
+   */
+  readonly heldJumps?: HeldJumps;
   /** Bounds every write by the end of the invocation. */
   readonly signal: AbortSignal;
   /**
@@ -184,21 +190,26 @@ export class CheckpointCommitter {
 
   #pending(): boolean {
     const moves = this.#wanted !== null && (this.#committed === null || this.#wanted > this.#committed);
-    return moves || (this.#options.gaps.changed && this.#wanted !== null);
+    const { gaps, heldJumps } = this.#options;
+    return moves || ((gaps.changed || heldJumps?.changed === true) && this.#wanted !== null);
   }
 
   async #writeOnce(): Promise<void> {
     const { checkpoints, metrics, logger } = this.#deps;
-    const { gaps } = this.#options;
+    const { gaps, heldJumps } = this.#options;
     const sequenceNumber = this.#wanted!;
     const openGaps = gaps.changed ? [...gaps.open] : undefined;
     if (openGaps !== undefined) gaps.written();
+    heldJumps?.passedThrough(sequenceNumber);
+    const held = heldJumps?.changed ? [...heldJumps.records] : undefined;
+    if (held !== undefined) heldJumps?.written();
     try {
       await checkpoints.commit({
         owner: this.#options.owner,
         sequenceNumber,
         feedProgramId: this.#feedProgramId,
         openGaps,
+        ...(held === undefined ? {} : { heldJumps: held }),
         newestCreatedDt: this.#newestCreatedDt,
         signal: this.#options.signal,
       });
@@ -221,6 +232,8 @@ export interface CheckpointProgressOptions {
   readonly checkpoint: number | null;
   /** The skipped numbers, written along with the checkpoint whenever they changed. */
   readonly gaps: GapLedger;
+  /** The held sequence jumps, written along with the checkpoint whenever they changed. @default none */
+  readonly heldJumps?: HeldJumps;
   /** Bounds every write by the end of the invocation. */
   readonly signal: AbortSignal;
   /** Called once, as soon as a write fails: the cycle stops publishing at once. */
@@ -248,6 +261,7 @@ export class CheckpointProgress {
         owner: options.owner,
         committed: options.checkpoint,
         gaps: options.gaps,
+        heldJumps: options.heldJumps,
         signal: options.signal,
         onFailure: options.onWriteFailure,
       },

@@ -3,6 +3,7 @@ import type {
   CheckpointState,
   CommitRequest,
   CycleRecord,
+  HeldJump,
   HighestSeenRequest,
   LeaseGrant,
   LeaseRequest,
@@ -75,6 +76,7 @@ export function decideLease(state: CheckpointState, request: LeaseRequest): Leas
       checkpoint: state.checkpoint,
       feedProgramId: state.feedProgramId,
       openGaps: state.openGaps,
+      heldJumps: state.heldJumps ?? [],
       firstLeasedAt,
       startApplied: isStartApplied(state),
       highestSeen: state.highestSeen ?? null,
@@ -153,7 +155,7 @@ export function decideCommit(
   program: string,
   nowIso: string,
 ): CheckpointState {
-  const { owner, sequenceNumber, feedProgramId, openGaps, newestCreatedDt } = request;
+  const { owner, sequenceNumber, feedProgramId, openGaps, heldJumps, newestCreatedDt } = request;
   assertLeaseHolder(state, owner, program, sequenceNumber);
   if (!RULE.sameFeed(state, feedProgramId)) {
     throw new FeedProgramMismatchError(program, state.feedProgramId!, feedProgramId!, sequenceNumber);
@@ -170,6 +172,7 @@ export function decideCommit(
     updatedAt: nowIso,
     feedProgramId: feedProgramId ?? state.feedProgramId,
     openGaps: openGaps ?? state.openGaps,
+    ...(heldJumps === undefined ? {} : { heldJumps }),
     ...(newestCreatedDt === undefined ? {} : { newestCreatedDt }),
   };
 }
@@ -189,12 +192,18 @@ function withCycleRecord(state: CheckpointState, record: CycleRecord): Checkpoin
 }
 
 /**
- * Frees the lease if `owner` holds it, recording the cycle with it: the holder's record is the
- * newest by construction. Without the lease, the record goes in only if it is the newer one.
+ * Frees the lease if `owner` holds it, recording the cycle (and held jumps, when given) with it:
+ * the holder's record is the newest by construction. Without the lease, the record goes in only if
+ * it is the newer one, and the held jumps not at all.
  */
-export function decideRelease(state: CheckpointState, owner: string, record?: CycleRecord): CheckpointState {
+export function decideRelease(
+  state: CheckpointState,
+  owner: string,
+  record?: CycleRecord,
+  heldJumps?: readonly HeldJump[],
+): CheckpointState {
   if (!RULE.holderOnly(state, owner)) return record === undefined ? state : decideCycleRecord(state, record);
-  const released = { ...state, lease: null };
+  const released = { ...state, lease: null, ...(heldJumps === undefined ? {} : { heldJumps }) };
   return record === undefined ? released : withCycleRecord(released, record);
 }
 

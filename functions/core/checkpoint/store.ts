@@ -25,6 +25,29 @@ export interface OpenGap {
   readonly gaveUpAt?: number;
 }
 
+/**
+ * An event held for a sequence number implausibly far past the numbers before it
+ * (`sequence-jumps.ts`): its quarantined copy was accepted by the bus, so it is not quarantined
+ * again, and the checkpoint stays below it until an operator decides.
+ */
+export interface HeldJump {
+  readonly sequenceNumber: number;
+  /** The event's `id` (an `invalid-…` id for an event that also failed validation). */
+  readonly eventId: string;
+  /** SHA-256 of the event's text: the quarantined copy's `fingerprint`. */
+  readonly fingerprint: string;
+  /** Epoch ms its quarantined copy was accepted by the bus. */
+  readonly heldAt: number;
+  /**
+   * The operator's decision (`banking-events-poller jumps accept|reject`): `accepted`, the event is
+   * trusted and published, and the checkpoint may pass the numbers below it; `rejected`, it is
+   * passed over while its number stays implausible. Absent while it awaits one.
+   */
+  readonly decision?: 'accepted' | 'rejected';
+  /** Epoch ms of the decision. */
+  readonly decidedAt?: number;
+}
+
 export type LeaseGrant =
   | {
       readonly acquired: true;
@@ -33,6 +56,8 @@ export type LeaseGrant =
       readonly feedProgramId: string | null;
       /** Skipped sequence numbers below the checkpoint whose events were never published. */
       readonly openGaps: readonly OpenGap[];
+      /** Events held for implausible sequence numbers, above the checkpoint (`sequence-jumps.ts`). */
+      readonly heldJumps: readonly HeldJump[];
       /**
        * Epoch ms the row's first lease was taken: when its first run started. Written by the lease
        * write itself (never replaced), so a first run that dies at once still leaves it behind.
@@ -73,6 +98,8 @@ export interface CheckpointState {
    * by the start position's walk before its landing; absent until then. Never lowered.
    */
   readonly highestSeen?: number | null;
+  /** Events held for implausible sequence numbers (`sequence-jumps.ts`); absent: none. */
+  readonly heldJumps?: readonly HeldJump[];
 }
 
 /**
@@ -138,6 +165,11 @@ export interface ReleaseOptions {
    * on its own, unless a newer record is there.
    */
   readonly record?: CycleRecord;
+  /**
+   * Held jumps no checkpoint write carried (a row without a checkpoint has none to write them
+   * with): they replace the recorded ones in the same update, for the lease holder only.
+   */
+  readonly heldJumps?: readonly HeldJump[];
 }
 
 /** A failed cycle's error as the store keeps it. */
@@ -161,6 +193,8 @@ export interface CommitRequest {
   readonly feedProgramId: string | null;
   /** When given, replaces the recorded open gaps (written in the same update as the checkpoint). */
   readonly openGaps?: readonly OpenGap[];
+  /** When given, replaces the recorded held jumps (written in the same update as the checkpoint). */
+  readonly heldJumps?: readonly HeldJump[];
   /** `created_dt` of the newest event published so far in the cycle, recorded for `status`. */
   readonly newestCreatedDt?: string;
   /** Bounds the write by the invocation's end; an aborted commit leaves the checkpoint as it was. */

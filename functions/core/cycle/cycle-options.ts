@@ -4,7 +4,9 @@
  */
 import type { BackoffOptions } from '../backoff.ts';
 import type { GapRepairOptions } from '../gap-repair.ts';
+import { DEFAULT_MEMORY_BUDGET } from '../memory-budget.ts';
 import type { PublishPipelineOptions } from '../publish-pipeline.ts';
+import { SEQUENCE_JUMP_DEFAULTS } from '../sequence-jumps.ts';
 import type { StartPositionOptions } from '../start-position.ts';
 import type { StreamRecovery } from '../stream/stream-recovery.ts';
 
@@ -67,6 +69,19 @@ export interface PollCycleOptions {
   readonly stream?: StreamModeOptions;
   /** Looking up skipped sequence numbers (needs `deps.lookup`). */
   readonly gapRepair?: GapRepairOptions;
+  /**
+   * The most a sequence number may lie above the one before it; an event beyond is held, not
+   * trusted (`sequence-jumps.ts`). @default 100_000
+   */
+  readonly maxSequenceJump?: number;
+  /**
+   * Bytes the events the cycle holds may take, by `eventFootprint`: pages read ahead and being
+   * published, and in stream mode a quarter of it for the events buffered from the stream
+   * (`memory-budget.ts`; the handler derives it from the function's memory, `memoryBudget`). A
+   * process running several cycles at once gives each its share.
+   * @default what a 256 MB function gives, `DEFAULT_MEMORY_BUDGET.heldBytes`
+   */
+  readonly heldBytes?: number;
 }
 
 /** The options with every default applied: what the steps of a cycle read. */
@@ -88,6 +103,8 @@ export interface CycleSettings {
   readonly feedMode: FeedMode;
   readonly stream: Required<StreamModeOptions>;
   readonly gapRepair: GapRepairOptions;
+  readonly maxSequenceJump: number;
+  readonly heldBytes: number;
 }
 
 /** The defaults of the options a caller may leave out. */
@@ -130,5 +147,7 @@ export function resolveCycleOptions(options: PollCycleOptions): CycleSettings {
       reconnectBackoff: options.stream?.reconnectBackoff ?? CYCLE_DEFAULTS.pollBackoff,
     }),
     gapRepair: options.gapRepair ?? {},
+    maxSequenceJump: options.maxSequenceJump ?? SEQUENCE_JUMP_DEFAULTS.maxJump,
+    heldBytes: options.heldBytes ?? DEFAULT_MEMORY_BUDGET.heldBytes,
   });
 }

@@ -4,6 +4,7 @@
  */
 import { FeedReader, type FeedSource, type ReadWindow } from '../feed-reader.ts';
 import type { GapLedger } from '../gap-ledger.ts';
+import type { JumpRule } from '../sequence-jumps.ts';
 import { StreamReader } from '../stream/stream-reader.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 import type { CycleSettings } from './cycle-options.ts';
@@ -19,13 +20,15 @@ export interface FeedSources {
 
 /**
  * The readers of one cycle, reading within `window`. `recordedGaps` lets a late event for a
- * skipped number through; `publishing.busy` says whether pages are being published.
+ * skipped number through; `jumps` holds events implausibly far past the cursor, in both modes
+ * alike; `publishing.busy` says whether pages are being published.
  */
 export function openFeedSources(
   deps: CycleDeps,
   settings: CycleSettings,
   window: ReadWindow,
   recordedGaps: GapLedger,
+  jumps: JumpRule,
   publishing: { readonly busy: boolean },
 ): FeedSources {
   const reading = {
@@ -34,6 +37,7 @@ export function openFeedSources(
     logger: deps.logger,
     random: deps.random,
     recordedGaps,
+    jumps,
   };
   const pages = new FeedReader(
     { ...reading, feed: deps.feed },
@@ -56,6 +60,8 @@ export function openFeedSources(
       maxBatch: deps.publisher.limits.maxEntriesPerBatch,
       minPollWindowMs: settings.minPollWindowMs,
       reconnectBackoff: settings.stream.reconnectBackoff,
+      // A quarter of what the cycle may hold; the rest is for what is being published.
+      maxBufferedBytes: Math.floor(settings.heldBytes / 4),
     },
     window,
   );

@@ -1,13 +1,16 @@
 /**
  * Sequence numbers a read skipped, during a cycle: counted (`SequenceGaps`), looked up at once
  * (gap repair), remembered in the ledger for late events, and looked up again while young, beside
- * the reads. The checkpoint never waits on them (see `gap-repair.ts`).
+ * the reads. The checkpoint never waits on them (see `gap-repair.ts`). The numbers below an event
+ * an operator accepted past the jump bound are not skipped ones: they are passed over, neither
+ * counted, looked up nor remembered (`sequence-jumps.ts`).
  */
 import type { BankingEvent } from '../banking-event.ts';
 import type { OpenGap } from '../checkpoint/store.ts';
-import { findSequenceGaps } from '../event-model.ts';
+import { findSequenceGaps, type SequenceGap } from '../event-model.ts';
 import type { GapLedger } from '../gap-ledger.ts';
 import { GapRepair } from '../gap-repair.ts';
+import { isJumpGap } from '../sequence-jumps.ts';
 import type { CycleDeps } from './cycle-deps.ts';
 import type { CycleSettings } from './cycle-options.ts';
 
@@ -29,6 +32,7 @@ export class GapWatch {
   readonly #deps: CycleDeps;
   readonly #ledger: GapLedger;
   readonly #repair: GapRepair | undefined;
+  readonly #maxJump: number;
   /** Stops lookups: the reads' window (deadline, Ctrl-C, a failure). */
   readonly #signal: AbortSignal;
   /** Set when reading is over: re-checks stop with it. */
@@ -40,12 +44,13 @@ export class GapWatch {
     this.#deps = deps;
     this.#ledger = ledger;
     this.#signal = signal;
+    this.#maxJump = settings.maxSequenceJump;
     this.#repair =
       deps.lookup === undefined || settings.gapRepair.maxLookups === 0
         ? undefined
         : new GapRepair(
             { lookup: deps.lookup, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
-            settings.gapRepair,
+            { ...settings.gapRepair, maxJump: settings.maxSequenceJump },
           );
   }
 
@@ -64,7 +69,7 @@ export class GapWatch {
     events: readonly BankingEvent[],
     committed: number | null,
   ): Promise<readonly BankingEvent[]> {
-    const gaps = findSequenceGaps(cursor, events);
+    const gaps = this.#skipped(cursor, events, true);
     if (gaps.length === 0) return events;
     const missing = gaps.reduce((count, gap) => count + gap.to - gap.from + 1, 0);
     this.#deps.metrics.add('SequenceGaps', 'Count', missing);
@@ -80,10 +85,27 @@ export class GapWatch {
 
   /** Remembers the numbers `fresh` skips after `cursor`, for late events and re-checks. */
   record(cursor: number | null, fresh: readonly BankingEvent[]): void {
-    const gaps = findSequenceGaps(cursor, fresh);
+    const gaps = this.#skipped(cursor, fresh, false);
     if (gaps.length === 0) return;
     this.#reportForgotten(this.#ledger.record(gaps, this.#deps.clock.now()));
     this.#startRechecks();
+  }
+
+  /**
+   * The numbers `events` skip after `cursor`, but those below an accepted jump (logged once, when
+   * `report` is set: the read's first look).
+   */
+  #skipped(cursor: number | null, events: readonly BankingEvent[], report: boolean): SequenceGap[] {
+    const gaps = findSequenceGaps(cursor, events);
+    const passedOver = gaps.filter((gap) => isJumpGap(gap, this.#maxJump));
+    if (passedOver.length === 0) return gaps;
+    if (report) {
+      this.#deps.logger.warn('Passed over the numbers below an accepted sequence jump', {
+        ranges: passedOver.slice(0, 10),
+        maxSequenceJump: this.#maxJump,
+      });
+    }
+    return gaps.filter((gap) => !isJumpGap(gap, this.#maxJump));
   }
 
   /** Starts looking young gaps up again beside the reads, until `stop()`. */

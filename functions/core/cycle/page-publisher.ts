@@ -88,6 +88,7 @@ export class PagePublisher {
     const report = await this.#pipeline.publish([...late, ...fresh], {
       deadline: budget.deadline,
       signal: budget.workSignal,
+      startSignal: budget.startSignal,
       onAccepted: (event) => {
         gaps.fill(event.sequence_number);
         if (!lateOnes.has(event)) {
@@ -99,7 +100,39 @@ export class PagePublisher {
     });
     this.#published += report.accepted;
     this.#deps.metrics.add('EventsPublished', 'Count', report.accepted);
+    if (report.unsent > 0 && budget.startSignal.aborted) {
+      // Read but not sent in time: the checkpoint stays before them, the next run reads them again.
+      this.#deps.logger.info(
+        'Events read were not sent before the end of the invocation; the next run reads them again',
+        {
+          unsent: report.unsent,
+          checkpoint: progress.safe,
+        },
+      );
+    }
     lag.measure(progress.safe);
+    const failure = progress.writeFailure;
+    if (failure !== undefined) throw failure.error;
+    this.#throwIfIncomplete(report);
+  }
+
+  /**
+   * Publishes the quarantined copy of a held jump (`sequence-jumps.ts`). It is never registered,
+   * so the checkpoint does not move for it; `onAccepted` records the jump, which is then written
+   * with the next checkpoint. Throws as `publish` does.
+   */
+  async publishHeld(copy: BankingEvent, onAccepted: () => void): Promise<void> {
+    const { budget, progress } = this.#parts;
+    const report = await this.#pipeline.publish([copy], {
+      deadline: budget.deadline,
+      signal: budget.workSignal,
+      onAccepted: () => {
+        onAccepted();
+        this.offerCheckpoint();
+      },
+    });
+    this.#published += report.accepted;
+    this.#deps.metrics.add('EventsPublished', 'Count', report.accepted);
     const failure = progress.writeFailure;
     if (failure !== undefined) throw failure.error;
     this.#throwIfIncomplete(report);

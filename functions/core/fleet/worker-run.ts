@@ -17,8 +17,9 @@
  * - **Failure.** A program that throws, or cannot be set up, is logged with its error and counted
  *   (`CycleFailures`, with its `Program`), never the worker's failure: the others go on. Only the
  *   registry being unreadable fails the run, since then no program can be assigned.
- * - **Memory.** Each running program is told its share of the worker's memory (`memoryShare`, one
- *   over the programs in flight); the edge divides its byte budget by it.
+ * - **Memory.** Each running program is told how many run at once (`programsInFlight`); the edge
+ *   gives it that part of the byte budget (`memory-share.ts`), and caps `maxConcurrentPrograms`
+ *   at what the memory holds.
  *
  * The answer is bounded (`worker-summary.ts`): counts, and the worst programs.
  */
@@ -42,8 +43,8 @@ export interface ProgramSlot {
   readonly remainingMs: number;
   /** Aborted when the program's turn is over: its cycle's `stopSignal`. */
   readonly stopSignal: AbortSignal;
-  /** The part of the worker's memory this program may hold: one over the programs in flight. */
-  readonly memoryShare: number;
+  /** Programs running at once in this run (this one included): each holds its part of the memory (`memory-share.ts`). */
+  readonly programsInFlight: number;
   /** The program's own metrics (with its `Program`) and logger (with its `program` key). */
   readonly metrics: MetricsSink;
   readonly logger: CycleLogger;
@@ -92,7 +93,7 @@ interface Run {
   readonly end: number;
   readonly turnMs: number;
   readonly minTurnMs: number;
-  readonly memoryShare: number;
+  readonly lanes: number;
   readonly queue: ProgramRecord[];
   readonly reports: ProgramReport[];
 }
@@ -120,7 +121,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     end,
     turnMs,
     minTurnMs,
-    memoryShare: 1 / lanes,
+    lanes,
     queue: inTurnOrder(mine, lanes * Math.max(1, Math.floor(usableMs / turnMs)), start),
     reports: [],
   };
@@ -200,7 +201,7 @@ async function turn(run: Run, record: ProgramRecord, remainingMs: number): Promi
   const slot: ProgramSlot = {
     remainingMs,
     stopSignal: stop.signal,
-    memoryShare: run.memoryShare,
+    programsInFlight: run.lanes,
     metrics: observation.metrics,
     logger: observation.logger,
   };

@@ -22,6 +22,10 @@ export type ProgramOutcome =
 export interface ProgramReport {
   readonly program: string;
   readonly outcome: ProgramOutcome;
+  /**
+   * Events its cycle reported publishing. A cycle that failed or was left behind reports none here
+   * (its error carries no tally): what it did publish is in its metrics and its row's last cycle.
+   */
   readonly published: number;
   readonly lagSeconds: number | null;
   readonly checkpoint: number | null;

@@ -1,5 +1,7 @@
 import type { BankingEvent } from '../banking-event.ts';
+import { eventFootprint, footprintOf } from '../memory-budget.ts';
 import type { StreamedEvent } from '../ports.ts';
+import { SEQUENCE_ORIGIN } from '../sequence-jumps.ts';
 
 /** An event taken off the stream, waiting to be handed to the cycle. */
 export interface BufferedEvent {
@@ -13,9 +15,12 @@ export interface BufferedEvent {
  * What the stream delivered and the cycle has not read yet: events above the cursor, ascending,
  * one per sequence number; late events (below it, filling a recorded gap); and the events of
  * messages that could not be read (`unread`), which are read with pages. Also where a new
- * connection resumes: after what was received, never past events not read.
+ * connection resumes: after what was received, never past events not read, and never past a number
+ * implausibly far beyond the one before it (`sequence-jumps.ts`).
  */
 export class StreamBuffer {
+  /** A received number more than this above the resume point does not move it. @default no bound */
+  readonly #maxJump: number;
   #events: BufferedEvent[] = [];
   #late: BankingEvent[] = [];
   /**
@@ -29,8 +34,24 @@ export class StreamBuffer {
   /** The highest sequence number the cycle last asked to read after. */
   #cursor: number | null = null;
 
+  constructor(options: { readonly maxJump?: number } = {}) {
+    this.#maxJump = options.maxJump ?? Number.POSITIVE_INFINITY;
+  }
+
   get size(): number {
     return this.#events.length;
+  }
+
+  /** The late events waiting to be taken. */
+  get late(): readonly BankingEvent[] {
+    return this.#late;
+  }
+
+  /** Bytes the buffered events take (`eventFootprint`), late ones included. */
+  get heldBytes(): number {
+    let bytes = footprintOf(this.#late);
+    for (const entry of this.#events) bytes += eventFootprint(entry.event);
+    return bytes;
   }
 
   get head(): BufferedEvent | undefined {
@@ -69,7 +90,14 @@ export class StreamBuffer {
     return points.length === 0 ? null : Math.max(...points);
   }
 
+  /**
+   * Moves the resume point up to `sequence`, a number received (an event's, or a message's `id:`),
+   * unless it lies more than the jump bound above the resume point: a held event's number, or an
+   * `id:` the bank got wrong, must not make a new connection skip the events below it. Numbers the
+   * cycle reads past (an accepted jump) reach the resume point through the cursor.
+   */
   advanceResume(sequence: number): void {
+    if (sequence - (this.resumePoint() ?? SEQUENCE_ORIGIN) > this.#maxJump) return;
     if (this.#resumeAfter === null || sequence > this.#resumeAfter) this.#resumeAfter = sequence;
   }
 

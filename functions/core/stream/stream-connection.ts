@@ -28,6 +28,8 @@ export interface StreamConnectionOptions {
   readonly reconnectBackoff: BackoffOptions;
   /** Events held before messages are no longer taken off the connection. */
   readonly maxBufferedEvents: number;
+  /** Bytes the buffered events may take (`eventFootprint`) before messages are left on the connection. */
+  readonly maxBufferedBytes: number;
 }
 
 /** The shortest wait before reconnecting after a failure. */
@@ -250,8 +252,10 @@ export class StreamConnection {
       const entry = buffer.admit(streamed, state, now);
       if (entry?.state === 'queued') recovery?.enqueue(entry);
     }
-    const highest = message.events.at(-1)?.event.sequence_number ?? message.lastEventId;
-    if (highest !== null) buffer.advanceResume(highest);
+    // One number at a time: each is judged against the one before it (`advanceResume`).
+    for (const { event } of message.events) buffer.advanceResume(event.sequence_number);
+    if (message.events.length === 0 && message.lastEventId !== null)
+      buffer.advanceResume(message.lastEventId);
     if (message.events.length > 0) this.#deps.onEvents();
     recovery?.start();
     changes.notify();
@@ -259,8 +263,10 @@ export class StreamConnection {
   }
 
   async #roomInBuffer(): Promise<void> {
-    const { signal, maxBufferedEvents } = this.#options;
-    while (this.#deps.buffer.size >= maxBufferedEvents && !signal.aborted && !this.#pagesOnly) {
+    const { signal, maxBufferedEvents, maxBufferedBytes } = this.#options;
+    const { buffer } = this.#deps;
+    const full = () => buffer.size >= maxBufferedEvents || buffer.heldBytes >= maxBufferedBytes;
+    while (full() && !signal.aborted && !this.#pagesOnly) {
       await this.#deps.changes.wait(this.#deps.clock, signal);
     }
   }

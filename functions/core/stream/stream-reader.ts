@@ -1,6 +1,8 @@
 import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
+import { DEFAULT_MEMORY_BUDGET, type ReadRoom, withinRoom } from '../memory-budget.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
+import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from '../sequence-jumps.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
 import { StreamConnection } from './stream-connection.ts';
@@ -19,6 +21,11 @@ export interface StreamReaderDeps {
   readonly random?: () => number;
   /** Sequence numbers the feed skipped and nobody published since: a late event for one is wanted. */
   readonly recordedGaps?: { includes(sequence: number): boolean };
+  /**
+   * Tells events implausibly far past the cursor (`sequence-jumps.ts`): returned apart, as `held`,
+   * and never a resume point. @default every event is trusted
+   */
+  readonly jumps?: JumpRule;
   /**
    * Whether events handed out earlier are still being published: a micro-batch waits for
    * companions only meanwhile. Call `publishingSettled()` when that changes. @default never busy
@@ -43,6 +50,11 @@ export interface StreamReaderOptions {
   readonly quietMs?: number;
   /** Events held before the reader stops taking messages off the connection. @default 1_000 */
   readonly maxBufferedEvents?: number;
+  /**
+   * Bytes the events held may take (`eventFootprint`) before the reader stops taking messages off
+   * the connection. @default a quarter of `DEFAULT_MEMORY_BUDGET.heldBytes`
+   */
+  readonly maxBufferedBytes?: number;
   /** Lookups in flight at once in `lookup` mode. @default 8 */
   readonly lookupConcurrency?: number;
 }
@@ -69,11 +81,13 @@ export class StreamReader implements FeedSource {
   readonly #options: StreamReaderOptions;
   readonly #maxBatch: number;
   readonly #quietMs: number;
+  /** Bytes the events buffered from the stream may take. */
+  readonly maxBufferedBytes: number;
   /** Aborted by `close()`, or with the window. */
   readonly #stop = new AbortController();
   readonly #signal: AbortSignal;
   readonly #changes = new ChangeSignal();
-  readonly #buffer = new StreamBuffer();
+  readonly #buffer: StreamBuffer;
   readonly #connection: StreamConnection;
   #running: Promise<void> | undefined;
   #caughtUpReported = false;
@@ -85,6 +99,8 @@ export class StreamReader implements FeedSource {
     this.#options = options;
     this.#maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
     this.#quietMs = options.quietMs ?? DEFAULTS.quietMs;
+    this.#buffer = new StreamBuffer({ maxJump: deps.jumps?.maxJump });
+    this.maxBufferedBytes = options.maxBufferedBytes ?? Math.floor(DEFAULT_MEMORY_BUDGET.heldBytes / 4);
     this.#signal = AbortSignal.any([window.signal, this.#stop.signal]);
     this.#signal.addEventListener('abort', () => this.#changes.notify(), { once: true });
     const recovery =
@@ -108,6 +124,7 @@ export class StreamReader implements FeedSource {
         signal: this.#signal,
         reconnectBackoff: options.reconnectBackoff,
         maxBufferedEvents: options.maxBufferedEvents ?? DEFAULTS.maxBufferedEvents,
+        maxBufferedBytes: this.maxBufferedBytes,
       },
     );
   }
@@ -128,7 +145,7 @@ export class StreamReader implements FeedSource {
     return this.#connection.stats.lastError ?? this.#deps.pages.lastError;
   }
 
-  async next(after: number | null): Promise<FeedRead> {
+  async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
     this.#buffer.setCursor(after);
     this.#running ??= this.#connection.run();
     for (;;) {
@@ -136,11 +153,11 @@ export class StreamReader implements FeedSource {
       if (fatal !== undefined) throw fatal.error;
       this.#dropThrough(after);
       if (this.#mustReadPage()) {
-        const read = await this.#readPage(after);
+        const read = await this.#readPage(after, room);
         if (read !== undefined) return read;
         continue;
       }
-      const read = await this.#readStream();
+      const read = await this.#readStream(after, room);
       if (read !== undefined) return read;
     }
   }
@@ -157,20 +174,20 @@ export class StreamReader implements FeedSource {
   }
 
   /** One look at the buffer: a micro-batch, late events, "caught up", the end; `undefined` after a wait. */
-  async #readStream(): Promise<FeedRead | undefined> {
+  async #readStream(after: number | null, room: ReadRoom | undefined): Promise<FeedRead | undefined> {
     const connection = this.#connection;
-    const ready = this.#buffer.readyPrefix(MAX_READ_EVENTS);
+    const ready = this.#withinRoom(this.#buffer.readyPrefix(MAX_READ_EVENTS), room);
     const closing = this.#signal.aborted;
     if (ready.length > 0) {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
       const idle = this.#deps.publishing?.busy !== true;
       if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
-        return this.#take(ready);
+        return this.#take(ready, after);
       }
       await this.#waitForChange(lingerEnds);
       return undefined;
     }
-    if (this.#buffer.hasLate) return this.#take([]);
+    if (this.#buffer.hasLate) return this.#take([], after);
     if (this.#buffer.size > 0 && !closing) {
       await this.#waitForChange();
       return undefined;
@@ -207,8 +224,8 @@ export class StreamReader implements FeedSource {
   }
 
   /** A page read in place of the stream; `undefined` when it brought nothing and the loop goes on. */
-  async #readPage(after: number | null): Promise<FeedRead | undefined> {
-    const read = await this.#deps.pages.next(after);
+  async #readPage(after: number | null, room: ReadRoom | undefined): Promise<FeedRead | undefined> {
+    const read = await this.#deps.pages.next(after, room);
     if (read.kind === 'closed') return read;
     if (read.kind === 'caught-up') {
       // The poll has nothing beyond the cursor: what the stream announced is not there (yet).
@@ -252,12 +269,30 @@ export class StreamReader implements FeedSource {
     }
   }
 
-  /** Returns `ready` (the head of the buffer) and the late events waiting. */
-  #take(ready: readonly BufferedEvent[]): FeedRead {
+  /** The first of `ready` that fit `room` beside the late events that go with them (at least one). */
+  #withinRoom(ready: BufferedEvent[], room: ReadRoom | undefined): BufferedEvent[] {
+    if (room === undefined || ready.length === 0) return ready;
+    const kept = withinRoom(
+      ready.map((entry) => entry.event),
+      room,
+      this.#buffer.late,
+    );
+    return kept.length === ready.length ? ready : ready.slice(0, kept.length);
+  }
+
+  /**
+   * Returns `ready` (the head of the buffer) and the late events waiting; of `ready`, those from a
+   * number implausibly far past `after` on as `held` (taken off the buffer all the same: a new
+   * connection, which resumes below them, brings them again).
+   */
+  #take(ready: readonly BufferedEvent[], after: number | null): FeedRead {
     const { events, late } = this.#buffer.take(ready);
     this.#caughtUpReported = false;
     this.#changes.notify();
-    return { kind: 'events', events, late };
+    const jumps = this.#deps.jumps;
+    if (jumps === undefined) return { kind: 'events', events, late };
+    const { trusted, held } = splitAtJump(events, after ?? SEQUENCE_ORIGIN, jumps);
+    return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
   }
 
   #onEvents(): void {

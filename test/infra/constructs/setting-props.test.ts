@@ -18,7 +18,15 @@ import {
   settingEntries,
 } from '../../../functions/settings/settings.ts';
 import { type IntegerKind, isStructured } from '../../../functions/settings/value-kinds.ts';
-import type { BankingEventsPollerProps, GapRepairOptions } from '../../../infra/constructs/index.ts';
+import {
+  type BankingEventsPollerProps,
+  EventBusKind,
+  EventGroupBy,
+  FeedMode as FeedModeEnum,
+  type GapRepairOptions,
+  StartPosition,
+  StreamRecovery as StreamRecoveryEnum,
+} from '../../../infra/constructs/index.ts';
 import { resolveSettingProps, settingProps } from '../../../infra/constructs/setting-props.ts';
 import { REPO_ROOT } from '../support/poller-app-fixture.ts';
 
@@ -156,13 +164,38 @@ describe('the documented defaults of the props that are settings', () => {
 });
 
 describe("the props' types", () => {
-  it("take the table's values", () => {
-    expectTypeOf<BankingEventsPollerProps['feedMode']>().toEqualTypeOf<FeedMode | undefined>();
-    expectTypeOf<BankingEventsPollerProps['streamRecovery']>().toEqualTypeOf<StreamRecovery | undefined>();
+  it("take the table's values, as the strings TypeScript apps give or as the enums of every language", () => {
+    expectTypeOf<BankingEventsPollerProps['feedMode']>().toEqualTypeOf<FeedMode | FeedModeEnum | undefined>();
+    expectTypeOf<BankingEventsPollerProps['streamRecovery']>().toEqualTypeOf<
+      StreamRecovery | StreamRecoveryEnum | undefined
+    >();
     expectTypeOf<BankingEventsPollerProps['startPosition']>().toEqualTypeOf<
-      SettingValue<'startPosition'> | undefined
+      SettingValue<'startPosition'> | StartPosition | undefined
+    >();
+    expectTypeOf<BankingEventsPollerProps['eventBusKind']>().toEqualTypeOf<
+      SettingValue<'eventBusKind'> | EventBusKind | undefined
+    >();
+    expectTypeOf<BankingEventsPollerProps['eventGroupBy']>().toEqualTypeOf<
+      SettingValue<'eventGroupBy'> | EventGroupBy | undefined
     >();
     expectTypeOf<GapRepairOptions['maxLookups']>().toEqualTypeOf<number | undefined>();
+  });
+
+  it.each([
+    ['feedMode', FeedModeEnum],
+    ['streamRecovery', StreamRecoveryEnum],
+    ['eventBusKind', EventBusKind],
+    ['eventGroupBy', EventGroupBy],
+  ] as const)("%s's enum holds exactly the table's values", (name, values) => {
+    const kind = SETTINGS[name].kind as unknown as { readonly values: readonly string[] };
+    expect(Object.values(values).sort()).toEqual([...kind.values].sort());
+  });
+
+  it("startPosition's enum holds the table's words, each accepted", () => {
+    expect(Object.values(StartPosition).sort()).toEqual(['beginning', 'latest']);
+    for (const value of Object.values(StartPosition)) {
+      expect(resolveSettingProps({ startPosition: value }).startPosition).toBe(value);
+    }
   });
 });
 

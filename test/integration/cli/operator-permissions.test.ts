@@ -28,6 +28,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { PROBE_SOURCE } from '../../../functions/cli/classic-operator-bus.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import { BankingEventsPoller } from '../../../infra/constructs/index.ts';
@@ -110,6 +111,8 @@ const COMMANDS: readonly CommandRow[] = [
   { command: 'rewind --no-feed-check', grants: ['recovery'] },
   { command: 'rewind', grants: ['recovery'], operatorRequests: ['feed-oldest'] },
   { command: 'rewind --to latest', grants: ['recovery'], operatorRequests: ['feed-latest'] },
+  { command: 'jumps list', grants: ['read'] },
+  { command: 'jumps reject', grants: ['recovery'] },
   { command: 'archive-replay --rule', grants: ['recovery'] },
   { command: 'archive-replay --event-bus (no --stack)', grants: ['recovery'] },
   { command: 'secret set', grants: ['recovery'] },
@@ -274,6 +277,25 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     await run('rewind --no-feed-check', ['rewind', '--to', '3', '--yes', '--no-feed-check', '--json']);
     await run('rewind', ['rewind', '--to', '0', '--yes', '--json']);
     await run('rewind --to latest', ['rewind', '--to', 'latest', '--yes', '--json']);
+    // A jump held as a run records it (the test's own credentials, not the operator's).
+    const store = new DynamoDbCheckpointStore({
+      client: aws.dynamodb,
+      tableName: deployment.tableName,
+      program: 'default',
+    });
+    const row = await store.read();
+    await store.acquireLease({ owner: 'probe-run', now: Date.now(), expiresAt: Date.now() + 60_000 });
+    await store.commit({
+      owner: 'probe-run',
+      sequenceNumber: row.checkpoint ?? 0,
+      feedProgramId: row.feedProgramId,
+      heldJumps: [
+        { sequenceNumber: Number.MAX_SAFE_INTEGER, eventId: 'held', fingerprint: 'f'.repeat(64), heldAt: 1 },
+      ],
+    });
+    await store.releaseLease('probe-run');
+    await run('jumps list', ['jumps', 'list', '--json']);
+    await run('jumps reject', ['jumps', 'reject', String(Number.MAX_SAFE_INTEGER), '--yes', '--json']);
     await run('archive-replay --rule', [
       'archive-replay',
       '--since',

@@ -22,6 +22,7 @@ import type { WorkerSummary } from '../../../functions/core/fleet/worker-summary
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import type { RecordedBus } from '../../support/aws-test-env.ts';
 import type { Invocation, LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
+import { LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
 import { emfDocuments, pollerLambda, usePollerScenarios } from '../../support/poller-lambda.ts';
 
 const scenarios = usePollerScenarios(3_500);
@@ -29,6 +30,8 @@ let seed = 3_500;
 
 /** What each fleet of a test started: closed, and its output scanned for credentials, afterwards. */
 const simulators: RunningSimulator[] = [];
+/** Other banks and servers a test opened. */
+const opened: Array<{ close(): Promise<void>; readonly secrets?: readonly string[] }> = [];
 const containers: LambdaContainer[] = [];
 
 afterEach(async () => {
@@ -39,6 +42,10 @@ afterEach(async () => {
   const output = containers.map((container) => container.output).join('\n');
   for (const container of containers.splice(0)) await container.close();
   for (const simulator of simulators.splice(0)) await simulator.close();
+  for (const other of opened.splice(0)) {
+    secrets.push(...(other.secrets ?? []));
+    await other.close();
+  }
   expect(secrets.filter((secret) => output.includes(secret))).toEqual([]);
   expect(output).not.toMatch(/Bearer\s+\S/);
 });
@@ -58,7 +65,8 @@ async function simulator(programs: number): Promise<RunningSimulator> {
 /** One program of a fleet: its bank (a simulator's program), and how its record differs. */
 interface ProgramSpec {
   readonly name: string;
-  readonly bank: RunningSimulator;
+  /** A simulator, or another bank on loopback that gives its own secret's value. */
+  readonly bank: RunningSimulator | { readonly url: string; secretString(): string };
   /** Which of the bank's programs. @default 0 */
   readonly index?: number;
   /** A client secret the bank does not know: its credentials are revoked. */
@@ -81,7 +89,7 @@ interface Fleet {
   /** A container of the deployed function running workers, `workerCount` of them. */
   worker(
     workerCount: number,
-    options?: { timeoutMs?: number; environment?: Record<string, string> },
+    options?: { timeoutMs?: number; memoryMb?: number; environment?: Record<string, string> },
   ): LambdaContainer;
 }
 
@@ -116,6 +124,16 @@ async function recordedBus(programIds?: readonly string[]): Promise<RecordedBus>
   return { busName, queueUrl };
 }
 
+function secretOf(spec: ProgramSpec): string {
+  if (!('programs' in spec.bank)) return spec.bank.secretString();
+  const program = spec.bank.programs[spec.index ?? 0]!;
+  return JSON.stringify({
+    base_url: spec.bank.url,
+    client_id: program.clientId,
+    client_secret: spec.revoked ? 'not-the-secret-it-was-given' : program.clientSecret,
+  });
+}
+
 /** Secrets under a prefix, a record of each program in a programs table, a bus recording their events. */
 async function fleet(
   programs: readonly ProgramSpec[],
@@ -128,16 +146,8 @@ async function fleet(
   const registry = new DynamoDbProgramRegistry({ client: aws.dynamodb, tableName: programsTable });
   const secretIds: string[] = [];
   for (const spec of programs) {
-    const program = spec.bank.programs[spec.index ?? 0]!;
     const name = spec.outsidePrefix ? aws.uniqueName('elsewhere') : `${prefix}${spec.name}`;
-    const secret = {
-      base_url: spec.bank.url,
-      client_id: program.clientId,
-      client_secret: spec.revoked ? 'not-the-secret-it-was-given' : program.clientSecret,
-    };
-    await aws.secretsManager.send(
-      new CreateSecretCommand({ Name: name, SecretString: JSON.stringify(secret) }),
-    );
+    await aws.secretsManager.send(new CreateSecretCommand({ Name: name, SecretString: secretOf(spec) }));
     secretIds.push(name);
     await registry.put(
       { name: spec.name, secretId: name, state: 'active', owner: 'operator', settings: spec.settings ?? {} },
@@ -159,7 +169,10 @@ async function fleet(
     },
     worker(workerCount, options = {}) {
       const container = pollerLambda({
-        artifact: inject('pollerArtifact'),
+        artifact: {
+          ...inject('pollerArtifact'),
+          ...(options.memoryMb === undefined ? {} : { memoryMb: options.memoryMb }),
+        },
         motoEndpoint: inject('motoEndpoint'),
         // The stack's own program: a worker does not poll it unless the table names it.
         secretId: secretIds[0]!,
@@ -243,10 +256,13 @@ describe('workers of the deployed function', () => {
     const names = specs.map((spec) => spec.name);
     const f = await fleet(specs);
     const events = new Map(
-      specs.map((spec, index) => [
-        spec.name,
-        spec.bank.generate(3 + index, { programId: spec.bank.programs[spec.index ?? 0]!.programId }),
-      ]),
+      specs.map((spec, index) => {
+        const simulated = spec.bank as RunningSimulator;
+        return [
+          spec.name,
+          simulated.generate(3 + index, { programId: simulated.programs[spec.index ?? 0]!.programId }),
+        ];
+      }),
     );
 
     const runs = await Promise.all([f.worker(2).invoke({ worker: 0 }), f.worker(2).invoke({ worker: 1 })]);
@@ -334,6 +350,9 @@ describe('workers of the deployed function', () => {
     const bank = await simulator(6);
     const stalled = await simulator(1);
     const failing = await simulator(1);
+    // Every page 65,000 events (about 9 MB) whatever limit asked for.
+    const huge = await LimitIgnoringBank.start({ total: 130_000, pageEvents: 65_000 });
+    opened.push(huge);
     stalled.faults.delayNext(1_000, 60_000);
     failing.faults.failNext(10_000, 500);
     const healthy = ['cards', 'loans', 'savings'];
@@ -346,6 +365,7 @@ describe('workers of the deployed function', () => {
         { name: 'stalled', bank: stalled },
         { name: 'failing', bank: failing },
         { name: 'foreign-secret', bank, index: 0, outsidePrefix: true },
+        { name: 'huge-pages', bank: huge },
       ],
       // The healthy programs' events only: the flood's are counted by its checkpoint.
       { record: healthy.map((_, index) => bank.programs[index]!.programId) },
@@ -370,7 +390,13 @@ describe('workers of the deployed function', () => {
     // events still in flight at its deadline, as a single program's run would): its own business.
     expect(await f.checkpoint('flood')).toBeGreaterThan(0);
     const outcome = new Map(summary.worst.map((report) => [report.program, report]));
-    expect(summary.programs.assigned).toBe(9);
+    expect(summary.programs.assigned).toBe(10);
+    // The pages larger than asked for were read in parts within the program's part of the memory:
+    // the worker answered (no out-of-memory crash), and said so under that program's name.
+    expect(huge.polls[0]).toMatchObject({ answered: 65_000 });
+    expect(
+      emfDocuments(run.stdout).some((doc) => doc.Program === 'huge-pages' && Number(doc.OversizePages) > 0),
+    ).toBe(true);
     expect(outcome.get('revoked')).toMatchObject({ outcome: 'failed', errorCode: 'AUTHENTICATION_FAILED' });
     expect(outcome.get('bad-settings')).toMatchObject({
       outcome: 'failed',
@@ -401,6 +427,29 @@ describe('workers of the deployed function', () => {
       new Set(failed.map((report) => report.program)),
     );
     expect(failed.map((report) => report.program)).not.toEqual(expect.arrayContaining(['cards']));
+  });
+
+  it('divide the memory among the programs in flight: four banks ignoring limit at 128 MB', async () => {
+    const banks = await Promise.all(
+      Array.from({ length: 4 }, () => LimitIgnoringBank.start({ total: 130_000, pageEvents: 65_000 })),
+    );
+    opened.push(...banks);
+    const f = await fleet(
+      banks.map((bank, index) => ({ name: `huge-${index}`, bank })),
+      { record: ['none'] },
+    );
+
+    const run = await f.worker(1, { timeoutMs: 8_000, memoryMb: 128 }).invoke({ worker: 0 });
+
+    // An answer: the process held its programs' parts of these pages (a run that held them whole
+    // would end in V8's out of memory, as poller-lambda-oversize-pages.test.ts shows for one).
+    const summary = workerSummary(run);
+    expect(summary.programs.assigned).toBe(4);
+    // 128 MB holds two such programs at once; the others wait for a later run (not reached).
+    const ran = banks.flatMap((bank, index) => (bank.polls.length > 0 ? [`huge-${index}`] : []));
+    expect(ran).toHaveLength(2);
+    expect(summary.programs.notReached).toBe(2);
+    for (const name of ran) expect(await f.checkpoint(name), name).toBeGreaterThan(0);
   });
 
   it('refuse a worker at or past WORKER_COUNT, and keep serving single-program invocations', async () => {

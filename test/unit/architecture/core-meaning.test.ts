@@ -36,6 +36,36 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+/**
+ * Numbers in the core that equal a bus limit by value but mean something else, each with why: the
+ * check is by value, so a unit of memory can look like PutEvents' cap.
+ */
+const NOT_BUS_LIMITS = [
+  {
+    file: 'functions/core/memory-budget.ts',
+    text: '(1024 * 1024)',
+    why: 'MiB, the unit of the memory budget',
+  },
+  {
+    file: 'functions/core/memory-budget.ts',
+    text: '(256 * 1024)',
+    why: "the least of a page's body read at once",
+  },
+  {
+    file: 'functions/core/fleet/memory-share.ts',
+    text: '(1024 * 1024)',
+    why: "MiB, the unit of a program's part of the memory",
+  },
+  {
+    file: 'functions/core/fleet/memory-share.ts',
+    text: '(256 * 1024)',
+    why: "the least of a page's body a program of a worker reads at once",
+  },
+].map((known) => ({
+  ...known,
+  matches: (hit: string) => hit.startsWith(`${known.file}:`) && hit.endsWith(known.text),
+}));
+
 describe('the core, by meaning', () => {
   const core = sourceFiles(CORE).map((file) =>
     parseSource(path.relative(REPO, file), readFileSync(file, 'utf8')),
@@ -46,7 +76,10 @@ describe('the core, by meaning', () => {
   });
 
   it("holds none of the bus's byte limits", () => {
-    expect(core.flatMap(busByteLimits)).toEqual([]);
+    const found = core
+      .flatMap(busByteLimits)
+      .filter((hit) => !NOT_BUS_LIMITS.some((known) => known.matches(hit)));
+    expect(found).toEqual([]);
   });
 
   it('has checks that catch what they look for', () => {

@@ -90,6 +90,37 @@ describe('status of a program', () => {
     );
   });
 
+  it('names the sequence jumps awaiting a decision, and none once decided', () => {
+    const held = { eventId: 'e', fingerprint: 'f'.repeat(64), heldAt: NOW - 60_000 };
+    const row = (decisions: ReadonlyArray<'accepted' | 'rejected' | undefined>) =>
+      Object.fromEntries(
+        statusRows(
+          programStatus(
+            'cards',
+            {
+              checkpoint: 5,
+              updatedAt: null,
+              lease: null,
+              feedProgramId: null,
+              openGaps: [],
+              heldJumps: decisions.map((decision, index) => ({
+                ...held,
+                sequenceNumber: 2_000_000 + index,
+                ...(decision === undefined ? {} : { decision, decidedAt: NOW }),
+              })),
+            },
+            NOW,
+          ),
+          NOW,
+        ),
+      )['sequence jumps'];
+
+    expect(row([undefined, 'rejected', undefined])).toBe(
+      '2000000, 2000002 held, awaiting a decision (jumps list)',
+    );
+    expect(row(['accepted'])).toBeUndefined();
+  });
+
   it('formats durations with their two largest units and lag in seconds until a minute', () => {
     expect([
       formatDuration(42_000),

@@ -37,12 +37,22 @@ describe('normalizeEvent', () => {
     expect(normalizeEvent({ ...raw, sequence_number: '1234' }, origin).sequence_number).toBe(1234);
   });
 
+  it('accepts 2^53 − 1 exactly, as a number and as a string (held later as a jump, not refused)', () => {
+    for (const value of [9007199254740991, '9007199254740991']) {
+      expect(normalizeEvent({ ...raw, sequence_number: value }, origin).sequence_number).toBe(
+        Number.MAX_SAFE_INTEGER,
+      );
+    }
+  });
+
   it.each([
     [12.5, 'a fractional number'],
     ['12a', 'a non-numeric string'],
     [-1, 'a negative number'],
     [null, 'null'],
     [2 ** 60, 'an unsafe integer'],
+    [2 ** 53, 'the first integer past 2^53 − 1'],
+    ['9007199254740993', 'a numeric string past 2^53 − 1'],
   ])('rejects %s (%s) naming the status and the field', (value: unknown, _label: string) => {
     const act = () => normalizeEvent({ ...raw, sequence_number: value }, origin, 'data[3]');
     expect(act).toThrow(PayloadValidationError);

@@ -10,7 +10,7 @@ import {
   RecordingMetrics,
 } from '../../support/in-memory-ports.ts';
 
-function setup(options: { maxLookups?: number; graceMs?: number } = {}) {
+function setup(options: { maxLookups?: number; graceMs?: number; maxJump?: number } = {}) {
   const clock = new FakeClock();
   const lookup = new InMemoryLookup(clock);
   const metrics = new RecordingMetrics();
@@ -36,6 +36,25 @@ describe('GapRepair', () => {
     expect(found.map((event) => event.sequence_number)).toEqual([4, 7]);
     expect([...lookup.bySequence].sort()).toEqual([3, 4, 6, 7]);
     expect(metrics.sum('GapsRepaired')).toBe(2);
+  });
+
+  it('spends no lookup on a gap only a jump beyond the bound opens, first looks and re-checks alike', async () => {
+    const { repair, lookup, clock, signal } = setup({ maxJump: 100 });
+    // Recorded by a version that trusted 2^53 − 1 after 3; and an accepted jump's numbers.
+    const ledger = new GapLedger([{ from: 4, to: Number.MAX_SAFE_INTEGER - 1, seenAt: clock.now() }]);
+
+    await repair.fill(
+      [
+        { from: 4, to: 103 },
+        { from: 200, to: 201 },
+      ],
+      signal,
+    );
+    const hasWork = repair.hasWork(ledger, clock.now());
+    await repair.recheck(ledger, signal);
+
+    expect(lookup.bySequence).toEqual([200, 201]);
+    expect(hasWork).toBe(false);
   });
 
   it('makes at most maxLookups lookups per invocation, first looks and re-checks together', async () => {

@@ -1,6 +1,7 @@
 /**
  * Mutation tests of the no-loss property: each mutant undoes one fix (of the first runs, of the
- * bank's clock, of the stream, of a single event stopping the feed) in a copy of the code, and the
+ * bank's clock, of the stream, of a single event stopping the feed, of a trusted sequence jump) in
+ * a copy of the code, and the
  * property must find a schedule that loses an event on it. A property
  * that passed on a mutant could not see the hole the fix closed.
  */
@@ -9,6 +10,18 @@ import { loadMutant, type Mutant } from '../../support/cycle-mutants.ts';
 import { checkNoLossProperty } from '../../support/no-loss-property.ts';
 
 const MUTANTS: readonly Mutant[] = [
+  {
+    // A page larger than the cycle's room (a bank that ignores `limit`) cut at the wrong end: the
+    // events it keeps are the last ones, and the cursor passes the first without reading them.
+    name: 'a page cut to the room keeps its last events',
+    edits: [
+      {
+        file: 'core/memory-budget.ts',
+        find: 'return count === events.length ? events : events.slice(0, count);',
+        replace: 'return count === events.length ? events : events.slice(events.length - count);',
+      },
+    ],
+  },
   {
     // As before the fix: a row without a checkpoint is new unless its last cycle completed, and
     // `latest` counts from the run's own start rather than the row's first run.
@@ -82,6 +95,17 @@ const MUTANTS: readonly Mutant[] = [
         file: 'core/event-model.ts',
         find: '    const position = feedPosition(event);\n    if (seen.has(position)) continue;',
         replace: '    const position = event.id;\n    if (seen.has(position)) continue;',
+      },
+    ],
+  },
+  {
+    // As before issue 32: the readers trust every sequence number, however far it jumps.
+    name: 'a sequence number 2^53 − 1 trusted',
+    edits: [
+      {
+        file: 'core/cycle/feed-sources.ts',
+        find: '    recordedGaps,\n    jumps,\n  };',
+        replace: '    recordedGaps,\n    jumps: undefined,\n  };',
       },
     ],
   },

@@ -29,6 +29,14 @@ describe('loadPollerConfig', () => {
     expect(() => loadPollerConfig(env)).toThrow(new RegExp(`Environment variable ${variable} is required`));
   });
 
+  it("reads the function's memory as Lambda sets it, and names a value it could not be", () => {
+    expect(loadPollerConfig({ ...base, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }).functionMemoryMb).toBe(512);
+    expect(loadPollerConfig(base).functionMemoryMb).toBeUndefined();
+    expect(() => loadPollerConfig({ ...base, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '64' })).toThrow(
+      'Environment variable AWS_LAMBDA_FUNCTION_MEMORY_SIZE must be an integer from 128 to 10240, got "64"',
+    );
+  });
+
   it('names a malformed number and its range', () => {
     expect(() => loadPollerConfig({ ...base, POLL_LIMIT: '0' })).toThrow(
       'Environment variable POLL_LIMIT must be an integer from 1 to 1000, got "0"',

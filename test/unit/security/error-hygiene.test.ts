@@ -86,7 +86,11 @@ function issuing(token: unknown): Responder {
   return json(200, { access_token: token, expires_in: 3600 });
 }
 
-async function feedAgainst(eventsAnswer: Responder, tokenAnswer: Responder = issuing(TOKEN)) {
+async function feedAgainst(
+  eventsAnswer: Responder,
+  tokenAnswer: Responder = issuing(TOKEN),
+  options: { readonly maxPageBytes?: number } = {},
+) {
   const server = await startScriptedServer(eventsAnswer, { routes: { '/oauth2/token': tokenAnswer } });
   const credentials = new StaticCredentialsProvider({
     baseUrl: server.baseUrl,
@@ -95,7 +99,7 @@ async function feedAgainst(eventsAnswer: Responder, tokenAnswer: Responder = iss
   });
   const dispatcher = new Agent();
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
-  const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
+  const feed = new BankingEventFeed({ credentials, tokens, dispatcher, maxPageBytes: options.maxPageBytes });
   return {
     feed,
     close: async () => {
@@ -214,6 +218,18 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
   ['feed answering a client error, echoing the Authorization header', () => poll(echoing(400))],
   ['feed answering broken JSON that holds the token', () => poll(json(200, `{"data": [{"note": "${TOKEN}"`))],
   [
+    'a page too long to read at once whose first event, holding the token, does not end in what was read',
+    async () => {
+      const page = JSON.stringify({ data: [{ id: 'e-1', note: `${TOKEN} ${'x'.repeat(2_000)}` }] });
+      const { feed, close } = await feedAgainst(json(200, page), issuing(TOKEN), { maxPageBytes: 1_024 });
+      try {
+        await feed.poll({ after: 1, signal: AbortSignal.timeout(10_000) });
+      } finally {
+        await close();
+      }
+    },
+  ],
+  [
     'an event the bus would refuse, holding the token, looked up by id',
     async () => {
       const refused = {
@@ -230,6 +246,12 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
       } finally {
         await close();
       }
+    },
+  ],
+  [
+    'an event held for a sequence number implausibly far past the one before it',
+    () => {
+      throw new errors.SequenceJumpError(Number.MAX_SAFE_INTEGER, 3, 100_000, 'e-1');
     },
   ],
   [

@@ -13,6 +13,7 @@ import type { OpenGap } from '../../../../functions/core/checkpoint/store.ts';
 import { ConfigurationError, LeaseLostError } from '../../../../functions/core/errors.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../../support/aws-test-env.ts';
 import { describeCheckpointStoreContract } from '../../../support/checkpoint-store-contract.ts';
+import { describeContractAcrossPrograms } from '../../../support/checkpoint-store-programs.ts';
 
 const LEASE_MS = 60_000;
 
@@ -54,6 +55,13 @@ describe('DynamoDbCheckpointStore against moto', () => {
         program: aws.uniqueName('program'),
         clock,
       }),
+  );
+
+  // A worker's programs share the table: each case on four neighbouring programs' rows at once.
+  describeContractAcrossPrograms(
+    'DynamoDbCheckpointStore',
+    () => aws.uniqueName('program'),
+    (program, clock) => new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName, program, clock }),
   );
 
   const lease = (owner: string, at: number) => ({ owner, now: at, expiresAt: at + LEASE_MS });
@@ -119,6 +127,7 @@ describe('DynamoDbCheckpointStore against moto', () => {
         checkpoint: 41,
         feedProgramId: FEED,
         openGaps: [{ from: 30, to: 31, seenAt: 5 }],
+        heldJumps: [],
         firstLeasedAt: 7_000,
         startApplied: true,
         highestSeen: null,
@@ -267,6 +276,146 @@ describe('DynamoDbCheckpointStore against moto', () => {
       const outcome = await store.moveCheckpoint({ to: 12, expected: null, feedProgramId: FEED });
 
       expect(outcome).toMatchObject({ moved: true, state: { checkpoint: 12, feedProgramId: FEED } });
+    });
+  });
+
+  describe("decideHeldJump (the operator's jumps accept|reject)", () => {
+    const MAX = Number.MAX_SAFE_INTEGER;
+    const held = [
+      { sequenceNumber: 2_000_000, eventId: 'e-low', fingerprint: 'a'.repeat(64), heldAt: 1 },
+      { sequenceNumber: MAX, eventId: 'e-max', fingerprint: 'b'.repeat(64), heldAt: 2 },
+    ];
+    /** A row whose run held two jumps with checkpoint 5, its lease taken at 0. */
+    async function rowWithHeldJumps(): Promise<{ store: DynamoDbCheckpointStore; program: string }> {
+      const program = aws.uniqueName('program');
+      const store = newStore(program);
+      await store.acquireLease(lease('A', 0));
+      await store.commit({ owner: 'A', sequenceNumber: 5, feedProgramId: FEED, heldJumps: held });
+      return { store, program };
+    }
+
+    it('is stored as JSON text in held_jumps, written with the checkpoint', async () => {
+      const { program } = await rowWithHeldJumps();
+
+      const item = await rawItem(program);
+
+      expect(JSON.parse(item.held_jumps!.S!)).toEqual(held);
+      expect(item.checkpoint).toEqual({ N: '5' });
+    });
+
+    it('refuses while an invocation holds a live lease, and writes nothing', async () => {
+      const { store, program } = await rowWithHeldJumps();
+      const before = await rawItem(program);
+      now = 30_000;
+
+      const outcome = await store.decideHeldJump({
+        sequenceNumber: MAX,
+        eventId: 'e-max',
+        decision: 'accepted',
+      });
+
+      expect(outcome).toMatchObject({ decided: false, reason: 'lease-held' });
+      expect(await rawItem(program)).toEqual(before);
+    });
+
+    it('records the decision on that one jump once the lease expired; the next lease hands it to the run', async () => {
+      const { store } = await rowWithHeldJumps();
+      now = LEASE_MS + 1;
+
+      const outcome = await store.decideHeldJump({
+        sequenceNumber: MAX,
+        eventId: 'e-max',
+        decision: 'rejected',
+      });
+      const grant = await store.acquireLease(lease('B', LEASE_MS + 2));
+
+      expect(outcome).toMatchObject({ decided: true, state: { checkpoint: 5 } });
+      expect(grant).toMatchObject({
+        acquired: true,
+        heldJumps: [held[0], { ...held[1], decision: 'rejected', decidedAt: LEASE_MS + 1 }],
+      });
+    });
+
+    it('takes a live lease away with breakLease, so the running invocation cannot write its held jumps over the decision', async () => {
+      const { store } = await rowWithHeldJumps();
+      now = 30_000;
+
+      const outcome = await store.decideHeldJump({
+        sequenceNumber: 2_000_000,
+        eventId: 'e-low',
+        decision: 'accepted',
+        breakLease: true,
+      });
+      const late = await store
+        .commit({ owner: 'A', sequenceNumber: 6, feedProgramId: FEED, heldJumps: held })
+        .catch((caught: unknown) => caught);
+
+      expect(outcome).toMatchObject({ decided: true, state: { lease: null } });
+      expect(late).toBeInstanceOf(LeaseLostError);
+      expect((await store.read()).heldJumps?.[0]).toMatchObject({ eventId: 'e-low', decision: 'accepted' });
+    });
+
+    it('refuses when a run changed the held jumps between the read and the write', async () => {
+      const { store, program } = await rowWithHeldJumps();
+      now = LEASE_MS + 1;
+      const run = newStore(program);
+      // A run takes the lease, holds a third jump and gives the lease back just before the write.
+      const client = {
+        send: async (command: { input: { UpdateExpression?: string } }, options?: unknown) => {
+          if (command.input.UpdateExpression?.startsWith('SET held_jumps')) {
+            await run.acquireLease(lease('B', LEASE_MS + 2));
+            const third = {
+              sequenceNumber: 5_000_000,
+              eventId: 'e-3',
+              fingerprint: 'c'.repeat(64),
+              heldAt: 3,
+            };
+            await run.commit({
+              owner: 'B',
+              sequenceNumber: 6,
+              feedProgramId: FEED,
+              heldJumps: [...held, third],
+            });
+            await run.releaseLease('B');
+          }
+          return aws.dynamodb.send(command as never, options as never);
+        },
+      };
+      const racing = new DynamoDbCheckpointStore({
+        client: client as never,
+        tableName,
+        program,
+        clock: () => now,
+      });
+
+      const outcome = await racing.decideHeldJump({
+        sequenceNumber: MAX,
+        eventId: 'e-max',
+        decision: 'accepted',
+      });
+
+      expect(outcome).toMatchObject({ decided: false, reason: 'changed', state: { checkpoint: 6 } });
+      expect((await store.read()).heldJumps?.every((jump) => jump.decision === undefined)).toBe(true);
+    });
+
+    it('refuses a jump the row does not hold, by number or by event id', async () => {
+      const { store } = await rowWithHeldJumps();
+      now = LEASE_MS + 1;
+
+      const byNumber = await store.decideHeldJump({
+        sequenceNumber: 7,
+        eventId: 'e-max',
+        decision: 'accepted',
+      });
+      const byId = await store.decideHeldJump({
+        sequenceNumber: MAX,
+        eventId: 'other',
+        decision: 'accepted',
+      });
+
+      expect(byNumber).toMatchObject({ decided: false, reason: 'not-held' });
+      expect(byId).toMatchObject({ decided: false, reason: 'not-held' });
+      expect((await store.read()).heldJumps).toEqual(held);
     });
   });
 

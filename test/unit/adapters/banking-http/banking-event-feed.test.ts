@@ -5,6 +5,7 @@ import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/b
 import {
   AuthenticationError,
   DeadlineExceededError,
+  PageTooLargeError,
   PageUnreadableError,
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
@@ -90,7 +91,7 @@ afterEach(async () => {
 
 async function setup(
   script: Responder[],
-  options: { clock?: () => number; maxBodyBytes?: number; connections?: number } = {},
+  options: { clock?: () => number; maxBodyBytes?: number; maxPageBytes?: number; connections?: number } = {},
 ) {
   const service = await startService(script);
   const dispatcher = new Agent({ connections: options.connections ?? null });
@@ -104,6 +105,7 @@ async function setup(
     dispatcher,
     clock: options.clock,
     maxBodyBytes: options.maxBodyBytes,
+    maxPageBytes: options.maxPageBytes,
     onAuthRetry: (target) => authRetries.push(`${target.method} ${target.path}`),
   });
   return { service, credentials, tokens, feed, dispatcher, authRetries };
@@ -526,11 +528,60 @@ describe('BankingEventFeed.poll: failures', () => {
     expect(page.events[0]!.invalid?.message).toContain('data[1].program_id must be a non-empty string');
   });
 
-  it('rejects a body larger than the limit', async () => {
-    const { feed } = await setup([json(200, { data: [event(11), event(12)] })], { maxBodyBytes: 100 });
+  it('refuses, by name, a page whose first event does not end within what is read of a page at once', async () => {
+    const { feed } = await setup([json(200, { data: [event(11), event(12)] })], { maxPageBytes: 100 });
 
-    await expect(feed.poll({ after: 1, signal: live() })).rejects.toThrow(
-      'GET /events (HTTP 200): body is larger than 100 bytes',
+    const error = await pollError(feed);
+
+    expect(error).toBeInstanceOf(PageTooLargeError);
+    expect(error).toMatchObject({ code: 'PAGE_TOO_LARGE', context: { bytesRead: 100 } });
+  });
+});
+
+describe('BankingEventFeed.poll: pages larger than asked for', () => {
+  const body = (events: unknown[]) => JSON.stringify({ data: events, last_sequence_number: 13, limit: 2 });
+
+  it('says how many events it asked for beside a page that has events', async () => {
+    const { feed } = await setup([json(200, body([event(11), event(12), event(13)]))]);
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.asked).toBe(100);
+    expect(page.cut).toBeUndefined();
+    expect(page.events).toHaveLength(3);
+  });
+
+  it('reads a page longer than maxPageBytes in parts: the events complete in its first bytes', async () => {
+    const text = body([event(11), event(12), event(13)]);
+    // Room for the envelope and two events, and part of the third.
+    const maxPageBytes = text.indexOf(JSON.stringify(event(13))) + 40;
+    const { feed } = await setup([json(200, text)], { maxPageBytes });
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => e.sequence_number)).toEqual([11, 12]);
+    expect(page.cut).toEqual({ bytesRead: maxPageBytes });
+    // Published as the bank wrote them, like the events of a page read whole.
+    expect(page.events[1]!.detail).toBe(JSON.stringify({ ...event(12), type: 'account_status' }));
+  });
+
+  it('reads a page cut in the middle of a multibyte character up to the character before it', async () => {
+    const note = `${'é'.repeat(30)}`;
+    const text = body([event(11), event(12, { data: { note } })]);
+    // The cut falls inside the second byte of an 'é' of event 12: event 11 is the page.
+    const maxPageBytes = Buffer.byteLength(text.slice(0, text.indexOf('é'))) + 1;
+    const { feed } = await setup([json(200, text)], { maxPageBytes });
+
+    const page = await feed.poll({ after: 10, signal: live() });
+
+    expect(page.events.map((e) => e.sequence_number)).toEqual([11]);
+  });
+
+  it('still refuses a single-event lookup larger than maxBodyBytes', async () => {
+    const { feed } = await setup([json(200, event(11))], { maxBodyBytes: 100 });
+
+    await expect(feed.fetchEventBySequence(11, live())).rejects.toThrow(
+      'GET /event/sequence/11 (HTTP 200): body is larger than 100 bytes',
     );
   });
 });

@@ -181,7 +181,7 @@ describe('runWorker', () => {
     for (const world of worlds.values()) {
       expect(world.slots).toHaveLength(1);
       expect(world.slots[0]!.remainingMs).toBeGreaterThan(options.remainingMs - 2_000);
-      expect(world.slots[0]!.memoryShare).toBe(1 / 2);
+      expect(world.slots[0]!.programsInFlight).toBe(2);
     }
   });
 
@@ -316,7 +316,7 @@ describe('runWorker with more programs than lanes', () => {
     for (const name of ['a', 'c', 'd', 'e']) {
       expect(published(worlds.get(name)), name).toEqual([1, 2, 3]);
       expect(worlds.get(name)!.slots[0]!.remainingMs, name).toBeLessThanOrEqual(turn);
-      expect(worlds.get(name)!.slots[0]!.memoryShare).toBe(1 / 2);
+      expect(worlds.get(name)!.slots[0]!.programsInFlight).toBe(2);
     }
   });
 

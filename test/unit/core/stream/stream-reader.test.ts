@@ -6,6 +6,7 @@ import {
   UpstreamHttpError,
 } from '../../../../functions/core/errors.ts';
 import { FeedReader } from '../../../../functions/core/feed-reader.ts';
+import { eventFootprint } from '../../../../functions/core/memory-budget.ts';
 import type { StreamMessage } from '../../../../functions/core/ports.ts';
 import {
   MAX_SERVER_RETRY_MS,
@@ -31,6 +32,7 @@ interface Options {
   readonly lookupEvents?: BankingEvent[];
   readonly lookupDelayMs?: number;
   readonly maxBufferedEvents?: number;
+  readonly maxBufferedBytes?: number;
   readonly recordedGaps?: readonly number[];
   /** Whether earlier events are being published (micro-batches wait only then). @default true */
   readonly busy?: boolean;
@@ -64,6 +66,7 @@ function setup(options: Options = {}) {
       minPollWindowMs: 500,
       reconnectBackoff: { baseMs: 200, capMs: 2_000 },
       maxBufferedEvents: options.maxBufferedEvents,
+      maxBufferedBytes: options.maxBufferedBytes,
     },
     window,
   );
@@ -334,6 +337,25 @@ describe('StreamReader', () => {
     expect(read.kind === 'events' && read.late.map((event) => event.sequence_number)).toEqual([2]);
     expect(sequences(read)).toEqual([4]);
     expect(metrics.sum('LateEvents')).toBe(1);
+    await reader.close();
+  });
+
+  it('stops taking messages off the connection while the events buffered take its bytes, and hands them out within the bytes asked for', async () => {
+    const each = eventFootprint(range(1, 1)[0]!);
+    const { stream, reader } = setup({ maxBufferedBytes: 5 * each, busy: false });
+    stream.connection(
+      ...Array.from({ length: 10 }, (_, i) => ({ message: message(range(i * 3 + 1, i * 3 + 3)) })),
+    );
+
+    const room = { bytes: 2 * each, events: 100 };
+    const first = await reader.next(null, room);
+    // Two messages fill the buffer past 5 events' bytes; the third stays on the connection.
+    expect(stream.pulled).toBeLessThanOrEqual(2);
+    expect(sequences(first)).toEqual([1, 2]);
+    const all = [...sequences(first)];
+    while (all.length < 30) all.push(...sequences(await reader.next(all.at(-1)!, room)));
+
+    expect(all).toEqual(range(1, 30).map((event) => event.sequence_number));
     await reader.close();
   });
 

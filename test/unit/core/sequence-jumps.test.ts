@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { BankingEvent } from '../../../functions/core/banking-event.ts';
+import type { HeldJump } from '../../../functions/core/checkpoint/store.ts';
+import { parsePollResponse } from '../../../functions/core/event-model.ts';
+import {
+  HeldJumps,
+  heldJumpQuarantine,
+  isJumpGap,
+  type JumpRule,
+  SEQUENCE_JUMP_DEFAULTS,
+  splitAtJump,
+} from '../../../functions/core/sequence-jumps.ts';
+import { makeEvent } from '../../support/in-memory-ports.ts';
+
+const MAX = Number.MAX_SAFE_INTEGER;
+const numbers = (events: readonly BankingEvent[]) => events.map((event) => event.sequence_number);
+
+/** The rule with a bound and the decisions on some events (by id). */
+function rule(maxJump: number, decisions: Record<string, HeldJump['decision']> = {}): JumpRule {
+  return { maxJump, decisionOf: (event) => decisions[event.id] };
+}
+
+describe('splitAtJump', () => {
+  it('with no number before them, takes the first event as the baseline and holds 2^53 − 1 after 1, 2, 3', () => {
+    const events = [1, 2, 3, MAX].map((n) => makeEvent(n));
+
+    const { trusted, held } = splitAtJump(events, null, rule(100_000));
+
+    expect(numbers(trusted)).toEqual([1, 2, 3]);
+    expect(numbers(held)).toEqual([MAX]);
+  });
+
+  it('trusts 4 and 5 created after the held event, judged against the cursor', () => {
+    const events = [4, 5, MAX].map((n) => makeEvent(n));
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000));
+
+    expect(numbers(trusted)).toEqual([4, 5]);
+    expect(numbers(held)).toEqual([MAX]);
+  });
+
+  it('takes exactly the bound as plausible and one more as a jump', () => {
+    expect(numbers(splitAtJump([makeEvent(103)], 3, rule(100)).trusted)).toEqual([103]);
+    expect(numbers(splitAtJump([makeEvent(104)], 3, rule(100)).held)).toEqual([104]);
+  });
+
+  it('judges each step from the number before it, so a page may climb far in plausible steps', () => {
+    const events = [90_000, 180_000, 270_000].map((n) => makeEvent(n));
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000));
+
+    expect(numbers(trusted)).toEqual([90_000, 180_000, 270_000]);
+    expect(held).toEqual([]);
+  });
+
+  it('holds everything above a jump, even what lies within the bound of the jump', () => {
+    const events = [4, 1_000_000, 1_000_001, 1_000_002].map((n) => makeEvent(n));
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000));
+
+    expect(numbers(trusted)).toEqual([4]);
+    expect(numbers(held)).toEqual([1_000_000, 1_000_001, 1_000_002]);
+  });
+
+  it('trusts an accepted jump and the events after it', () => {
+    const jump = makeEvent(1_000_000);
+    const events = [makeEvent(4), jump, makeEvent(1_000_001)];
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000, { [jump.id]: 'accepted' }));
+
+    expect(numbers(trusted)).toEqual([4, 1_000_000, 1_000_001]);
+    expect(held).toEqual([]);
+  });
+
+  it('passes over a rejected jump, holding nothing back for it; an event above it is judged again', () => {
+    const rejected = makeEvent(MAX - 10);
+    const events = [makeEvent(4), rejected, makeEvent(MAX)];
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000, { [rejected.id]: 'rejected' }));
+
+    expect(numbers(trusted)).toEqual([4]);
+    expect(numbers(held)).toEqual([MAX]);
+  });
+
+  it('holds an accepted event that lies behind an undecided jump: it may not pass it', () => {
+    const accepted = makeEvent(MAX);
+    const events = [makeEvent(5_000_000), accepted];
+
+    const { trusted, held } = splitAtJump(events, 3, rule(100_000, { [accepted.id]: 'accepted' }));
+
+    expect(trusted).toEqual([]);
+    expect(numbers(held)).toEqual([5_000_000, MAX]);
+  });
+
+  it('trusts a held or rejected number once the cursor comes within the bound of it', () => {
+    const rejected = makeEvent(200_000);
+
+    const { trusted } = splitAtJump([rejected], 150_000, rule(100_000, { [rejected.id]: 'rejected' }));
+
+    expect(numbers(trusted)).toEqual([200_000]);
+  });
+});
+
+describe('isJumpGap', () => {
+  it('is a gap whose neighbours lie more than the bound apart', () => {
+    // 3 and 103 are 100 apart: an ordinary gap; 3 and 104, a jump's.
+    expect(isJumpGap({ from: 4, to: 102 }, 100)).toBe(false);
+    expect(isJumpGap({ from: 4, to: 103 }, 100)).toBe(true);
+    expect(isJumpGap({ from: 4, to: MAX - 1 }, SEQUENCE_JUMP_DEFAULTS.maxJump)).toBe(true);
+  });
+});
+
+describe('heldJumpQuarantine', () => {
+  it('is an invalid_event with the code SEQUENCE_JUMP_HELD, the event as raw and its own number', () => {
+    const event = makeEvent(MAX, { id: 'evt-max' });
+
+    const copy = heldJumpQuarantine(event, 3, 100_000, Date.parse('2026-11-26T00:00:00Z'));
+
+    const detail = JSON.parse(copy.detail) as Record<string, unknown>;
+    const fingerprint = createHash('sha256').update(event.detail).digest('hex');
+    expect(copy).toMatchObject({
+      type: 'invalid_event',
+      sequence_number: MAX,
+      id: `invalid-${fingerprint.slice(0, 32)}`,
+    });
+    expect(detail).toMatchObject({
+      id: 'evt-max',
+      sequence_number: MAX,
+      position: MAX,
+      error: { code: 'SEQUENCE_JUMP_HELD', field: 'sequence_number' },
+      fingerprint,
+      raw: JSON.parse(event.detail),
+    });
+    expect((detail.error as { message: string }).message).toContain(`${MAX - 3} past 3`);
+    expect(copy.invalid).toMatchObject({ sequenceNumber: MAX, fingerprint });
+  });
+
+  it('sends an event that failed validation too as the invalid_event it already is', () => {
+    const value = { data: [{ id: 'e-j', program_id: 'p', sequence_number: MAX, type: 'T' }] };
+    const [broken] = parsePollResponse(
+      { text: JSON.stringify(value), value },
+      { source: 'GET /events' },
+    ).events;
+
+    expect(heldJumpQuarantine(broken!, 3, 100_000, 0)).toBe(broken);
+  });
+});
+
+describe('HeldJumps', () => {
+  const record = (sequenceNumber: number, eventId: string, decision?: HeldJump['decision']): HeldJump => ({
+    sequenceNumber,
+    eventId,
+    fingerprint: 'f'.repeat(64),
+    heldAt: 1,
+    ...(decision === undefined ? {} : { decision, decidedAt: 2 }),
+  });
+
+  it('hands a jump out for quarantine once, and records it once its copy was accepted', () => {
+    const jumps = new HeldJumps([]);
+    const jump = makeEvent(MAX);
+
+    const first = jumps.takeJump([jump]);
+    const again = jumps.takeJump([jump]);
+    const awaitingWhileQuarantined = jumps.awaitingDecision;
+    jumps.recordHeld(jump, 'fp', 1_000);
+
+    expect(first).toBe(jump);
+    expect(again).toBeUndefined();
+    expect(awaitingWhileQuarantined).toBe(1);
+    expect(jumps.takeJump([jump])).toBeUndefined();
+    expect(jumps.records).toEqual([
+      { sequenceNumber: MAX, eventId: jump.id, fingerprint: 'fp', heldAt: 1_000 },
+    ]);
+    expect(jumps.changed).toBe(true);
+    expect(jumps.awaitingDecision).toBe(1);
+  });
+
+  it('does not quarantine the events held behind a recorded jump', () => {
+    const jump = makeEvent(5_000_000);
+    const jumps = new HeldJumps([record(5_000_000, jump.id)]);
+
+    expect(jumps.takeJump([jump, makeEvent(5_000_001)])).toBeUndefined();
+    expect(jumps.changed).toBe(false);
+  });
+
+  it('quarantines a lower jump that comes after a recorded one', () => {
+    const lower = makeEvent(1_000_000);
+    const jumps = new HeldJumps([record(MAX, 'evt-max')]);
+
+    expect(jumps.takeJump([lower, makeEvent(MAX, { id: 'evt-max' })])).toBe(lower);
+  });
+
+  it('answers the decisions by number and id, and counts only the undecided as awaiting one', () => {
+    const jumps = new HeldJumps([record(10, 'a', 'accepted'), record(20, 'b', 'rejected'), record(30, 'c')]);
+
+    expect(jumps.decisionOf(makeEvent(10, { id: 'a' }))).toBe('accepted');
+    expect(jumps.decisionOf(makeEvent(10, { id: 'other' }))).toBeUndefined();
+    expect(jumps.decisionOf(makeEvent(20, { id: 'b' }))).toBe('rejected');
+    expect(jumps.awaitingDecision).toBe(1);
+  });
+
+  it('lets the records go that the checkpoint passed', () => {
+    const jumps = new HeldJumps([record(10, 'a', 'accepted'), record(MAX, 'b')]);
+
+    jumps.passedThrough(9);
+    const unchanged = jumps.changed;
+    jumps.passedThrough(10);
+
+    expect(unchanged).toBe(false);
+    expect(jumps.records.map((held) => held.sequenceNumber)).toEqual([MAX]);
+    expect(jumps.changed).toBe(true);
+  });
+
+  it('keeps at most maxHeld records, letting the highest go', () => {
+    const jumps = new HeldJumps([record(300, 'c', 'rejected'), record(200, 'b', 'rejected')], { maxHeld: 2 });
+    const lowest = makeEvent(100);
+
+    const dropped = jumps.recordHeld(lowest, 'fp', 5);
+
+    expect(dropped.map((held) => held.sequenceNumber)).toEqual([300]);
+    expect(jumps.records.map((held) => held.sequenceNumber)).toEqual([100, 200]);
+  });
+});
