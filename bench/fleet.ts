@@ -47,7 +47,7 @@ import {
   perMonth,
   ratio,
 } from './support/fleet-figures.ts';
-import { PROPS_VARIANT, type SynthFigures, synthFigures } from './support/fleet-synth.ts';
+import { FLEET_VARIANT, PROPS_VARIANT, type SynthFigures, synthFigures } from './support/fleet-synth.ts';
 
 const PHASES = ['caught-up', 'backlog', 'misbehaving', 'kill', 'synth'] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -364,9 +364,19 @@ async function main(): Promise<void> {
   if (phases.has('synth')) {
     const counts = (values.synth ?? '').split(',').map(Number);
     const synths: SynthFigures[] = [];
-    for (const count of counts) {
-      log(`cdk synth with ${count} programs in props`);
-      synths.push(synthFigures(PROPS_VARIANT, count));
+    if (FLEET_VARIANT === undefined) problems.push('synth: the construct offers no fleet variant yet');
+    for (const variant of [PROPS_VARIANT, FLEET_VARIANT]) {
+      if (variant === undefined) continue;
+      for (const count of counts) {
+        log(`cdk synth with ${count} programs: ${variant.name}`);
+        const figures = synthFigures(variant, count);
+        log(
+          figures.refused === undefined
+            ? `  ${figures.resources} resources, ${figures.templateBytes} bytes, ${figures.seconds} s`
+            : `  refused: ${figures.refused}`,
+        );
+        synths.push(figures);
+      }
     }
     results.synth = synths;
   }

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SETTINGS } from '../../functions/settings/settings.ts';
 
 export interface SynthVariant {
   readonly name: string;
@@ -46,6 +47,30 @@ export const PROPS_VARIANT: SynthVariant = {
   name: 'programs in props (one secret, schedule and 5 alarms each)',
   context: (programs) => ({ programs: programNames(programs).map((name) => ({ name })) }),
 };
+
+/**
+ * Workers of the fleet variant at every program count (100 programs each at 1,000, as the fleet
+ * bench runs them): the same at every count, so that what grows with programs shows alone.
+ */
+const FLEET_WORKERS = 10;
+
+/**
+ * The fleet's way (issue 35): the same programs in props, seeded as records, reading their secrets
+ * under the deployment's prefix (`createProgramSecrets: false`), without per-program alarms, served
+ * by `FLEET_WORKERS` workers. Undefined where the construct does not offer it yet.
+ */
+export const FLEET_VARIANT: SynthVariant | undefined =
+  'createProgramSecrets' in SETTINGS && 'workers' in SETTINGS
+    ? {
+        name: `fleet: programs in props as records, createProgramSecrets false, ${FLEET_WORKERS} workers`,
+        context: (programs) => ({
+          programs: programNames(programs).map((name) => ({ name })),
+          createProgramSecrets: false,
+          perProgramAlarms: false,
+          workers: FLEET_WORKERS,
+        }),
+      }
+    : undefined;
 
 const CHILD = path.join(import.meta.dirname, 'fleet-synth-child.ts');
 
