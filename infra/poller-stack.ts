@@ -108,6 +108,18 @@ export class PollerStack extends Stack {
     // The bus's name and ARN, and its kind's own outputs (the archive, or the retention and tail's role).
     poller.bus.addOutputs(this);
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
+    new CfnOutput(this, 'ProgramsTableName', {
+      value: poller.programsTable.tableName,
+      description: "The program records (the CLI's programs commands)",
+    });
+    new CfnOutput(this, 'SecretsPrefix', {
+      value: poller.secretsPrefix,
+      description: 'Name path of the program secrets: secret set --program writes <prefix><program>',
+    });
+    new CfnOutput(this, 'WorkerCount', {
+      value: String(poller.workerSchedules.length),
+      description: 'Workers sharing the programs (each program is polled by one, by its name)',
+    });
     new CfnOutput(this, 'PollerFunctionName', {
       value: poller.pollerFunction.functionName,
       description: 'Runs the operator requests of event, replay, doctor and rewind (lambda:InvokeFunction)',
@@ -123,7 +135,7 @@ export class PollerStack extends Stack {
       // The runbook reads it by exact key: disable the schedule before writing the checkpoint by hand.
       new CfnOutput(this, `ScheduleName${pascalCase(program)}`, {
         value: schedule.scheduleName,
-        description: `EventBridge Scheduler schedule (group default) of program ${program}`,
+        description: `EventBridge Scheduler schedule (group default) of the worker that polls program ${program}`,
       });
     }
     for (const route of poller.routes) {

@@ -127,16 +127,25 @@ export const SETTINGS = {
     actsIn: [
       'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
       'functions/poller/handler.ts#handler',
+      'infra/constructs/programs-table.ts#createProgramsTable',
     ],
-    env: { name: 'PROGRAMS_TABLE' },
+    env: { name: 'PROGRAMS_TABLE', deployed: 'resource' },
   }),
   secretsPrefix: setting(text(SECRETS_PREFIX_PATTERN, SECRETS_PREFIX_EXPECTED), {
     doc:
-      "Name path of the deployment's program secrets (`<prefix><program>`): a program record's secret must be " +
-      'under it, or one of the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
-    whenAbsent: 'none: a record may name only the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
-    actsIn: ['functions/adapters/aws/program-secret-scope.ts#ProgramSecretScope'],
-    env: { name: 'SECRETS_PREFIX' },
+      "Name path of the deployment's program secrets (`<prefix><program>`, what `secret set --program` writes): " +
+      "the function may read the secrets under it, and a program record's secret must be under it or one of " +
+      "the stack's own",
+    whenAbsent:
+      'the construct derives `banking-events-poller/<stack name>/`; the handler without it takes only the ' +
+      'secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
+    actsIn: [
+      'functions/adapters/aws/program-secret-scope.ts#ProgramSecretScope',
+      'infra/constructs/program-secrets.ts#resolveSecretsPrefix',
+    ],
+    env: { name: 'SECRETS_PREFIX', deployed: 'computed' },
+    context: { key: 'secretsPrefix', none: '' },
+    prop: { name: 'secretsPrefix' },
   }),
   workerCount: setting(integer({ min: 1, max: MAX_WORKERS }), {
     doc:
@@ -146,8 +155,11 @@ export const SETTINGS = {
     actsIn: [
       'functions/core/fleet/assignment.ts#assignedWorker',
       'functions/poller/poller-config.ts#resolveWorkerInvocation',
+      'infra/constructs/poller-schedules.ts#createPollerSchedules',
     ],
     env: { name: 'WORKER_COUNT' },
+    context: { key: 'workers' },
+    prop: { name: 'workers' },
   }),
   maxConcurrentPrograms: setting(integer({ min: 1, max: 1_000 }), {
     doc:
@@ -156,6 +168,27 @@ export const SETTINGS = {
     default: 50,
     actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
     env: { name: 'MAX_CONCURRENT_PROGRAMS' },
+    context: { key: 'maxConcurrentPrograms' },
+    prop: { name: 'maxConcurrentPrograms' },
+  }),
+  createProgramSecrets: setting(flag(), {
+    doc:
+      'A secret in the stack for each program of `programs` without its own (`Secret<Program>`, as before); ' +
+      '`false`: such a program reads `<secretsPrefix><name>` (set it with `secret set --program`) and the ' +
+      'template holds no resource per program',
+    default: true,
+    actsIn: ['infra/constructs/program-secrets.ts#programSecretsOf'],
+    context: { key: 'createProgramSecrets' },
+    prop: { name: 'createProgramSecrets' },
+  }),
+  perProgramAlarms: setting(flag(), {
+    doc:
+      "Five alarms per program of `programs` (six on the custom bus), each named for its program; the fleet's " +
+      'alarms name the program either way',
+    whenAbsent: 'on with at most 5 programs in `programs`, off above',
+    actsIn: ['infra/constructs/poller-props-resolution.ts#resolvePollerProps'],
+    context: { key: 'perProgramAlarms', none: '' },
+    prop: { name: 'perProgramAlarms' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
     doc: 'DynamoDB table holding the checkpoints, partition key `pk` (string)',

@@ -20,6 +20,8 @@ export interface ResolvedPollerProps {
   /** The props that are settings, in the settings' own units (`safetyMarginMs`), checked. */
   readonly settings: PropSettingValues;
   readonly programs: readonly PollerProgram[];
+  /** Alarms (and dashboard rows) per program of `programs`. */
+  readonly perProgramAlarms: boolean;
   readonly scheduleInterval: Duration;
   readonly safetyMargin: Duration;
   readonly handoverOverlap: Duration;
@@ -50,6 +52,9 @@ export interface PollerNetworkProps {
   readonly vpcEndpoints: boolean;
 }
 
+/** The most programs of the props that get alarms of their own unless `perProgramAlarms` says otherwise. */
+export const PER_PROGRAM_ALARMS_UP_TO = 5;
+
 /** Consecutive schedule intervals (one `LagSeconds` data point each) over the lag threshold. */
 export const LAG_PERIODS = 3;
 const MIN_STALL_AFTER = Duration.minutes(5);
@@ -65,9 +70,11 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
   const scheduleInterval = settingDuration('scheduleRateMinutes', settings.scheduleRateMinutes);
   const safetyMargin = settingDuration('safetyMarginMs', settings.safetyMarginMs);
   const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
+  const programs = props.programs ?? SETTINGS.programs.default;
   const resolved: ResolvedPollerProps = {
     settings,
-    programs: props.programs ?? SETTINGS.programs.default,
+    programs,
+    perProgramAlarms: settings.perProgramAlarms ?? programs.length <= PER_PROGRAM_ALARMS_UP_TO,
     scheduleInterval,
     safetyMargin,
     handoverOverlap,

@@ -277,12 +277,15 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     expect(byConfiguration).toEqual({
       'cdk.json defaults': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        // The deployment's program secrets, added at run time under its prefix.
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       'custom bus': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         // tail's delivery role sends to tail's run-time queues only (bep-tail-*).
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
@@ -293,12 +296,14 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         'AwsSolutions-IAM5[Resource::*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/ExampleSubscriber/FunctionRole',
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretCards',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       embedded: [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ Embedding/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/Embedding/*] @ Embedding/Poller/FunctionRole',
         'AwsSolutions-S1 @ Embedding/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretCards',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretLoans',
@@ -318,6 +323,7 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
     'SecretsManagerUsingKMSKey @ Poller/SecretDefault': 'encryptionKey',
     'S3DefaultEncryptionKMS @ Poller/ClaimCheckBucket': 'encryptionKey',
     'CloudWatchLogGroupEncrypted @ Poller/LogGroup': 'encryptionKey',
+    'CloudWatchLogGroupEncrypted @ Poller/ProgramSeeding/LogGroup': 'encryptionKey',
     'S3BucketLoggingEnabled @ Poller/ClaimCheckBucket': 'claimCheckAccessLogsBucket',
     'LambdaInsideVPC @ Poller/Function': 'vpc',
     'LambdaConcurrency @ Poller/Function': 'reservedConcurrency',
@@ -342,7 +348,7 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
 
       expect([...byRule].sort()).toEqual(Object.keys(ANSWERED_BY).sort());
       // Each is reported by every pack that has the rule: PCI.DSS.321 has no concurrency rule.
-      expect(findings).toHaveLength(17);
+      expect(findings).toHaveLength(20);
     },
   );
 
@@ -392,9 +398,15 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
 
     expect(rules).toEqual([
       'DynamoDBInBackupPlan @ Poller/CheckpointTable',
+      'DynamoDBInBackupPlan @ Poller/ProgramsTable',
       'IAMNoInlinePolicy @ Poller/FunctionRole',
+      'IAMNoInlinePolicy @ Poller/ProgramSeeding/Role',
       'IAMNoInlinePolicy @ Poller/SchedulerRole',
+      // The program seeding runs at deploys only, called by CloudFormation, and reaches DynamoDB alone.
+      'LambdaConcurrency @ Poller/ProgramSeeding/Function',
       'LambdaDLQ @ Poller/Function',
+      'LambdaDLQ @ Poller/ProgramSeeding/Function',
+      'LambdaInsideVPC @ Poller/ProgramSeeding/Function',
       'S3BucketLoggingEnabled @ LogBucket',
       'S3BucketReplicationEnabled @ LogBucket',
       'S3BucketReplicationEnabled @ Poller/ClaimCheckBucket',
