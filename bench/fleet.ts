@@ -18,13 +18,15 @@
  *                in B over A's, measured over the same minutes; then the groups swap roles
  *   kill         a backlog on a few programs of one worker, and its process SIGKILLed mid-drain:
  *                nothing lost, duplicates within the documented bound
- *   synth        `cdk synth` at `--synth` program counts: resources and template size
+ *   synth        `cdk synth` at `--synth` program counts: resources and template size, with the
+ *                programs in props as the construct's defaults make them, and (where the construct
+ *                offers it) the fleet's way: no resource per program
  *
  * Then every event is checked delivered, and the cost inputs per worker-month and program-month
- * are written. About 25 minutes with the defaults (the runs are the deployed minute);
- * `--quick` (200 programs, 4 workers, 2 runs per phase) about 12.
+ * are written. About 22 minutes with the defaults (the runs are the deployed minute);
+ * `--quick` (200 programs, 4 workers, 2 runs per phase) about 16; `--phases synth` a few.
  *
- *   npm run bench:fleet -- [--programs 1000] [--workers 10] [--memory 1024] [--rate 0.1]
+ *   npm run bench:fleet -- [--programs 1000] [--workers 10] [--memory 1024] [--rate 0.05]
  *                          [--ticks 3] [--phases caught-up,backlog,misbehaving,kill,synth]
  *                          [--synth 1,100,1000,5000] [--seed 35] [--quick] [--out <file>]
  *
@@ -362,6 +364,11 @@ async function main(): Promise<void> {
     }
   }
   if (phases.has('synth')) {
+    // The app synthesizes the built construct library and its assets: build them as they are now.
+    const { buildConstructLibrary, buildHandlerAsset, buildProgramSeederAsset } = await import(
+      '../scripts/build/artifacts.ts'
+    );
+    await Promise.all([buildHandlerAsset(), buildProgramSeederAsset(), buildConstructLibrary()]);
     const counts = (values.synth ?? '').split(',').map(Number);
     const synths: SynthFigures[] = [];
     if (FLEET_VARIANT === undefined) problems.push('synth: the construct offers no fleet variant yet');
@@ -372,9 +379,16 @@ async function main(): Promise<void> {
         const figures = synthFigures(variant, count);
         log(
           figures.refused === undefined
-            ? `  ${figures.resources} resources, ${figures.templateBytes} bytes, ${figures.seconds} s`
+            ? `  ${figures.resources} resources, ${figures.outputs} outputs, ${figures.templateBytes} bytes, ${figures.seconds} s`
             : `  refused: ${figures.refused}`,
         );
+        if (
+          variant === FLEET_VARIANT &&
+          (figures.refused !== undefined || (figures.overQuotas ?? []).length > 0)
+        )
+          problems.push(
+            `synth of ${count} programs the fleet's way: ${figures.refused ?? figures.overQuotas?.join(', ')}`,
+          );
         synths.push(figures);
       }
     }

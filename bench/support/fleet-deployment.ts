@@ -15,7 +15,11 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { DynamoDbProgramRegistry } from '../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../functions/core/fleet/assignment.ts';
 import type { SimulatorProgram } from '../../functions/simulator/banking-simulator.ts';
-import { buildConstructLibrary, buildHandlerAsset } from '../../scripts/build/artifacts.ts';
+import {
+  buildConstructLibrary,
+  buildHandlerAsset,
+  buildProgramSeederAsset,
+} from '../../scripts/build/artifacts.ts';
 import { type Invocation, LambdaContainer } from '../../test/support/lambda-runtime/lambda-container.ts';
 import { type MotoServer, startMoto } from '../../test/support/moto-server.ts';
 import { type PollerArtifact, synthPollerArtifact } from '../../test/support/poller-artifact.ts';
@@ -331,7 +335,7 @@ export class FleetDeployment {
   static async start(setup: FleetSetup, log: (line: string) => void): Promise<FleetDeployment> {
     const workdir = mkdtempSync(path.join(tmpdir(), 'fleet-bench-'));
     log('building the handler and the construct library, synthesizing the app');
-    await Promise.all([buildHandlerAsset(), buildConstructLibrary()]);
+    await Promise.all([buildHandlerAsset(), buildProgramSeederAsset(), buildConstructLibrary()]);
     const artifact = synthPollerArtifact(path.join(workdir, 'cdk.out'));
     // Two motos, DynamoDB apart: each serves one request at a time, and the checkpoint writes
     // alone keep one busy (a conditional UpdateItem costs moto ~5 ms of CPU).

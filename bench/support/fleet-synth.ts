@@ -25,6 +25,10 @@ export interface SynthFigures {
   readonly programs: number;
   /** Resources of the stack's template; absent when the synth was refused. */
   readonly resources?: number;
+  /** The template's outputs (CloudFormation takes at most `TEMPLATE_QUOTAS.outputs`). */
+  readonly outputs?: number;
+  /** CloudFormation quotas the template is over (it would synthesize and fail to deploy). */
+  readonly overQuotas?: readonly string[];
   readonly templateBytes?: number;
   /** The template's resources by type, the most frequent first (10 at most). */
   readonly resourceTypes?: Readonly<Record<string, number>>;
@@ -44,7 +48,8 @@ export function programNames(count: number): string[] {
 }
 
 export const PROPS_VARIANT: SynthVariant = {
-  name: 'programs in props (one secret, schedule and 5 alarms each)',
+  // Before issue 35: a secret, a schedule and 5 alarms each; since: a secret each (the default).
+  name: "programs in props, the construct's defaults",
   context: (programs) => ({ programs: programNames(programs).map((name) => ({ name })) }),
 };
 
@@ -60,7 +65,7 @@ const FLEET_WORKERS = 10;
  * by `FLEET_WORKERS` workers. Undefined where the construct does not offer it yet.
  */
 export const FLEET_VARIANT: SynthVariant | undefined =
-  'createProgramSecrets' in SETTINGS && 'workers' in SETTINGS
+  'createProgramSecrets' in SETTINGS && 'workerCount' in SETTINGS
     ? {
         name: `fleet: programs in props as records, createProgramSecrets false, ${FLEET_WORKERS} workers`,
         context: (programs) => ({
@@ -71,6 +76,22 @@ export const FLEET_VARIANT: SynthVariant | undefined =
         }),
       }
     : undefined;
+
+/**
+ * CloudFormation's quotas on a template (the CDK checks only the resources at synth): 500
+ * resources, 200 outputs, 1 MB for a template deployed from S3, as `cdk deploy` does.
+ */
+export const TEMPLATE_QUOTAS = { resources: 500, outputs: 200, templateBytes: 1_000_000 } as const;
+
+function overQuotas(resources: number, outputs: number, templateBytes: number): string[] {
+  const over: string[] = [];
+  if (resources > TEMPLATE_QUOTAS.resources)
+    over.push(`${resources} resources > ${TEMPLATE_QUOTAS.resources}`);
+  if (outputs > TEMPLATE_QUOTAS.outputs) over.push(`${outputs} outputs > ${TEMPLATE_QUOTAS.outputs}`);
+  if (templateBytes > TEMPLATE_QUOTAS.templateBytes)
+    over.push(`${templateBytes} bytes > ${TEMPLATE_QUOTAS.templateBytes} bytes`);
+  return over;
+}
 
 const CHILD = path.join(import.meta.dirname, 'fleet-synth-child.ts');
 
@@ -92,6 +113,7 @@ export function synthFigures(variant: SynthVariant, programs: number): SynthFigu
     const templateFile = path.join(outdir, child.template);
     const template = JSON.parse(readFileSync(templateFile, 'utf8')) as {
       Resources?: Record<string, { Type: string }>;
+      Outputs?: Record<string, unknown>;
     };
     const resources = Object.values(template.Resources ?? {});
     const byType = new Map<string, number>();
@@ -103,6 +125,12 @@ export function synthFigures(variant: SynthVariant, programs: number): SynthFigu
       variant: variant.name,
       programs,
       resources: resources.length,
+      outputs: Object.keys(template.Outputs ?? {}).length,
+      overQuotas: overQuotas(
+        resources.length,
+        Object.keys(template.Outputs ?? {}).length,
+        statSync(templateFile).size,
+      ),
       templateBytes: statSync(templateFile).size,
       resourceTypes: Object.fromEntries([...byType].sort((a, b) => b[1] - a[1]).slice(0, 10)),
       assetBytes,
