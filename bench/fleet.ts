@@ -398,7 +398,8 @@ async function main(): Promise<void> {
   results.duration_minutes = round((Date.now() - startedAt) / 60_000, 1);
   const json = `${JSON.stringify(results, null, 2)}\n`;
   const day = new Date().toISOString().slice(0, 10);
-  const out = path.join(import.meta.dirname, 'results', values.out ?? `fleet-${day}.json`);
+  // A bare name goes to bench/results; a path is taken as it is.
+  const out = path.resolve(import.meta.dirname, 'results', values.out ?? `fleet-${day}.json`);
   writeFileSync(out, json);
   log(`results in ${path.relative(process.cwd(), out)}`);
   if (problems.length > 0) {
