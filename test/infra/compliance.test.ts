@@ -311,6 +311,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
       // Alarms on Metrics Insights queries need no acknowledgement: the same as the custom bus's, a secret each.
       'per-condition alarms: six programs, custom bus': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         ...['Cards', 'Fx', 'Loans', 'Payroll', 'Savings', 'Treasury'].map(
