@@ -9,6 +9,7 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { BankingEventsPoller } from 'banking-events-poller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROGRAM_OUTPUTS_MAX } from '../../infra/poller-stack.ts';
 import {
   logicalIdOf,
   REPO_ROOT,
@@ -761,6 +762,27 @@ describe('IAM', () => {
 });
 
 describe('outputs', () => {
+  it.each([
+    [PROGRAM_OUTPUTS_MAX, PROGRAM_OUTPUTS_MAX],
+    [PROGRAM_OUTPUTS_MAX + 1, 1],
+  ])(
+    'with %i programs in props, names %i of them one by one (CloudFormation allows 200 outputs)',
+    (count, named) => {
+      const names = Array.from({ length: count }, (_, index) => `p${String(index).padStart(4, '0')}`);
+      const many = synthPollerApp({ programs: names.map((name) => ({ name })) });
+      try {
+        const outputs = many.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+        const keys = Object.keys(outputs);
+
+        expect(keys.filter((key) => key.startsWith('SecretArn'))).toHaveLength(named);
+        expect(keys.filter((key) => key.startsWith('ScheduleName'))).toHaveLength(named);
+        expect(outputs.Programs?.Value).toBe(names.slice(0, named).join(','));
+      } finally {
+        many.dispose();
+      }
+    },
+  );
+
   it('names the bus, table, secret, queues and dashboard for operators and subscribers', () => {
     const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
 
