@@ -10,6 +10,8 @@ import { pascalCase } from './constructs/construct-names.ts';
 import { settingProps } from './constructs/setting-props.ts';
 import { ExampleSubscriber } from './example-subscriber.ts';
 
+/** Programs of the props the outputs name one by one (a secret and a schedule each); beyond, the default alone. */
+export const PROGRAM_OUTPUTS_MAX = 20;
 export interface PollerStackProps extends StackProps {
   readonly config: AppConfig;
 }
@@ -97,9 +99,18 @@ export class PollerStack extends Stack {
   private addOutputs(config: AppConfig): void {
     const { poller } = this;
     // What the operator CLI reads with --stack (functions/cli/deployment.ts).
+    // Outputs name each program of the props only while they stay few: CloudFormation allows 200
+    // outputs a stack. Beyond, the default program alone; the others are records of the programs
+    // table, as those an operator adds (`programs list`; `--secret-id` where a command needs one).
+    const named =
+      config.programs.length <= PROGRAM_OUTPUTS_MAX ? config.programs : config.programs.slice(0, 1);
+    const namedPrograms = new Set(named.map((program) => program.name));
     new CfnOutput(this, 'Programs', {
-      value: config.programs.map((program) => program.name).join(','),
-      description: "Programs polled, the default one first (the CLI's --program)",
+      value: named.map((program) => program.name).join(','),
+      description:
+        named.length === config.programs.length
+          ? "Programs polled, the default one first (the CLI's --program)"
+          : `The default program of ${config.programs.length} (the others: programs list)`,
     });
     new CfnOutput(this, 'EventSource', {
       value: config.eventSource,
@@ -108,22 +119,36 @@ export class PollerStack extends Stack {
     // The bus's name and ARN, and its kind's own outputs (the archive, or the retention and tail's role).
     poller.bus.addOutputs(this);
     new CfnOutput(this, 'CheckpointTableName', { value: poller.checkpointTable.tableName });
+    new CfnOutput(this, 'ProgramsTableName', {
+      value: poller.programsTable.tableName,
+      description: "The program records (the CLI's programs commands)",
+    });
+    new CfnOutput(this, 'SecretsPrefix', {
+      value: poller.secretsPrefix,
+      description: 'Name path of the program secrets: secret set --program writes <prefix><program>',
+    });
+    new CfnOutput(this, 'WorkerCount', {
+      value: String(poller.workerSchedules.length),
+      description: 'Workers sharing the programs (each program is polled by one, by its name)',
+    });
     new CfnOutput(this, 'PollerFunctionName', {
       value: poller.pollerFunction.functionName,
       description: 'Runs the operator requests of event, replay, doctor and rewind (lambda:InvokeFunction)',
     });
     new CfnOutput(this, 'PollerFunctionArn', { value: poller.pollerFunction.functionArn });
     for (const [program, secret] of poller.secrets) {
+      if (!namedPrograms.has(program)) continue;
       new CfnOutput(this, `SecretArn${pascalCase(program)}`, {
         value: secret.secretArn,
         description: `Credentials of program ${program}: set with aws secretsmanager put-secret-value`,
       });
     }
     for (const [program, schedule] of poller.schedules) {
+      if (!namedPrograms.has(program)) continue;
       // The runbook reads it by exact key: disable the schedule before writing the checkpoint by hand.
       new CfnOutput(this, `ScheduleName${pascalCase(program)}`, {
         value: schedule.scheduleName,
-        description: `EventBridge Scheduler schedule (group default) of program ${program}`,
+        description: `EventBridge Scheduler schedule (group default) of the worker that polls program ${program}`,
       });
     }
     for (const route of poller.routes) {

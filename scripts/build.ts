@@ -1,6 +1,6 @@
 /**
  * `npm run build`: what the package ships, under dist/ (see scripts/build/artifacts.ts). With no
- * argument, every part; or name the parts: `handler` and `library` (cdk.json builds them before
+ * argument, every part; or name the parts: `handler` (the poller's and the program seeder's) and `library` (cdk.json builds them before
  * every synth, so a deploy never ships a stale handler), `subscriber` (the kit), `cli`, `types` (the library's
  * declarations, which `npm run typecheck` checks the repository's app against).
  */
@@ -8,12 +8,15 @@ import {
   buildCli,
   buildConstructLibrary,
   buildHandlerAsset,
+  buildProgramSeederAsset,
   buildSubscriberKit,
   emitDeclarations,
 } from './build/artifacts.ts';
 
 const PARTS: Readonly<Record<string, () => void | Promise<void>>> = {
-  handler: () => buildHandlerAsset(),
+  handler: async () => {
+    await Promise.all([buildHandlerAsset(), buildProgramSeederAsset()]);
+  },
   library: () => buildConstructLibrary(),
   subscriber: () => buildSubscriberKit(),
   cli: () => buildCli(),

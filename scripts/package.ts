@@ -16,6 +16,7 @@ import {
   buildCli,
   buildConstructLibrary,
   buildHandlerAsset,
+  buildProgramSeederAsset,
   buildSubscriberKit,
   emitDeclarations,
   LAYOUT,
@@ -42,6 +43,7 @@ const SHIPPED_PATHS = [
   'bin/banking-events-poller.mjs',
   LAYOUT.cliFile,
   LAYOUT.handlerDir,
+  LAYOUT.seederDir,
   LAYOUT.libraryDir,
   LAYOUT.subscriberDir,
 ] as const;
@@ -51,7 +53,7 @@ const buildTargets = process.argv.includes('--build-targets');
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
 let started = performance.now();
-await Promise.all([buildHandlerAsset(), buildSubscriberKit(), buildCli()]);
+await Promise.all([buildHandlerAsset(), buildProgramSeederAsset(), buildSubscriberKit(), buildCli()]);
 compileJsiiAssembly();
 const assembly = JSON.parse(readFileSync(JSII_ASSEMBLY, 'utf8')) as { types: object; fingerprint: string };
 console.log(

@@ -8,6 +8,13 @@
  *
  * Creating a cgroup needs root (or a delegated hierarchy): where that is not allowed, `create`
  * says why and the benchmark reports CPU per 1 000 events only.
+ *
+ * A share may also carry a weight (`shares`: cgroup v1 `cpu.shares`, 1 024 being one ordinary
+ * process's; v2 `cpu.weight`, 100 for the same): on a machine busy with other work, a function's
+ * process then gets its share when it needs it, as Lambda guarantees it, rather than a turn among
+ * every runnable process. `weighted` makes a group with a weight and no quota (the services a
+ * benchmark stands in for, which run elsewhere in reality), and a name with a `/` nests a group in
+ * another (a cap over all of a benchmark's processes).
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -39,16 +46,38 @@ export class CpuShare {
     this.#rootProcs = rootProcs;
   }
 
-  /** A cgroup limited to `memoryMb ÷ 1 769` of a core, or why none can be made here. */
-  static create(memoryMb: number, name: string): CpuShareResult {
-    const quota = Math.round((memoryMb / MB_PER_VCPU) * PERIOD_US);
+  /**
+   * A cgroup limited to `memoryMb ÷ 1 769` of a core, or why none can be made here. `shares`: its
+   * weight (1 024 an ordinary process's). @default the system's default weight
+   */
+  static create(memoryMb: number, name: string, options: { readonly shares?: number } = {}): CpuShareResult {
+    return CpuShare.#make(memoryMb, name, Math.round((memoryMb / MB_PER_VCPU) * PERIOD_US), options.shares);
+  }
+
+  /** A cgroup with a weight (`shares`, 1 024 an ordinary process's) and no quota. */
+  static weighted(name: string, shares: number): CpuShareResult {
+    return CpuShare.#make(Number.POSITIVE_INFINITY, name, undefined, shares);
+  }
+
+  /** A cgroup with at most `cores` of the machine (and a weight, if given), for nesting others in. */
+  static capped(cores: number, name: string, options: { readonly shares?: number } = {}): CpuShareResult {
+    return CpuShare.#make(cores * MB_PER_VCPU, name, Math.round(cores * PERIOD_US), options.shares);
+  }
+
+  static #make(
+    memoryMb: number,
+    name: string,
+    quota: number | undefined,
+    shares: number | undefined,
+  ): CpuShareResult {
     const problems: string[] = [];
     if (existsSync(path.join(V1_CPU, 'cpu.cfs_quota_us'))) {
       const dir = path.join(V1_CPU, name);
       try {
         mkdirSync(dir, { recursive: true });
         writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(PERIOD_US));
-        writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(quota));
+        writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(quota ?? -1));
+        if (shares !== undefined) writeFileSync(path.join(dir, 'cpu.shares'), String(shares));
         const share = new CpuShare(
           memoryMb,
           dir,
@@ -67,7 +96,16 @@ export class CpuShare {
       const dir = path.join(root, name);
       try {
         mkdirSync(dir, { recursive: true });
-        writeFileSync(path.join(dir, 'cpu.max'), `${quota} ${PERIOD_US}`);
+        // A nested group's controllers come from its parent's subtree_control.
+        if (path.dirname(dir) !== root)
+          writeFileSync(path.join(path.dirname(dir), 'cgroup.subtree_control'), '+cpu');
+        writeFileSync(path.join(dir, 'cpu.max'), `${quota ?? 'max'} ${PERIOD_US}`);
+        if (shares !== undefined) {
+          writeFileSync(
+            path.join(dir, 'cpu.weight'),
+            String(Math.max(1, Math.min(10_000, Math.round(shares / 10.24)))),
+          );
+        }
         const share = new CpuShare(
           memoryMb,
           dir,
@@ -90,7 +128,7 @@ export class CpuShare {
     writeFileSync(this.#procs, String(pid));
   }
 
-  /** Moves what is left back to the root and removes the cgroup. */
+  /** Moves what is left back to the root and removes the cgroup (nested ones first). */
   dispose(): void {
     try {
       for (const pid of readFileSync(this.#procs, 'utf8').split('\n').filter(Boolean)) {

@@ -7,6 +7,7 @@ import { registerArchiveReplayCommand } from './commands/archive-replay-command.
 import { registerDoctorCommand } from './commands/doctor-command.ts';
 import { registerEventCommand } from './commands/event-command.ts';
 import { registerJumpsCommand } from './commands/jumps-command.ts';
+import { registerProgramsCommand } from './commands/programs-command.ts';
 import { registerReplayCommand } from './commands/replay-command.ts';
 import { registerRewindCommand } from './commands/rewind-command.ts';
 import { registerRunCommand } from './commands/run-command.ts';
@@ -22,7 +23,7 @@ export function createCli(version: string): Command {
     .version(version)
     .description(
       "Operate the banking events poller: run it locally, see a program's checkpoint and lag, rewind or replay " +
-        'events, watch the bus, check a deployment, set its secret.',
+        'events, watch the bus, check a deployment, set its secret, add and pause its programs.',
     )
     .option('--json', 'machine-readable output on stdout')
     .option('--profile <name>', 'AWS profile (default: the SDK chain: AWS_PROFILE, SSO, environment, …)')
@@ -58,6 +59,7 @@ Examples:
   registerTailCommand(program);
   registerDoctorCommand(program);
   registerSecretCommand(program);
+  registerProgramsCommand(program);
   registerSimulateCommand(program);
   // Every subcommand stops on a bad command line with exit code 2 instead of exiting by itself.
   for (const command of program.commands) command.exitOverride().showHelpAfterError('(add --help for usage)');

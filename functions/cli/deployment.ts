@@ -4,6 +4,7 @@
  * always wins over the stack. Every "not found" names the flag or output to fix.
  */
 import { DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
+import { MAX_WORKERS } from '../core/fleet/assignment.ts';
 import { parseProgramName } from '../core/name-rules.ts';
 import { SETTINGS, type SettingValue } from '../settings/settings.ts';
 import type { AwsClients } from './aws-clients.ts';
@@ -20,6 +21,7 @@ export type EventBusKind = SettingValue<'eventBusKind'>;
 export interface DeploymentFlags {
   readonly stack?: string;
   readonly checkpointTable?: string;
+  readonly programsTable?: string;
   readonly eventBus?: string;
   readonly secretId?: string;
 }
@@ -82,18 +84,63 @@ export class Deployment {
     return listed === undefined ? ['default'] : listed.split(',').filter((name) => name !== '');
   }
 
-  /** `--program`, checked against the stack's programs; the stack's default program, else `fallback`. */
+  /**
+   * `--program`, checked against the stack's programs; the stack's default program, else
+   * `fallback`. A stack with a programs table may poll programs its outputs do not name (added
+   * with `programs add`): any valid name is taken there.
+   */
   program(requested: string | undefined, fallback = 'default'): string {
     const known = this.programs;
     if (requested === undefined) return known?.[0] ?? fallback;
     const program = parseProgramName(requested, '--program');
-    if (known !== undefined && !known.includes(program)) {
+    if (known !== undefined && !known.includes(program) && !this.hasProgramsTable) {
       throw new UsageError(
         `Unknown program "${program}": stack ${this.stackName} polls ${known.join(', ')}`,
         `pass --program with one of them, or add "${program}" to the stack's programs and deploy`,
       );
     }
     return program;
+  }
+
+  /** Whether the stack keeps its programs as records (a release with `programs`); a flag counts as one. */
+  get hasProgramsTable(): boolean {
+    return this.#flags.programsTable !== undefined || this.output(STACK_OUTPUTS.programsTable) !== undefined;
+  }
+
+  /** The programs table: `--programs-table`, else the stack's `ProgramsTableName`. */
+  get programsTable(): string {
+    if (this.#flags.programsTable === undefined && this.stackName !== undefined && !this.hasProgramsTable) {
+      throw new UsageError(
+        `Stack ${this.stackName} has no output ${STACK_OUTPUTS.programsTable}: it was deployed by a version that kept ` +
+          'its programs in the stack',
+        'deploy it again with this version (cdk deploy): its programs become records, and the programs commands work',
+      );
+    }
+    return this.#require(
+      'programs table',
+      this.#flags.programsTable,
+      STACK_OUTPUTS.programsTable,
+      '--programs-table NAME',
+    );
+  }
+
+  /** The deployment's secrets prefix (`SecretsPrefix`); `undefined` without `--stack` or on an older stack. */
+  get secretsPrefix(): string | undefined {
+    return this.output(STACK_OUTPUTS.secretsPrefix);
+  }
+
+  /** How many workers share the programs (`WorkerCount`); `undefined` when not known. */
+  get workerCount(): number | undefined {
+    const value = Number(this.output(STACK_OUTPUTS.workerCount));
+    return Number.isSafeInteger(value) && value >= 1 && value <= MAX_WORKERS ? value : undefined;
+  }
+
+  /** The secrets of the stack's own programs (`SecretArn<Program>` outputs). */
+  stackSecretIds(): string[] {
+    return (this.programs ?? []).flatMap((program) => {
+      const secret = this.output(STACK_OUTPUTS.secretArn(program));
+      return secret === undefined ? [] : [secret];
+    });
   }
 
   get checkpointTable(): string {

@@ -11,6 +11,12 @@ import { TAIL_DELIVERY_ROLE_OUTPUT } from './operator-resource-names.ts';
 export const STACK_OUTPUTS = Object.freeze({
   programs: 'Programs',
   checkpointTable: 'CheckpointTableName',
+  /** The program records: the programs commands work on it; without it, a stack of an older version. */
+  programsTable: 'ProgramsTableName',
+  /** The name path of the program secrets (`secret set --program` writes `<prefix><program>`). */
+  secretsPrefix: 'SecretsPrefix',
+  /** Workers sharing the programs: which one polls a program follows from its name. */
+  workerCount: 'WorkerCount',
   eventBusName: 'EventBusName',
   eventBusArn: 'EventBusArn',
   /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */

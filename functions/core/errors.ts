@@ -393,6 +393,20 @@ export class ProgramSecretRefusedError extends PollerError {
 }
 
 /**
+ * A deploy's programs (the construct's `programs` prop) cannot be seeded as the stack's records:
+ * a program of the props was added by an operator (`programs add`), or its item in the programs
+ * table is not a readable record. The deploy fails with this reason and nothing of that program
+ * is changed; `programs` names each one.
+ */
+export class ProgramSeedConflictError extends PollerError {
+  static readonly code = 'PROGRAM_SEED_CONFLICT';
+
+  constructor(message: string, context: ErrorContext & { readonly programs: string }) {
+    super(ProgramSeedConflictError.code, message, { context });
+  }
+}
+
+/**
  * Every error a run can fail with, each with its stable `code`: the runbook has an entry per code,
  * and log queries and alarms match on them. A new class of this family belongs here (a test checks
  * that every exported class is listed).
@@ -422,6 +436,7 @@ export const POLLER_ERRORS = [
   ProgramRevisionConflictError,
   ProgramSettingError,
   ProgramSecretRefusedError,
+  ProgramSeedConflictError,
 ] as const;
 
 /** The stable codes of {@link POLLER_ERRORS}. */

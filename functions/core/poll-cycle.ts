@@ -22,7 +22,12 @@ import { CheckpointProgress } from './checkpoint/progress.ts';
 import type { HeldJump, LeaseGrant } from './checkpoint/store.ts';
 import type { CycleDeps } from './cycle/cycle-deps.ts';
 import { CycleHalt } from './cycle/cycle-halt.ts';
-import { type CycleSettings, type PollCycleOptions, resolveCycleOptions } from './cycle/cycle-options.ts';
+import {
+  CYCLE_DEFAULTS,
+  type CycleSettings,
+  type PollCycleOptions,
+  resolveCycleOptions,
+} from './cycle/cycle-options.ts';
 import {
   type CycleSummary,
   completedSummary,
@@ -90,6 +95,8 @@ export async function runPollCycle(deps: CycleDeps, options: PollCycleOptions): 
       // Waiting past the point where no poll fits would only take the lease to give it back.
       waitMs: Math.min(settings.leaseWaitMs, budget.untilDeadline() - settings.minPollWindowMs),
       checkIntervalMs: settings.leaseCheckIntervalMs,
+      // A holder keeps back at most the margin this run keeps (the deployment's), and adds at most the skew cap.
+      holderStopsBeforeExpiryMs: CYCLE_DEFAULTS.maxLeaseSkewMs + settings.safetyMarginMs,
       signal: budget.deadlineSignal,
     });
     if (!lease.acquired) {

@@ -238,6 +238,14 @@ export const METRIC_NAMES = [
   'ProgramRecordsRefused',
   /** A worker's: programs whose turn never came in its run (too many for its lanes and time). */
   'ProgramsNotReached',
+  /**
+   * A program's run that completed no healthy cycle (no `CycleDurationMs`: it failed, waited for a
+   * busy lease, was left behind or not reached, or every poll timed out). Written by the metrics
+   * adapter when it sends a program's metrics, so that an alarm can see what is missing.
+   */
+  'StalledRuns',
+  /** A worker's run, from its start to its answer (the worker's, with its `Worker`): its liveness. */
+  'WorkerDurationMs',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';

@@ -22,8 +22,13 @@ import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manag
 import { withScrubbedErrors } from '../adapters/aws/service-error-redaction.ts';
 import { MemoryProgramRegistry } from '../adapters/local/memory-program-registry.ts';
 import { memoryLimitBytes } from '../adapters/memory-limit.ts';
+import type { ProgramMetricsPlan } from '../adapters/observability/metric-plan.ts';
 import { cycleLoggerFrom } from '../adapters/observability/powertools-cycle-logger.ts';
-import { PowertoolsMetricsSink } from '../adapters/observability/powertools-metrics-sink.ts';
+import {
+  type MetricsScope,
+  PowertoolsMetricsSink,
+} from '../adapters/observability/powertools-metrics-sink.ts';
+import { TurnLog } from '../adapters/observability/turn-log.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
@@ -67,10 +72,8 @@ const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ serviceName: SERVICE_NAME, namespace: METRICS_NAMESPACE });
 const metricsSink = new PowertoolsMetricsSink(metrics);
 const cycleLogger = cycleLoggerFrom(logger);
-/** A worker's own metrics: no `Program` dimension (each program's go through its own, `observeProgram`). */
-const workerMetricsSink = new PowertoolsMetricsSink(
-  new Metrics({ serviceName: SERVICE_NAME, namespace: METRICS_NAMESPACE }),
-);
+/** A worker's own metrics, flushed with its `Worker` (each program's go through its own, `observeProgram`). */
+const workerMetricsSink = new PowertoolsMetricsSink(metrics);
 
 /** Upstreams a container keeps between runs, per lane of a worker: enough for a few workers' turns. */
 const UPSTREAMS_KEPT_PER_LANE = 4;
@@ -220,12 +223,13 @@ export async function handler(
 /** One program's run (`{"program": …}`, `{}`): its cycle, as before there were workers. */
 async function programRun(input: ScheduledInvocation, context: Context): Promise<PollerResult> {
   let upstream: Upstream | undefined;
+  // Whose metrics the run's are: known once the invocation names its program.
+  let metricsScope: MetricsScope = { plan: SETTINGS.programMetrics.default };
   try {
     const current = getRuntime();
     const target = resolveInvocationTarget(input, current.config);
     logger.appendKeys({ program: target.program });
-    // A default dimension, not a per-flush one: it must survive any flush Powertools makes itself.
-    metrics.setDefaultDimensions({ Program: target.program });
+    metricsScope = { program: target.program, plan: current.config.programMetrics };
     const { config } = current;
     upstream = current.upstreams.get(
       target.secretId,
@@ -260,7 +264,7 @@ async function programRun(input: ScheduledInvocation, context: Context): Promise
   } finally {
     reportCertificate(upstream, metricsSink);
     // Flushed on failure too: the errors and lag alarms need the metrics of failed runs most.
-    metricsSink.flush();
+    metricsSink.flush(metricsScope);
     logger.removeKeys(['program']);
     await endOfWork();
   }
@@ -285,7 +289,7 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
         clock: systemClock,
         logger: cycleLogger,
         metrics: workerMetricsSink,
-        observe: (program) => observeProgram(program, worker),
+        observe: (program) => observeProgram(program, worker, config.programMetrics),
         runProgram: programRunner({
           config,
           dynamodb: current.dynamodb,
@@ -312,7 +316,10 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
     logger.error('Worker run failed: no program was polled', { error });
     throw error;
   } finally {
-    workerMetricsSink.flush();
+    workerMetricsSink.flush({
+      worker,
+      plan: current?.config.programMetrics ?? SETTINGS.programMetrics.default,
+    });
     logger.removeKeys(['worker']);
     await endOfWork();
     if (current !== undefined) {
@@ -322,22 +329,25 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
 }
 
 /**
- * A program's metrics, with its `Program` as a default dimension (it survives any flush
- * Powertools makes itself), and its logger, with its `program` and the worker's number; made for
- * each turn, so that its log lines carry this invocation's request id.
+ * A program's metrics, sent at the end of its turn with its `Program` as the plan says
+ * (`metric-plan.ts`: every metric, or only what the per-condition alarms read), and its logger,
+ * with its `program` and the worker's number; made for each turn, so that its log lines carry
+ * this invocation's request id. Its values are its own until that flush, which is synchronous:
+ * programs in flight share the one `Metrics` without mixing their dimensions.
  */
-function observeProgram(program: string, worker: number): ProgramObservation {
-  const sink = new PowertoolsMetricsSink(
-    new Metrics({
-      serviceName: SERVICE_NAME,
-      namespace: METRICS_NAMESPACE,
-      defaultDimensions: { Program: program },
-    }),
-  );
+function observeProgram(program: string, worker: number, plan: ProgramMetricsPlan): ProgramObservation {
+  const sink = new PowertoolsMetricsSink(metrics);
+  const child = logger.createChild({ persistentKeys: { program, worker } });
+  // A healthy, quiet turn writes no line of its own: the worker's summary counts it (`turn-log.ts`).
+  const level = child.getLevelName();
+  const log = new TurnLog(cycleLoggerFrom(child), Date.now, level !== 'DEBUG' && level !== 'TRACE');
   return {
     metrics: sink,
-    logger: cycleLoggerFrom(logger.createChild({ persistentKeys: { program, worker } })),
-    flush: () => sink.flush(),
+    logger: log,
+    flush: (report) => {
+      sink.flush({ program, plan });
+      log.endTurn(report);
+    },
   };
 }
 

@@ -32,6 +32,7 @@ import {
   MIN_MAX_ENTRY_BYTES,
   PUT_EVENTS_MAX_BYTES,
 } from '../adapters/aws/put-events-limits.ts';
+import { PROGRAM_METRICS_PLANS } from '../adapters/observability/metric-plan.ts';
 import { KNOWN_EVENT_TYPES } from '../core/banking-event.ts';
 import { CYCLE_DEFAULTS, FEED_MODES } from '../core/cycle/cycle-options.ts';
 import { EVENT_GROUP_BYS } from '../core/event-groups.ts';
@@ -127,16 +128,25 @@ export const SETTINGS = {
     actsIn: [
       'functions/adapters/aws/dynamodb-program-registry.ts#DynamoDbProgramRegistry',
       'functions/poller/handler.ts#handler',
+      'infra/constructs/programs-table.ts#createProgramsTable',
     ],
-    env: { name: 'PROGRAMS_TABLE' },
+    env: { name: 'PROGRAMS_TABLE', deployed: 'resource' },
   }),
   secretsPrefix: setting(text(SECRETS_PREFIX_PATTERN, SECRETS_PREFIX_EXPECTED), {
     doc:
-      "Name path of the deployment's program secrets (`<prefix><program>`): a program record's secret must be " +
-      'under it, or one of the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
-    whenAbsent: 'none: a record may name only the secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
-    actsIn: ['functions/adapters/aws/program-secret-scope.ts#ProgramSecretScope'],
-    env: { name: 'SECRETS_PREFIX' },
+      "Name path of the deployment's program secrets (`<prefix><program>`, what `secret set --program` writes): " +
+      "the function may read the secrets under it, and a program record's secret must be under it or one of " +
+      "the stack's own",
+    whenAbsent:
+      'the construct derives `banking-events-poller/<stack name>/`; the handler without it takes only the ' +
+      'secrets of `SECRET_ID` and `PROGRAM_SECRETS`',
+    actsIn: [
+      'functions/adapters/aws/program-secret-scope.ts#ProgramSecretScope',
+      'infra/constructs/program-secrets.ts#resolveSecretsPrefix',
+    ],
+    env: { name: 'SECRETS_PREFIX', deployed: 'computed' },
+    context: { key: 'secretsPrefix', none: '' },
+    prop: { name: 'secretsPrefix' },
   }),
   workerCount: setting(integer({ min: 1, max: MAX_WORKERS }), {
     doc:
@@ -146,8 +156,11 @@ export const SETTINGS = {
     actsIn: [
       'functions/core/fleet/assignment.ts#assignedWorker',
       'functions/poller/poller-config.ts#resolveWorkerInvocation',
+      'infra/constructs/poller-schedules.ts#createPollerSchedules',
     ],
     env: { name: 'WORKER_COUNT' },
+    context: { key: 'workers' },
+    prop: { name: 'workers' },
   }),
   maxConcurrentPrograms: setting(integer({ min: 1, max: 1_000 }), {
     doc:
@@ -156,6 +169,27 @@ export const SETTINGS = {
     default: 50,
     actsIn: ['functions/core/fleet/worker-run.ts#runWorker'],
     env: { name: 'MAX_CONCURRENT_PROGRAMS' },
+    context: { key: 'maxConcurrentPrograms' },
+    prop: { name: 'maxConcurrentPrograms' },
+  }),
+  createProgramSecrets: setting(flag(), {
+    doc:
+      'A secret in the stack for each program of `programs` without its own (`Secret<Program>`, as before); ' +
+      '`false`: such a program reads `<secretsPrefix><name>` (set it with `secret set --program`) and the ' +
+      'template holds no resource per program',
+    default: true,
+    actsIn: ['infra/constructs/program-secrets.ts#programSecretsOf'],
+    context: { key: 'createProgramSecrets' },
+    prop: { name: 'createProgramSecrets' },
+  }),
+  perProgramAlarms: setting(flag(), {
+    doc:
+      'Six alarms per program of `programs` (seven on the custom bus), each named for its program, left out ' +
+      "of the deployment's alarms over every program, which name the program either way",
+    whenAbsent: 'on with at most 5 programs in `programs`, off above',
+    actsIn: ['infra/constructs/poller-props-resolution.ts#resolvePollerProps'],
+    context: { key: 'perProgramAlarms', none: '' },
+    prop: { name: 'perProgramAlarms' },
   }),
   checkpointTable: setting(nonEmpty('the DynamoDB table holding checkpoints (partition key "pk")'), {
     doc: 'DynamoDB table holding the checkpoints, partition key `pk` (string)',
@@ -325,6 +359,15 @@ export const SETTINGS = {
       prop: { name: 'metricsNamespace' },
     },
   ),
+  programMetrics: setting(oneOf(PROGRAM_METRICS_PLANS), {
+    doc:
+      "Which of a program's metrics carry its `Program` dimension: `all` (every metric, for per-program alarms) or " +
+      '`alarmed` (only what the per-condition alarms read, while it is not 0; every metric also for the whole ' +
+      'deployment). The construct writes it with its alarms',
+    default: 'all',
+    actsIn: ['functions/adapters/observability/powertools-metrics-sink.ts#PowertoolsMetricsSink'],
+    env: { name: 'PROGRAM_METRICS', deployed: 'computed' },
+  }),
   logLevel: setting(oneOf(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT']), {
     doc: "Powertools Logger's level",
     default: 'INFO',

@@ -18,12 +18,14 @@ import { FaultInjector, type MalformedKind } from './fault-injector.ts';
 import type { RecordedRequest } from './http-exchange.ts';
 import { type ActiveConnection, createRequestHandler, type SimulatorContext } from './http-routes.ts';
 import { type EventInput, ProgramFeed } from './program-feed.ts';
+import { type ProgramMisbehaviour, ProgramMisbehaviours } from './program-misbehaviour.ts';
 import type { RawEvent } from './raw-event.ts';
 import { createRandom, deriveSeed } from './seeded-random.ts';
 import type { SimulatorProgram } from './simulator-program.ts';
 import { SSE_HEARTBEAT_MS, type StreamShape } from './sse.ts';
 import { TokenRegistry } from './token-registry.ts';
 
+export type { MisbehaviourKind, ProgramMisbehaviour } from './program-misbehaviour.ts';
 export type { SimulatorProgram } from './simulator-program.ts';
 
 export type { StreamEvent, StreamShape } from './sse.ts';
@@ -101,7 +103,13 @@ export interface SimulatorFaults {
   malformedNext(count: number, kind: MalformedKind): void;
   /** The next `count` requests (any path) wait `ms` before being handled. */
   delayNext(count: number, ms: number): void;
-  /** Drops every pending fault (revoked tokens stay revoked). */
+  /**
+   * From now on the bank misbehaves for one program only (`undefined`: behaves again): every
+   * request of that program stalls, fails, or is refused as revoked, or its polls ignore `limit`,
+   * while the other programs are served as before. See `program-misbehaviour.ts`.
+   */
+  misbehave(programId: string, misbehaviour: ProgramMisbehaviour | undefined): void;
+  /** Drops every pending fault and program misbehaviour (revoked tokens stay revoked). */
   reset(): void;
 }
 
@@ -191,8 +199,9 @@ function resolvePrograms(
   });
   if (programs.length === 0) throw new RangeError('SimulatorOptions.programs must hold at least one program');
   for (const key of ['programId', 'clientId'] as const) {
-    const values = programs.map((program) => program[key]);
-    const duplicate = values.find((value, index) => values.indexOf(value) !== index);
+    // A set, not indexOf: a fleet's thousands of programs are checked in linear time.
+    const seen = new Set<string>();
+    const duplicate = programs.find((program) => seen.size === seen.add(program[key]).size)?.[key];
     if (duplicate !== undefined) {
       throw new RangeError(
         `SimulatorOptions.programs: ${key} '${duplicate}' is used by two programs; make it unique`,
@@ -275,6 +284,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     feeds,
     tokens: new TokenRegistry(tokenLifetimeSeconds * 1000, now),
     faults: new FaultInjector(),
+    misbehaviours: new ProgramMisbehaviours(),
     requests: [],
     counters: { pollRequests: 0 },
     active: new Set<ActiveConnection>(),
@@ -293,9 +303,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const feed = feeds.get(id);
     const generator = generators.get(id);
     if (feed === undefined || generator === undefined) {
-      throw new RangeError(
-        `Unknown programId '${id}'; known: ${programs.map((p) => p.programId).join(', ')}`,
-      );
+      // A few known ids, not a fleet's thousands.
+      const known = programs.slice(0, 5).map((p) => p.programId);
+      const more = programs.length > known.length ? ` and ${programs.length - known.length} more` : '';
+      throw new RangeError(`Unknown programId '${id}'; known: ${known.join(', ')}${more}`);
     }
     return { feed, generator };
   };
@@ -366,7 +377,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     },
     malformedNext: (count, kind) => context.faults.malformedNext(count, kind),
     delayNext: (count, ms) => context.faults.delayNext(count, ms),
-    reset: () => context.faults.reset(),
+    misbehave: (programId, misbehaviour) => {
+      programFor(programId);
+      context.misbehaviours.set(programId, misbehaviour);
+      // A program whose access is withdrawn loses its open streams at once, as revokeTokens does.
+      if (misbehaviour?.kind === 'revoked')
+        for (const connection of [...context.active]) connection.recheckToken?.();
+    },
+    reset: () => {
+      context.faults.reset();
+      context.misbehaviours.clear();
+    },
   };
 
   return {

@@ -19,6 +19,7 @@ import {
   writeHead,
 } from './http-exchange.ts';
 import type { ProgramFeed } from './program-feed.ts';
+import type { ProgramMisbehaviour, ProgramMisbehaviours } from './program-misbehaviour.ts';
 import { type RawEvent, wireText } from './raw-event.ts';
 import type { Random } from './seeded-random.ts';
 import type { SimulatorProgram } from './simulator-program.ts';
@@ -49,6 +50,8 @@ export interface SimulatorContext {
   readonly feeds: ReadonlyMap<string, ProgramFeed>;
   readonly tokens: TokenRegistry;
   readonly faults: FaultInjector;
+  /** Programs the bank misbehaves for, whatever the other programs get. */
+  readonly misbehaviours: ProgramMisbehaviours;
   readonly requests: Exchange['record'][];
   readonly counters: { pollRequests: number };
   readonly active: Set<ActiveConnection>;
@@ -184,7 +187,10 @@ function injectedErrorBody(
   return { error: 'simulated_failure', error_description: 'injected fault', status };
 }
 
-/** Waits `ms`; false when the client left or the simulator closed meanwhile (nothing left to answer). */
+/**
+ * Waits `ms` (`Infinity`: until the client leaves or the simulator closes); false when the client
+ * left or the simulator closed meanwhile (nothing left to answer).
+ */
 function delay(context: SimulatorContext, exchange: Exchange, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const connection: ActiveConnection = {
@@ -194,7 +200,7 @@ function delay(context: SimulatorContext, exchange: Exchange, ms: number): Promi
         exchange.res.destroy();
       },
     };
-    const timer = setTimeout(() => finish(true), ms);
+    const timer = Number.isFinite(ms) ? setTimeout(() => finish(true), ms) : undefined;
     const onClose = () => finish(false);
     function finish(proceed: boolean): void {
       clearTimeout(timer);
@@ -248,8 +254,54 @@ function authenticated(handler: ProgramHandler): Handler {
       return;
     }
     req.resume();
+    const misbehaviour = context.misbehaviours.of(check.programId);
+    if (misbehaviour !== undefined && misbehave(context, exchange, misbehaviour, 'bearer')) return;
     handler(context, exchange, context.feeds.get(check.programId)!, params, match[1]!);
   };
+}
+
+/**
+ * What a misbehaving program's request gets instead of its answer; false when the misbehaviour
+ * lets the request through (oversize pages: the poll itself answers too much).
+ */
+function misbehave(
+  context: SimulatorContext,
+  exchange: Exchange,
+  misbehaviour: ProgramMisbehaviour,
+  authentication: 'client' | 'bearer',
+): boolean {
+  switch (misbehaviour.kind) {
+    case 'stall':
+      void delay(context, exchange, Number.POSITIVE_INFINITY);
+      return true;
+    case 'error': {
+      const headers: Record<string, string> =
+        misbehaviour.retryAfter === undefined ? {} : { 'retry-after': misbehaviour.retryAfter };
+      sendJson(
+        exchange,
+        misbehaviour.status,
+        injectedErrorBody(misbehaviour.status, exchange.url.pathname, headers),
+        headers,
+      );
+      return true;
+    }
+    case 'revoked':
+      if (authentication === 'bearer') refuseToken(exchange, 'token revoked');
+      else refuseClient(exchange);
+      return true;
+    case 'oversize-pages':
+      return false;
+  }
+}
+
+/** One answer for an unknown client, a wrong secret and a withdrawn access, so none can be probed. */
+function refuseClient(exchange: Exchange): void {
+  sendJson(
+    exchange,
+    401,
+    { error: 'invalid_client', error_description: 'client authentication failed' },
+    { 'www-authenticate': 'Basic realm="banking-simulator"' },
+  );
 }
 
 function sameSecret(expected: string, given: string): boolean {
@@ -300,15 +352,11 @@ async function issueToken(context: SimulatorContext, exchange: Exchange): Promis
   }
   const program = context.programsByClientId.get(form.get('client_id')!);
   if (program === undefined || !sameSecret(program.clientSecret, form.get('client_secret')!)) {
-    // One answer for an unknown client and a wrong secret, so neither can be probed.
-    sendJson(
-      exchange,
-      401,
-      { error: 'invalid_client', error_description: 'client authentication failed' },
-      { 'www-authenticate': 'Basic realm="banking-simulator"' },
-    );
+    refuseClient(exchange);
     return;
   }
+  const misbehaviour = context.misbehaviours.of(program.programId);
+  if (misbehaviour !== undefined && misbehave(context, exchange, misbehaviour, 'client')) return;
   sendJson(exchange, 200, {
     access_token: context.tokens.issue(program.programId),
     token_type: 'Bearer',
@@ -362,7 +410,10 @@ function pollEvents(context: SimulatorContext, exchange: Exchange, feed: Program
   );
   if (limit === null) return;
   const from = cursor ?? 0;
-  const pageLimit = limit ?? DEFAULT_POLL_LIMIT;
+  const askedLimit = limit ?? DEFAULT_POLL_LIMIT;
+  const misbehaviour = context.misbehaviours.of(feed.programId);
+  // A bank that ignores `limit` for this program: its pages hold what it likes.
+  const pageLimit = misbehaviour?.kind === 'oversize-pages' ? misbehaviour.pageEvents : askedLimit;
   // Late fills and re-sends ride along with whatever the cursor selects, in sequence order.
   const answer = (events: RawEvent[]) =>
     answerPoll(
@@ -370,7 +421,7 @@ function pollEvents(context: SimulatorContext, exchange: Exchange, feed: Program
       exchange,
       [...feed.takeExtras(), ...events].sort((a, b) => a.sequence_number - b.sequence_number),
       from,
-      pageLimit,
+      askedLimit,
     );
 
   const available = feed.after(from, pageLimit);
@@ -488,9 +539,11 @@ function streamEvents(
   let sent = start;
   let waitingForDrain = false;
   let ended = false;
-  // A token that expires or is revoked ends the stream: the client must come back with a new one.
+  // A token that expires or is revoked (all tokens, or this program's access) ends the stream:
+  // the client must come back with a new one.
   const tokenStillValid = (): boolean => {
-    if (context.tokens.check(token).valid) return true;
+    const revoked = context.misbehaviours.of(feed.programId)?.kind === 'revoked';
+    if (!revoked && context.tokens.check(token).valid) return true;
     connection.shutdown();
     return false;
   };

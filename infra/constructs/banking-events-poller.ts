@@ -11,6 +11,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { assignedWorker } from '../../functions/core/fleet/assignment.ts';
 import { AlarmActions } from './alarm-actions.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import type { CustomBusRouting } from './custom-bus-routing.ts';
@@ -20,6 +21,7 @@ import type { EventRouting, RouteQueues } from './event-routing.ts';
 import type { EventSchemas } from './event-schemas.ts';
 import { mapRecord } from './map-members.ts';
 import {
+  grantOperatorPrograms,
   grantOperatorRead,
   grantOperatorRecovery,
   grantOperatorTail,
@@ -39,9 +41,11 @@ import {
   acknowledgeBackupPlan,
   createCheckpointTable,
   createClaimCheckBucket,
-  createProgramSecret,
   tableEncryption,
 } from './poller-storage.ts';
+import { claimSecretsPrefix, programSecretsOf, resolveSecretsPrefix } from './program-secrets.ts';
+import { ProgramSeeding } from './program-seeding.ts';
+import { createProgramsTable } from './programs-table.ts';
 import { createIdempotencyTable, grantClaimCheckRead, grantIdempotencyRecords } from './subscriber-access.ts';
 
 export type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -83,7 +87,19 @@ export class BankingEventsPoller extends Construct {
   public readonly logGroup: logs.LogGroup;
   public readonly checkpointTable: dynamodb.ITable;
   /**
-   * Program name → its credentials secret.
+   * The program records, one item per program (partition key `pk`, the name): the props' programs,
+   * seeded at every deploy, and those operators add with `banking-events-poller programs add`.
+   * Every worker run scans it, so a change counts from the next run, with no deploy.
+   */
+  public readonly programsTable: dynamodb.Table;
+  /**
+   * The name path of the deployment's program secrets (`secretsPrefix`): a program without a
+   * secret of the stack's reads `<secretsPrefix><program>`, which `secret set --program` writes.
+   */
+  public readonly secretsPrefix: string;
+  /**
+   * Program name → the credentials secret the stack created for it or was given
+   * (`existingSecret`). A program whose secret is under `secretsPrefix` has none here.
    *
    * A `Map`, for TypeScript; every language has `secretsByProgram`.
    *
@@ -132,8 +148,12 @@ export class BankingEventsPoller extends Construct {
    * (`claimCheckBucket.grantRead(consumer)`) to follow the pointer events.
    */
   public readonly claimCheckBucket: s3.Bucket;
+  /** The workers' schedules: worker `i`'s at index `i`, sending `{"worker": i}`. */
+  public readonly workerSchedules: scheduler.Schedule[];
   /**
-   * Program name → its schedule.
+   * Program name → the schedule of the worker that polls it, for the props' programs (a program's
+   * worker follows from its name and `workers` alone). Disabling it stops every program of that
+   * worker: to stop one program, pause it (`banking-events-poller programs pause`).
    *
    * A `Map`, for TypeScript; every language has `schedulesByProgram`.
    *
@@ -170,11 +190,15 @@ export class BankingEventsPoller extends Construct {
     this.#encryptionKey = encryptionKey;
 
     this.checkpointTable = props.existingCheckpointTable ?? createCheckpointTable(this, encryptionKey);
+    this.programsTable = createProgramsTable(this, encryptionKey);
+    this.secretsPrefix = resolveSecretsPrefix(this, settings.secretsPrefix);
+    const programSecrets = programSecretsOf(this, programs, {
+      create: settings.createProgramSecrets,
+      prefix: this.secretsPrefix,
+      encryptionKey,
+    });
     this.secrets = new Map(
-      programs.map((program) => [
-        program.name,
-        program.existingSecret ?? createProgramSecret(this, program.name, encryptionKey),
-      ]),
+      programSecrets.flatMap(({ name, secret }) => (secret === undefined ? [] : [[name, secret] as const])),
     );
     // The one place the kind is chosen: the bus, its schema registry and its routing, in that order.
     const bus = new POLLER_BUS_KINDS[settings.eventBusKind](this, { props, resolved });
@@ -197,7 +221,9 @@ export class BankingEventsPoller extends Construct {
 
     const poller = createPollerFunction(this, resolved, {
       checkpointTable: this.checkpointTable,
-      secrets: this.secrets,
+      programsTable: this.programsTable,
+      programSecrets,
+      secretsPrefix: this.secretsPrefix,
       bus,
       claimCheckBucket: this.claimCheckBucket,
     });
@@ -212,14 +238,26 @@ export class BankingEventsPoller extends Construct {
     addEgressOutput(this, this.egressPublicIps);
     this.#sourceGuard = bus.guardSource(eventSource, poller.role);
 
+    const seeding = new ProgramSeeding(this, 'ProgramSeeding', {
+      table: this.programsTable,
+      programs: programSecrets,
+      encryptionKey,
+      logRetention: settings.logRetentionDays as logs.RetentionDays,
+    });
+    const workers = settings.workerCount;
     const schedules = createPollerSchedules(
       this,
       this.pollerFunction,
-      programs,
+      workers,
       scheduleInterval,
       encryptionKey,
     );
-    this.schedules = schedules.schedules;
+    // A worker's first run finds the props' programs in the table.
+    for (const schedule of schedules.schedules) schedule.node.addDependency(seeding.resource);
+    this.workerSchedules = [...schedules.schedules];
+    this.schedules = new Map(
+      programs.map((program) => [program.name, schedules.schedules[assignedWorker(program.name, workers)]!]),
+    );
     this.scheduleDeadLetterQueue = schedules.deadLetterQueue;
 
     const metrics = new PollerMetrics(settings.metricsNamespace);
@@ -238,8 +276,12 @@ export class BankingEventsPoller extends Construct {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
     }
     const programNames = programs.map((program) => program.name);
+    const { alarmPlan } = resolved;
     this.alarms = new PollerAlarms(this, 'Alarms', {
       programs: programNames,
+      perProgramAlarms: alarmPlan.perProgram,
+      perConditionAlarms: alarmPlan.perCondition,
+      workers: settings.workerCount,
       metrics,
       pollerFunction: this.pollerFunction,
       scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
@@ -255,6 +297,7 @@ export class BankingEventsPoller extends Construct {
     });
     this.dashboard = new PollerDashboard(this, 'Dashboard', {
       programs: programNames,
+      perProgramMetrics: alarmPlan.programMetrics === 'all',
       metrics,
       pollerFunction: this.pollerFunction,
       eventBus: this.eventBus,
@@ -264,6 +307,7 @@ export class BankingEventsPoller extends Construct {
       alarms: this.alarms.alarms,
       dashboardName: props.dashboardName,
     });
+    claimSecretsPrefix(this, this.secretsPrefix);
   }
 
   /** Every route's queues, whichever kind of bus: routed types, the quarantine, the catch-all. */
@@ -373,12 +417,32 @@ export class BankingEventsPoller extends Construct {
     return grantOperatorRecovery(this, this.#operatorResources(), principal);
   }
 
+  /**
+   * What `banking-events-poller programs add | pause | resume | remove` and `secret set --program`
+   * call: `GetItem`, `PutItem` and `DeleteItem` on the programs table (each write conditional on
+   * the revision read), and on the secrets under `secretsPrefix` only `CreateSecret` (with its
+   * tags) and `PutSecretValue`: never `GetSecretValue`. `programs list` needs only
+   * `grantOperatorRead`.
+   *
+   * @example
+   * poller.grantOperatorPrograms(iam.Role.fromRoleName(this, 'Platform', 'platform-admin'));
+   */
+  grantOperatorPrograms(principal: iam.IGrantable): iam.Grant {
+    return grantOperatorPrograms(
+      this,
+      { ...this.#operatorResources(), encryptionKey: this.#encryptionKey },
+      principal,
+    );
+  }
+
   #operatorResources(): OperatorResources {
     return {
       checkpointTable: this.checkpointTable,
+      programsTable: this.programsTable,
+      secretsPrefix: this.secretsPrefix,
       bus: this.#bus,
       secrets: this.secrets,
-      schedules: this.schedules,
+      schedules: this.workerSchedules,
       pollerFunction: this.pollerFunction,
       claimCheckBucket: this.claimCheckBucket,
     };

@@ -27,10 +27,15 @@ export {
   type RouteTargetOptions,
 } from './event-routing.ts';
 export { EventSchemas, type EventSchemasProps, eventJsonSchema, schemaName } from './event-schemas.ts';
-export { PollerAlarms, type PollerAlarmsProps } from './poller-alarms.ts';
+export { PollerAlarms, type PollerAlarmsProps, type ProgramConditionAlarms } from './poller-alarms.ts';
 export type { IPollerBus } from './poller-bus.ts';
 export { PollerDashboard, type PollerDashboardProps } from './poller-dashboard.ts';
-export { POLLER_SERVICE_NAME, type PollerMetricOptions, PollerMetrics } from './poller-metrics.ts';
+export {
+  POLLER_SERVICE_NAME,
+  type PollerMetricOptions,
+  PollerMetrics,
+  type ProgramsQueryOptions,
+} from './poller-metrics.ts';
 export type { PollerVpcEndpoints } from './poller-network.ts';
 export type { BankingEventsPollerProps, GapRepairOptions, PollerProgram } from './poller-props.ts';
 export type { PollerNetworkProps } from './poller-props-resolution.ts';

@@ -1,7 +1,8 @@
 /**
- * What the operator CLI (`functions/cli/commands/`) calls against a deployment, as three grants:
- * read (`status`, `jumps list`, `doctor --no-write-probes`), tail (`tail`) and recovery (`rewind`,
- * `jumps accept|reject`, `replay`, `event`, `archive-replay`, `secret set`). Each statement names
+ * What the operator CLI (`functions/cli/commands/`) calls against a deployment, as four grants:
+ * read (`status`, `jumps list`, `doctor --no-write-probes`, `programs list`), tail (`tail`),
+ * recovery (`rewind`, `jumps accept|reject`, `replay`, `event`, `archive-replay`, `secret set`) and
+ * programs (`programs add | pause | resume | remove`, `secret set --program`). Each statement names
  * the construct's own resources;
  * the few that cannot are named in `OPERATOR_WILDCARDS` with the reason. No grant reads a secret:
  * commands that need the banking service ask the deployed function (`lambda:InvokeFunction`),
@@ -31,12 +32,16 @@ import type { PollerBusStrategy } from './poller-bus.ts';
 /** The construct's resources the operator commands work on. */
 export interface OperatorResources {
   readonly checkpointTable: dynamodb.ITable;
+  /** The program records. */
+  readonly programsTable: dynamodb.ITable;
+  /** The name path of the program secrets the CLI creates (`secret set --program`). */
+  readonly secretsPrefix: string;
   /** The bus's own statements: each kind grants what the commands call on it. */
   readonly bus: Pick<PollerBusStrategy, 'grantOperatorRead' | 'grantOperatorTail' | 'grantOperatorRecovery'>;
   /** Program name → its credentials secret. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
-  /** Program name → its schedule. */
-  readonly schedules: ReadonlyMap<string, scheduler.ISchedule>;
+  /** The workers' schedules. */
+  readonly schedules: readonly scheduler.ISchedule[];
   readonly pollerFunction: lambda.IFunction;
   /** Where the function leaves operator answers too large to return (`operator-answers/`). */
   readonly claimCheckBucket: s3.IBucket;
@@ -59,6 +64,8 @@ export const OPERATOR_WILDCARDS = Object.freeze({
   tailSubscribers: `tail creates its subscriber at run time on the poller's Custom Event Bus, named ${TAIL_RESOURCE_PREFIX}<random> (the ARN ends in a service-generated id); only such subscribers.`,
   operatorAnswers: `event and replay read an answer the function left in the claim-check bucket (too large to return) under ${OPERATOR_ANSWER_PREFIX}, named by its digest at run time; only those objects, not the events' bodies.`,
   replaySubscribers: `archive-replay copies subscribers at run time on the poller's Custom Event Bus, named ${REPLAY_SUBSCRIBER_PREFIX}<time>-<4 hex>-<n> (the ARN ends in a service-generated id); only such subscribers.`,
+  programSecrets:
+    'secret set --program creates and writes the program secrets of the deployment at run time, named <secretsPrefix><program>; only those (CreateSecret and PutSecretValue, never GetSecretValue).',
 });
 
 /** `cloudformation:DescribeStacks` on the construct's stack: how `--stack` finds everything else. */
@@ -105,13 +112,16 @@ export function grantOperatorRead(
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['scheduler:GetSchedule'],
-      resourceArns: [...resources.schedules.values()].map((schedule) => schedule.scheduleArn),
+      resourceArns: resources.schedules.map((schedule) => schedule.scheduleArn),
     }),
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['cloudwatch:DescribeAlarms'],
       resourceArns: [alarms],
     }),
+    // programs list, and status of a program the stack does not name.
+    resources.programsTable.grant(grantee, 'dynamodb:Scan', 'dynamodb:GetItem'),
+    ...tableKeyGrant(resources.programsTable, grantee, ['kms:Decrypt']),
   ];
   acknowledgeWildcards(grantee, [
     [stackArn(stack), OPERATOR_WILDCARDS.stack],
@@ -167,6 +177,44 @@ export function grantOperatorRecovery(
   grants.push(resources.bus.grantOperatorRecovery(grantee));
   // The secrets last (a grant adds its statement when made): the statements keep their order.
   grants.push(...[...resources.secrets.values()].map((secret) => grantPutSecretValue(secret, grantee)));
+  return grants.reduce((all, grant) => all.combine(grant));
+}
+
+/**
+ * `programs add | pause | resume | remove` and `secret set --program`: `GetItem`, `PutItem` and
+ * `DeleteItem` on the programs table (every write conditional on the revision read), and on the
+ * secrets under the prefix `CreateSecret` (with `TagResource`, which creating a tagged secret
+ * needs) and `PutSecretValue`. No `GetSecretValue`: a value written is never read back. With an
+ * `encryptionKey`, the data key a new value needs, through Secrets Manager only.
+ */
+export function grantOperatorPrograms(
+  scope: Construct,
+  resources: OperatorResources & { readonly encryptionKey?: kms.IKey },
+  grantee: iam.IGrantable,
+): iam.Grant {
+  const secrets = Stack.of(scope).formatArn({
+    service: 'secretsmanager',
+    resource: 'secret',
+    resourceName: `${resources.secretsPrefix}*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+  const grants = [
+    grantDescribeStack(scope, grantee),
+    resources.programsTable.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'),
+    ...tableKeyGrant(resources.programsTable, grantee, ['kms:Decrypt', 'kms:GenerateDataKey']),
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['secretsmanager:CreateSecret', 'secretsmanager:TagResource', 'secretsmanager:PutSecretValue'],
+      resourceArns: [secrets],
+    }),
+  ];
+  if (resources.encryptionKey !== undefined) {
+    grants.push(grantKeyThrough(resources.encryptionKey, grantee, 'secretsmanager', ['kms:GenerateDataKey']));
+  }
+  acknowledgeWildcards(grantee, [
+    [stackArn(Stack.of(scope)), OPERATOR_WILDCARDS.stack],
+    [secrets, OPERATOR_WILDCARDS.programSecrets],
+  ]);
   return grants.reduce((all, grant) => all.combine(grant));
 }
 
@@ -239,7 +287,7 @@ export function acknowledgeWildcards(
 }
 
 /** A resolved ARN as cdk-nag writes it in a finding: `<AWS::Region>`, `<LogicalId>`, `<LogicalId.Arn>`. */
-function nagText(value: unknown): string {
+export function nagText(value: unknown): string {
   if (typeof value === 'string') return value;
   const intrinsic = value as {
     Ref?: string;

@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { MetricName } from '../../functions/core/ports.ts';
 import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
@@ -10,8 +11,32 @@ import { mapRecord } from './map-members.ts';
 import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
-  /** Program names: every custom-metric alarm exists once per program (its `Program` dimension). */
+  /** Program names: with `perProgramAlarms`, every custom-metric alarm exists once per program (its `Program` dimension). */
   readonly programs: string[];
+  /**
+   * One set of alarms per program of `programs`, each on its `Program` dimension: clear for a few
+   * programs; six resources per program (seven on the custom bus).
+   *
+   * @default true
+   */
+  readonly perProgramAlarms?: boolean;
+  /**
+   * One alarm per condition (lag, stall, rejected entries, unfilled gaps, sequence jumps held, lease
+   * busy, broken order) over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
+   * Metrics Insights query grouped by `Program`, each program a contributor with its own state,
+   * named in the notification. Needs the handler's metrics of each program (`PROGRAM_METRICS`,
+   * either plan).
+   *
+   * @default false
+   */
+  readonly perConditionAlarms?: boolean;
+  /**
+   * Worker schedules (`{"worker": i}`, 0 ≤ i < workers): with `perConditionAlarms`, each worker has
+   * a stall alarm (no run finished for `stallAfter`), since a program no run reaches sends nothing.
+   *
+   * @default 0
+   */
+  readonly workers?: number;
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
@@ -44,6 +69,8 @@ export interface PollerAlarmsProps {
 }
 
 const ONE_MINUTE = Duration.minutes(1);
+/** The data a Metrics Insights alarm evaluates, at most (CloudWatch's limit). */
+const METRICS_INSIGHTS_WINDOW = Duration.hours(3);
 /** Failing or throttled ticks in 3 of the last 5: a single bad tick is covered by the next one. */
 const FAILURE_DATAPOINTS = 3;
 const FAILURE_WINDOW = 5;
@@ -65,6 +92,27 @@ const FAILURE_WINDOW = 5;
  * false alarm as long as completed cycles end less than that far apart. The default,
  * max(5 min, 2 × interval), also rides out one failed or skipped tick.
  */
+
+/**
+ * The per-condition alarms: one each, every program a contributor (CloudWatch names it in the
+ * notification, and `aws cloudwatch describe-alarm-contributors` lists those in ALARM).
+ */
+export interface ProgramConditionAlarms {
+  /** A program's newest published event is older than the lag threshold. */
+  readonly lag: cloudwatch.Alarm;
+  /** A program's runs completed no healthy cycle for about `stallAfter` (`StalledRuns`). */
+  readonly stall: cloudwatch.Alarm;
+  /** PutEvents entries the bus kept rejecting. */
+  readonly failedEntries: cloudwatch.Alarm;
+  /** Skipped sequence numbers no event filled. */
+  readonly sequenceGaps: cloudwatch.Alarm;
+  /** Runs that waited for the lease in vain, repeatedly. */
+  readonly leaseBusy: cloudwatch.Alarm;
+  /** Events held past an implausible sequence jump, awaiting an operator's decision. */
+  readonly sequenceJumps: cloudwatch.Alarm;
+  /** Custom bus only: a group's order broken by a partial failure; `undefined` on the classic bus. */
+  readonly orderBroken?: cloudwatch.Alarm;
+}
 
 /**
  * The alarms the person on call needs, and nothing that pages for a blip. What each one means and
@@ -131,6 +179,10 @@ export class PollerAlarms extends Construct {
    * @jsii ignore
    */
   public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /** With `perConditionAlarms`: one alarm per condition over every program; `undefined` without. */
+  public readonly conditionAlarms: ProgramConditionAlarms | undefined;
+  /** With `perConditionAlarms`: worker `i`'s stall alarm at index `i` (no run finished for `stallAfter`). */
+  public readonly workerStallAlarms: cloudwatch.Alarm[];
   public readonly errorsAlarm: cloudwatch.Alarm;
   public readonly throttlesAlarm: cloudwatch.Alarm;
   /** EventBridge Scheduler could not invoke the function. */
@@ -215,7 +267,8 @@ export class PollerAlarms extends Construct {
         alarmDescription,
       });
 
-    for (const program of props.programs) {
+    const perProgram = props.perProgramAlarms ?? true;
+    for (const program of perProgram ? props.programs : []) {
       const suffix = pascalCase(program);
       lag.set(
         program,
@@ -295,7 +348,7 @@ export class PollerAlarms extends Construct {
     }
     const orderBroken = new Map<string, cloudwatch.Alarm>();
     // After the per-program alarms of every program, so the classic bus's alarms keep their order.
-    for (const program of props.customBus === true ? props.programs : []) {
+    for (const program of props.customBus === true && perProgram ? props.programs : []) {
       orderBroken.set(
         program,
         this.alarm(`OrderBroken${pascalCase(program)}`, {
@@ -313,7 +366,7 @@ export class PollerAlarms extends Construct {
     }
     this.orderBrokenAlarms = orderBroken;
     const sequenceJumps = new Map<string, cloudwatch.Alarm>();
-    for (const program of props.programs) {
+    for (const program of perProgram ? props.programs : []) {
       sequenceJumps.set(
         program,
         this.alarm(`SequenceJumps${pascalCase(program)}`, {
@@ -336,6 +389,31 @@ export class PollerAlarms extends Construct {
     this.stallAlarms = stall;
     this.failedEntriesAlarms = failedEntries;
     this.sequenceGapsAlarms = sequenceGaps;
+
+    this.conditionAlarms =
+      props.perConditionAlarms === true
+        ? this.conditionAlarmsOf(props, { runbook, recurringFailure, recurrence, periods })
+        : undefined;
+    this.workerStallAlarms =
+      props.perConditionAlarms === true
+        ? Array.from({ length: props.workers ?? 0 }, (_, worker) =>
+            this.alarm(`WorkerStall${worker}`, {
+              // As a program's stall alarm of old: one-minute periods, missing data breaching.
+              metric: props.metrics.workerMetric('WorkerDurationMs', worker, {
+                statistic: 'SampleCount',
+                period: ONE_MINUTE,
+              }),
+              threshold: 1,
+              comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+              evaluationPeriods: stallMinutes,
+              datapointsToAlarm: stallMinutes,
+              treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+              alarmDescription:
+                `Worker ${worker}: no run finished for ${stallMinutes} minutes; none of its programs is polled. ` +
+                `Runbook: ${runbook('worker-stall')}`,
+            }),
+          )
+        : [];
 
     // Lambda reports both once per invocation.
     this.errorsAlarm = recurringFailure(
@@ -394,6 +472,117 @@ export class PollerAlarms extends Construct {
               `quarantine queue: it needs a person. Runbook: ${runbook('quarantine')}`,
           );
     this.alarms = this.all;
+  }
+
+  /**
+   * One alarm per condition, on the programs' own metrics as the handler sends them under either
+   * plan, with the same thresholds and periods as a program's own alarm of that condition. Stall
+   * is the one that differs: a contributor exists only while its series has data (CloudWatch
+   * never counts missing data against one), so a program's stall is counted where it happens, in
+   * `StalledRuns` (a run of it without a healthy cycle), and a worker that stops running at all
+   * has its own alarm (`workerStallAlarms`).
+   */
+  private conditionAlarmsOf(
+    props: PollerAlarmsProps,
+    words: {
+      readonly runbook: (alarm: string) => string;
+      readonly recurringFailure: (
+        id: string,
+        metric: cloudwatch.IMetric,
+        description: string,
+      ) => cloudwatch.Alarm;
+      readonly recurrence: string;
+      readonly periods: string;
+    },
+  ): ProgramConditionAlarms {
+    const { runbook, recurringFailure, recurrence, periods } = words;
+    const tick = props.scheduleInterval;
+    const lagSeconds = props.lagThreshold.toSeconds();
+    // A program with alarms of its own is left out: one condition of one program pages once.
+    const excludedPrograms = (props.perProgramAlarms ?? true) ? [...props.programs] : [];
+    const query = (name: MetricName, aggregate: 'MAX' | 'SUM') =>
+      props.metrics.programsQuery(name, { aggregate, period: tick, excludedPrograms });
+    const named = 'Each program is a contributor, named in the notification (Program)';
+    // Runs end about one interval apart; an interval whose run ended just past its edge holds none,
+    // so one period short of the window may lack its data point. A Metrics Insights alarm reads the
+    // last 3 hours at most: a longer stallAfter counts 3 hours of stalled runs.
+    const stallMinutes = Math.min(props.stallAfter.toMinutes(), METRICS_INSIGHTS_WINDOW.toMinutes());
+    const stallPeriods = Math.max(1, Math.floor(stallMinutes / tick.toMinutes()));
+    const stallDatapoints = stallPeriods >= 3 ? stallPeriods - 1 : stallPeriods;
+    const gapMetric: MetricName = props.gapRepair ? 'GapsUnfilled' : 'SequenceGaps';
+    return {
+      lag: this.alarm('ProgramsLag', {
+        metric: query('LagSeconds', 'MAX'),
+        threshold: lagSeconds,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: props.lagPeriods,
+        datapointsToAlarm: props.lagPeriods,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          `A program's newest published event was more than ${lagSeconds} s old for ${props.lagPeriods} consecutive ` +
+          `${periods}. ${named}. Runbook: ${runbook('lag')}`,
+      }),
+      stall: this.alarm('ProgramsStall', {
+        metric: query('StalledRuns', 'SUM'),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: stallPeriods,
+        datapointsToAlarm: stallDatapoints,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          `A program's runs completed no healthy poll cycle in ${stallDatapoints} of the last ${stallPeriods} ` +
+          `${periods}. ${named}. Runbook: ${runbook('stall')}`,
+      }),
+      failedEntries: recurringFailure(
+        'ProgramsFailedEntries',
+        query('FailedEntries', 'SUM'),
+        `EventBridge rejected a program's PutEvents entries in ${recurrence}. ${named}. ` +
+          `Runbook: ${runbook('failed-entries')}`,
+      ),
+      sequenceGaps: this.alarm('ProgramsSequenceGaps', {
+        metric: query(gapMetric, 'SUM'),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          (props.gapRepair
+            ? "A program's feed skipped sequence numbers and no event turned up for them within the gap-repair grace period"
+            : "A program's feed skipped sequence numbers; their events were not published if the banking service fills them in late") +
+          `. ${named}. Runbook: ${runbook('sequence-gaps')}`,
+      }),
+      leaseBusy: recurringFailure(
+        'ProgramsLeaseBusy',
+        query('LeaseBusy', 'SUM'),
+        `A program's runs waited for the lease and could not take it over in ${recurrence}. ${named}. ` +
+          `Runbook: ${runbook('lease-busy')}`,
+      ),
+      sequenceJumps: this.alarm('ProgramsSequenceJumps', {
+        // A gauge every run of the program writes while a jump awaits a decision.
+        metric: query(SEQUENCE_JUMPS_HELD, 'MAX'),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription:
+          "A program's feed sent an event numbered implausibly far past the numbers before it; it is held and " +
+          'quarantined, and the checkpoint stays below it until an operator accepts or rejects the jump. ' +
+          `${named}. Runbook: ${runbook('sequence-jumps')}`,
+      }),
+      orderBroken:
+        props.customBus === true
+          ? this.alarm('ProgramsOrderBroken', {
+              metric: query(ORDER_BROKEN, 'SUM'),
+              threshold: 0,
+              comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+              evaluationPeriods: 1,
+              treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+              alarmDescription:
+                'The custom bus accepted an event of a group while rejecting an earlier one of the same group; FIFO ' +
+                `subscribers received that group out of order. ${named}. Runbook: ${runbook('order-broken')}`,
+            })
+          : undefined,
+    };
   }
 
   private notEmpty(id: string, queue: sqs.IQueue, description: string): cloudwatch.Alarm {

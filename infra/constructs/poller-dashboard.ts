@@ -4,11 +4,20 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { MetricName } from '../../functions/core/ports.ts';
 import type { Route, RouteQueues } from './event-routing.ts';
 import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
   readonly programs: string[];
+  /**
+   * The handler sends every metric of a program with its `Program` (`PROGRAM_METRICS=all`): each
+   * graph has a line per program of `programs`. Without, the graphs show the deployment's totals
+   * and the worst programs of every program, from Metrics Insights queries grouped by `Program`.
+   *
+   * @default true
+   */
+  readonly perProgramMetrics?: boolean;
   readonly metrics: PollerMetrics;
   readonly pollerFunction: lambda.IFunction;
   /** The classic bus, whose rule matches are graphed; `undefined` on the custom bus. */
@@ -34,6 +43,9 @@ const ONE_MINUTE = Duration.minutes(1);
 const WIDTH = 12;
 const HEIGHT = 6;
 
+/** Programs named in a worst-programs graph. */
+export const WORST_PROGRAMS_SHOWN = 10;
+
 /**
  * One screen for the person on call: is the feed current (lag, completed cycles), how much flows
  * (events per minute by type), what fails, where the checkpoint is, and whether queues back up.
@@ -43,14 +55,117 @@ export class PollerDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: PollerDashboardProps) {
     super(scope, id);
-    const { metrics, programs } = props;
-    const perProgram = (build: (program: string) => cloudwatch.IMetric[]): cloudwatch.IMetric[] =>
-      programs.flatMap(build);
-
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: props.dashboardName,
       defaultInterval: Duration.hours(3),
     });
+    if (props.perProgramMetrics ?? true) this.addProgramWidgets(props);
+    else this.addFleetWidgets(props);
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 2 * WIDTH }),
+    );
+  }
+
+  /** Console link for the stack outputs. */
+  get dashboardUrl(): string {
+    return (
+      `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}` +
+      `#dashboards:name=${this.dashboard.dashboardName}`
+    );
+  }
+
+  /**
+   * A fleet's: the deployment's totals, and the worst programs of all (Metrics Insights, top
+   * 10 by each measure; a program appears only while its own metrics say
+   * something is wrong, `metric-plan.ts`).
+   */
+  private addFleetWidgets(props: PollerDashboardProps): void {
+    const { metrics } = props;
+    const total = (name: MetricName, statistic: string, label: string) =>
+      metrics.deploymentMetric(name, { statistic, label });
+    const worst = (name: MetricName, aggregate: 'MAX' | 'SUM') =>
+      metrics.programsQuery(name, { aggregate, period: ONE_MINUTE, limit: WORST_PROGRAMS_SHOWN, label: '' });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: `Lag (s): the ${WORST_PROGRAMS_SHOWN} programs furthest behind, from 60 s; the largest of all`,
+        left: [worst('LagSeconds', 'MAX')],
+        right: [total('LagSeconds', 'Maximum', 'all programs, largest')],
+        width: WIDTH,
+        height: HEIGHT,
+      }),
+      new cloudwatch.GraphWidget({
+        title: `Completed cycles per minute; runs without one, the ${WORST_PROGRAMS_SHOWN} worst programs`,
+        left: [total('CycleDurationMs', 'SampleCount', 'completed cycles, all programs')],
+        right: [worst('StalledRuns', 'SUM')],
+        width: WIDTH,
+        height: HEIGHT,
+      }),
+    );
+    const { eventBus } = props;
+    this.dashboard.addWidgets(
+      eventBus === undefined
+        ? new cloudwatch.GraphWidget({
+            title: 'Events published per minute; broken order by program (custom bus)',
+            left: [total('EventsPublished', 'Sum', 'published, all programs')],
+            right: [worst(ORDER_BROKEN, 'SUM')],
+            width: WIDTH,
+            height: HEIGHT,
+          })
+        : new cloudwatch.GraphWidget({
+            title: 'Events per minute by type (rule matches)',
+            left: ruleMatches(props.routes, eventBus),
+            right: [total('EventsPublished', 'Sum', 'published, all programs')],
+            stacked: true,
+            width: WIDTH,
+            height: HEIGHT,
+          }),
+      new cloudwatch.GraphWidget({
+        title: 'Errors, all programs',
+        left: [
+          ...functionFailures(props.pollerFunction),
+          total('PollErrors', 'Sum', 'poll errors'),
+          total('PollTimeouts', 'Sum', 'gateway timeouts'),
+          total('FailedEntries', 'Sum', 'rejected entries'),
+          total('SequenceGaps', 'Sum', 'skipped sequence numbers'),
+          total('GapsUnfilled', 'Sum', 'skipped, never filled'),
+          total('CycleFailures', 'Sum', 'failed or left-behind turns'),
+        ],
+        right: [
+          total('PublishRetries', 'Sum', 'publish retries'),
+          total('AuthRefreshes', 'Sum', 'token refreshes'),
+          total('LateEvents', 'Sum', 'late or re-sent events'),
+          total('DuplicateEventIds', 'Sum', 'ids at two numbers'),
+          total('GapsRepaired', 'Sum', 'skipped numbers repaired'),
+          total('StreamReconnects', 'Sum', 'stream reconnects'),
+          total('InvalidEvents', 'Sum', 'quarantined (invalid_event)'),
+          total('ClaimChecks', 'Sum', 'claim-checked (too large)'),
+        ],
+        width: WIDTH,
+        height: HEIGHT,
+      }),
+    );
+    this.dashboard.addWidgets(programsInTrouble(metrics), queueDepths(props));
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Workers: runs finished per minute; programs not reached; registry records refused',
+        left: [
+          metrics.workersQuery('WorkerDurationMs', { aggregate: 'COUNT', period: ONE_MINUTE, label: '' }),
+        ],
+        right: [
+          metrics.workersQuery('ProgramsNotReached', { aggregate: 'SUM', period: ONE_MINUTE, label: '' }),
+          metrics.workersQuery('ProgramRecordsRefused', { aggregate: 'SUM', period: ONE_MINUTE, label: '' }),
+        ],
+        width: 2 * WIDTH,
+        height: HEIGHT,
+      }),
+    );
+  }
+
+  /** A few programs': a line per program in each graph. */
+  private addProgramWidgets(props: PollerDashboardProps): void {
+    const { metrics, programs } = props;
+    const perProgram = (build: (program: string) => cloudwatch.IMetric[]): cloudwatch.IMetric[] =>
+      programs.flatMap(build);
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Lag: age of the newest published event (s)',
@@ -89,17 +204,7 @@ export class PollerDashboard extends Construct {
           })
         : new cloudwatch.GraphWidget({
             title: 'Events per minute by type (rule matches)',
-            left: (props.routes as Route[]).map(
-              (route) =>
-                new cloudwatch.Metric({
-                  namespace: 'AWS/Events',
-                  metricName: 'MatchedEvents',
-                  dimensionsMap: { EventBusName: eventBus.eventBusName, RuleName: route.rule.ruleName },
-                  statistic: 'Sum',
-                  period: ONE_MINUTE,
-                  label: route.name,
-                }),
-            ),
+            left: ruleMatches(props.routes, eventBus),
             right: perProgram((p) => [
               metrics.metric('EventsPublished', p, { statistic: 'Sum', label: `${p} published` }),
             ]),
@@ -110,12 +215,7 @@ export class PollerDashboard extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Errors',
         left: [
-          props.pollerFunction.metricErrors({
-            period: ONE_MINUTE,
-            statistic: 'Sum',
-            label: 'Function errors',
-          }),
-          props.pollerFunction.metricThrottles({ period: ONE_MINUTE, statistic: 'Sum', label: 'Throttles' }),
+          ...functionFailures(props.pollerFunction),
           ...perProgram((p) => [
             metrics.metric('PollErrors', p, { statistic: 'Sum', label: `${p} poll errors` }),
             metrics.metric('PollTimeouts', p, { statistic: 'Sum', label: `${p} gateway timeouts` }),
@@ -152,33 +252,68 @@ export class PollerDashboard extends Construct {
         width: WIDTH,
         height: HEIGHT,
       }),
-      new cloudwatch.GraphWidget({
-        title: 'Queue depth (messages visible)',
-        left: [
-          ...props.routes.flatMap((route) =>
-            route.queue === undefined ? [] : [depth(route.queue, route.name)],
-          ),
-        ],
-        right: [
-          depth(props.scheduleDeadLetterQueue, 'schedule DLQ'),
-          ...props.routes.map((route) => depth(route.deadLetterQueue, `${route.name} DLQ`)),
-        ],
-        width: WIDTH,
-        height: HEIGHT,
-      }),
+      queueDepths(props),
     );
-    this.dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 2 * WIDTH }),
-    );
+    // Programs the CLI adds have no line above: the worst of every program, as in a fleet's.
+    this.dashboard.addWidgets(programsInTrouble(metrics));
   }
+}
 
-  /** Console link for the stack outputs. */
-  get dashboardUrl(): string {
-    return (
-      `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}` +
-      `#dashboards:name=${this.dashboard.dashboardName}`
-    );
-  }
+/** The worst programs of all by each count the alarms over every program read (Metrics Insights). */
+function programsInTrouble(metrics: PollerMetrics): cloudwatch.TableWidget {
+  const worst = (name: MetricName, aggregate: 'MAX' | 'SUM') =>
+    metrics.programsQuery(name, { aggregate, period: ONE_MINUTE, limit: WORST_PROGRAMS_SHOWN, label: '' });
+  return new cloudwatch.TableWidget({
+    title: `Programs in trouble, every program: the ${WORST_PROGRAMS_SHOWN} worst by each count`,
+    metrics: [
+      worst('FailedEntries', 'SUM'),
+      worst('GapsUnfilled', 'SUM'),
+      worst('SequenceGaps', 'SUM'),
+      worst('LeaseBusy', 'SUM'),
+      worst('CycleFailures', 'SUM'),
+      worst('StalledRuns', 'SUM'),
+      worst(SEQUENCE_JUMPS_HELD, 'MAX'),
+    ],
+    summary: { columns: [cloudwatch.TableSummaryColumn.SUM, cloudwatch.TableSummaryColumn.MAXIMUM] },
+    width: WIDTH,
+    height: HEIGHT,
+  });
+}
+
+function ruleMatches(routes: readonly RouteQueues[], eventBus: events.IEventBus): cloudwatch.IMetric[] {
+  return (routes as readonly Route[]).map(
+    (route) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Events',
+        metricName: 'MatchedEvents',
+        dimensionsMap: { EventBusName: eventBus.eventBusName, RuleName: route.rule.ruleName },
+        statistic: 'Sum',
+        period: ONE_MINUTE,
+        label: route.name,
+      }),
+  );
+}
+
+function functionFailures(pollerFunction: lambda.IFunction): cloudwatch.IMetric[] {
+  return [
+    pollerFunction.metricErrors({ period: ONE_MINUTE, statistic: 'Sum', label: 'Function errors' }),
+    pollerFunction.metricThrottles({ period: ONE_MINUTE, statistic: 'Sum', label: 'Throttles' }),
+  ];
+}
+
+function queueDepths(props: PollerDashboardProps): cloudwatch.GraphWidget {
+  return new cloudwatch.GraphWidget({
+    title: 'Queue depth (messages visible)',
+    left: [
+      ...props.routes.flatMap((route) => (route.queue === undefined ? [] : [depth(route.queue, route.name)])),
+    ],
+    right: [
+      depth(props.scheduleDeadLetterQueue, 'schedule DLQ'),
+      ...props.routes.map((route) => depth(route.deadLetterQueue, `${route.name} DLQ`)),
+    ],
+    width: WIDTH,
+    height: HEIGHT,
+  });
 }
 
 function depth(queue: sqs.IQueue, label: string): cloudwatch.IMetric {

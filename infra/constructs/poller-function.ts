@@ -6,15 +6,16 @@ import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { writeEnvironment } from '../../functions/settings/environment.ts';
 import { grantKeyThrough } from './encryption-key.ts';
 import { leaseWait } from './handover-timing.ts';
+import { nagText } from './operator-grants.ts';
 import {
   POLLER_ARCHITECTURE,
   POLLER_BUNDLING,
@@ -24,12 +25,17 @@ import {
 import type { PollerBusStrategy } from './poller-bus.ts';
 import { PREBUILT_HANDLER, prebuiltHandlerCode } from './poller-code.ts';
 import type { ResolvedPollerProps } from './poller-props-resolution.ts';
+import { type ProgramSecretBinding, secretsUnderPrefixArn } from './program-secrets.ts';
 
 /** What the function works with, created elsewhere in the construct. */
 export interface PollerFunctionResources {
   readonly checkpointTable: dynamodb.ITable;
-  /** Program name → its credentials secret; the first program is the handler's default. */
-  readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
+  /** The program records (`PROGRAMS_TABLE`): the function scans it, and writes nothing to it. */
+  readonly programsTable: dynamodb.ITable;
+  /** The props' programs and their secrets; the first program is the handler's default. */
+  readonly programSecrets: readonly ProgramSecretBinding[];
+  /** `SECRETS_PREFIX`: the function may read every secret under it. */
+  readonly secretsPrefix: string;
   /** The bus the function publishes to: it names the bus in the environment and grants PutEvents on it. */
   readonly bus: Pick<PollerBusStrategy, 'functionEnvironment' | 'grantFunctionPublish'>;
   /** Where events too large for the bus are stored. */
@@ -44,18 +50,23 @@ export interface PollerFunction {
 }
 
 /**
- * The function, in `scope`, with its own role: its programs' secrets, item-level actions on its
- * table, PutEvents on its bus, PutObject on the claim-check bucket and writes to its log group;
- * nothing else.
+ * The function, in `scope`, with its own role: its programs' secrets (those under the secrets
+ * prefix, and those the props name), item-level actions on its checkpoint table, a scan of the
+ * programs table, PutEvents on its bus, PutObject on the claim-check bucket and writes to its log
+ * group; nothing else.
  */
 export function createPollerFunction(
   scope: Construct,
   props: ResolvedPollerProps,
   resources: PollerFunctionResources,
 ): PollerFunction {
-  const { programs, scheduleInterval, functionTimeout } = props;
+  const { scheduleInterval, functionTimeout } = props;
   const { eventSource } = props.settings;
-  const { checkpointTable, secrets, bus } = resources;
+  const { checkpointTable, programsTable, programSecrets, bus } = resources;
+  const [first, ...others] = programSecrets;
+  // The programs the legacy `{"program": …}` invocation may name beside the default one: those
+  // whose secret the stack created or was given (a program under the prefix is found by its record).
+  const bound = others.filter((program) => program.secret !== undefined);
   // The table's retention periods are CloudWatch's, which RetentionDays enumerates by their days.
   const logGroup = new logs.LogGroup(scope, 'LogGroup', {
     retention: props.settings.logRetentionDays as logs.RetentionDays,
@@ -64,7 +75,7 @@ export function createPollerFunction(
   const role = new iam.Role(scope, 'FunctionRole', {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description:
-      'Banking events poller: its secrets, its checkpoint items, PutEvents on its bus, its log group',
+      'Banking events poller: its secrets, its checkpoint items, its program records (read), PutEvents on its bus, its log group',
   });
   logGroup.grantWrite(role);
   const options = {
@@ -86,16 +97,16 @@ export function createPollerFunction(
     environment: {
       ...writeEnvironment(props.settings, {
         // Each program is bound to its own secret here, never by the invocation event.
-        DEFAULT_PROGRAM: programs[0]!.name,
-        SECRET_ID: secrets.get(programs[0]!.name)!.secretArn,
+        DEFAULT_PROGRAM: first!.name,
+        SECRET_ID: first!.secretId,
         PROGRAM_SECRETS:
-          programs.length > 1
+          bound.length > 0
             ? Stack.of(scope).toJsonString(
-                Object.fromEntries(
-                  programs.slice(1).map((program) => [program.name, secrets.get(program.name)!.secretArn]),
-                ),
+                Object.fromEntries(bound.map((program) => [program.name, program.secretId])),
               )
             : undefined,
+        PROGRAMS_TABLE: programsTable.tableName,
+        SECRETS_PREFIX: resources.secretsPrefix,
         CHECKPOINT_TABLE: checkpointTable.tableName,
         // EVENT_BUS_NAME and EVENT_BUS_KIND, as the bus's kind names it.
         ...bus.functionEnvironment(),
@@ -103,6 +114,9 @@ export function createPollerFunction(
         // crashed holder's lease would expire.
         LEASE_WAIT_MS: String(leaseWait(scheduleInterval, functionTimeout).toMilliseconds()),
         CLAIM_CHECK_BUCKET: resources.claimCheckBucket.bucketName,
+        // Left out for `all`, the default: a deployment with per-program alarms keeps its environment.
+        PROGRAM_METRICS:
+          props.alarmPlan.programMetrics === 'all' ? undefined : props.alarmPlan.programMetrics,
       }),
       NODE_OPTIONS: POLLER_NODE_OPTIONS,
     },
@@ -134,15 +148,21 @@ export function createPollerFunction(
   // Each store's key (ours, or the one an existing resource was imported with) through its service
   // only. The secrets' keys are granted here too: grantRead grants an imported key nothing (its
   // via-service principal cannot hold an identity policy) and a key of the app only in its policy.
-  for (const secret of secrets.values()) {
+  for (const { secret } of programSecrets) {
+    if (secret === undefined) continue;
     secret.grantRead(role);
     if (secret.encryptionKey !== undefined) {
       grantKeyThrough(secret.encryptionKey, role, 'secretsmanager', ['kms:Decrypt']);
     }
   }
+  grantPrefixSecretsRead(role, resources.secretsPrefix, props.encryptionKey);
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   if (checkpointTable.encryptionKey !== undefined)
     grantKeyThrough(checkpointTable.encryptionKey, role, 'dynamodb');
+  // A worker reads every record with one paginated Scan per run, and never writes one.
+  programsTable.grant(role, 'dynamodb:Scan');
+  if (programsTable.encryptionKey !== undefined)
+    grantKeyThrough(programsTable.encryptionKey, role, 'dynamodb', ['kms:Decrypt']);
   bus.grantFunctionPublish(role);
   const bucket = resources.claimCheckBucket;
   role.addToPrincipalPolicy(
@@ -161,6 +181,29 @@ export function createPollerFunction(
   });
   acknowledgeRegulatedFindings(pollerFunction, role);
   return { pollerFunction, logGroup, role };
+}
+
+/**
+ * `GetSecretValue` (and `DescribeSecret`, as `grantRead` gives a secret of the props) on every
+ * secret under the prefix: the programs added at run time (`programs add`, `secret set --program`).
+ * With `encryptionKey`, `kms:Decrypt` on it through Secrets Manager, for the secrets the CLI creates
+ * under it. The pattern is the narrowest IAM has for "this deployment's secrets, present and future".
+ */
+function grantPrefixSecretsRead(role: iam.Role, prefix: string, encryptionKey: kms.IKey | undefined): void {
+  const resource = secretsUnderPrefixArn(role, prefix);
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+      resources: [resource],
+    }),
+  );
+  if (encryptionKey !== undefined) grantKeyThrough(encryptionKey, role, 'secretsmanager', ['kms:Decrypt']);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::${nagText(Stack.of(role).resolve(resource))}]`,
+    reason:
+      "The deployment's program secrets are named <secretsPrefix><program> and added at run time (banking-events-poller " +
+      'secret set --program); the function may read those and no other secret (docs/security.md#program-secrets).',
+  });
 }
 
 /** The regulated packs' findings on the function and its role that hold by design, with the reason. */

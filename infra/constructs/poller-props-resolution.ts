@@ -9,6 +9,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { SETTINGS } from '../../functions/settings/settings.ts';
+import { type AlarmPlan, resolveAlarmPlan } from './alarm-plan.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import { overlappingTimeout } from './handover-timing.ts';
 import type { BankingEventsPollerProps, PollerProgram } from './poller-props.ts';
@@ -39,6 +40,8 @@ export interface ResolvedPollerProps {
   readonly network: PollerNetworkProps | undefined;
   readonly reservedConcurrency: number | undefined;
   readonly claimCheckAccessLogsBucket: s3.IBucket | undefined;
+  /** Per-program or per-condition alarms, and so the function's `PROGRAM_METRICS`. */
+  readonly alarmPlan: AlarmPlan;
 }
 
 /** The function's place in a VPC, with the defaults applied. */
@@ -65,9 +68,17 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
   const scheduleInterval = settingDuration('scheduleRateMinutes', settings.scheduleRateMinutes);
   const safetyMargin = settingDuration('safetyMarginMs', settings.safetyMarginMs);
   const handoverOverlap = props.handoverOverlap ?? Duration.seconds(5);
+  const programs = props.programs ?? SETTINGS.programs.default;
+  // The registry is always there (the CLI may add programs at any time), so its programs are
+  // alarmed per condition whatever the props say: a stuck feed always raises an alarm.
+  const alarmPlan = resolveAlarmPlan({
+    programs: programs.length,
+    registry: true,
+    perProgramAlarms: settings.perProgramAlarms,
+  });
   const resolved: ResolvedPollerProps = {
     settings,
-    programs: props.programs ?? SETTINGS.programs.default,
+    programs,
     scheduleInterval,
     safetyMargin,
     handoverOverlap,
@@ -100,6 +111,7 @@ export function resolvePollerProps(props: BankingEventsPollerProps): ResolvedPol
           },
     reservedConcurrency: props.reservedConcurrency,
     claimCheckAccessLogsBucket: props.claimCheckAccessLogsBucket,
+    alarmPlan,
   };
   validatePollerProps(props, resolved);
   return resolved;

@@ -19,6 +19,7 @@ const MAX_TIMEOUT = Duration.minutes(15);
 /** What the checks here read of the resolved props (`ResolvedPollerProps` has all of it). */
 export interface PropsToValidate {
   readonly programs: readonly PollerProgram[];
+  readonly settings: { readonly workerCount: number };
   readonly scheduleInterval: Duration;
   readonly safetyMargin: Duration;
   readonly handoverOverlap: Duration;
@@ -67,13 +68,11 @@ export function validatePollerProps(props: BankingEventsPollerProps, resolved: P
     }
   }
   const concurrency = props.reservedConcurrency;
-  if (
-    concurrency !== undefined &&
-    (!Number.isInteger(concurrency) || concurrency < resolved.programs.length)
-  ) {
+  const workers = resolved.settings.workerCount;
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < workers)) {
     fail(
-      `reservedConcurrency must be a whole number of at least ${resolved.programs.length} (one run per program; ` +
-        `${2 * resolved.programs.length} covers the hand-over between runs), or left out; got ${concurrency}`,
+      `reservedConcurrency must be a whole number of at least ${workers} (one run per worker; ` +
+        `${2 * workers} covers the hand-over between runs), or left out; got ${concurrency}`,
       'reservedConcurrency',
     );
   }

@@ -16,11 +16,14 @@ import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import type { EventRouteOptions } from './event-routing.ts';
 import type { EventBusKind, EventGroupBy, FeedMode, StartPosition, StreamRecovery } from './prop-values.ts';
 
-/** One feed of the banking service: its own credentials, its own checkpoint row, its own schedule. */
+/**
+ * One feed of the banking service, owned by the stack: a record of the programs table that every
+ * deploy seeds (an operator may pause it, not remove it), with its own credentials and checkpoint row.
+ */
 export interface PollerProgram {
   /**
-   * The program's name: the checkpoint row key, the `Program` metric dimension and the schedule
-   * payload's `program`. Letters, digits, `.`, `_` and `-`, at most 64 characters.
+   * The program's name: its record's key, its checkpoint row's and the `Program` metric dimension.
+   * Letters, digits, `.`, `_` and `-`, at most 64 characters.
    */
   readonly name: string;
   /**
@@ -29,7 +32,9 @@ export interface PollerProgram {
    * (`Secret.fromSecretAttributes(this, id, { secretCompleteArn, encryptionKey })`): the function
    * is then granted `kms:Decrypt` on the key through Secrets Manager.
    *
-   * @default - a secret is created with a placeholder value; set it before the first tick
+   * @default - a secret is created with a placeholder value (set it before the first tick); with
+   * `createProgramSecrets: false`, the secret `<secretsPrefix><name>` (set it with
+   * `banking-events-poller secret set --program <name>`)
    */
   readonly existingSecret?: secretsmanager.ISecret;
 }
@@ -56,11 +61,54 @@ export interface GapRepairOptions {
 
 export interface BankingEventsPollerProps {
   /**
-   * The programs to poll. One function serves them all; each gets a schedule.
+   * The stack's programs: seeded into the programs table at every deploy, beside those operators
+   * add with `banking-events-poller programs add`. The first is the handler's default program.
    *
    * @default [{ name: 'default' }]
    */
   readonly programs?: PollerProgram[];
+  /**
+   * Workers sharing the programs (`WORKER_COUNT`), 1 to 100: one schedule each, sending
+   * `{"worker": i}`; each polls the active programs that rendezvous hashing assigns it, up to
+   * `maxConcurrentPrograms` at once. Changing it moves only the programs that must move, each
+   * handed over through its lease.
+   *
+   * @default 1
+   */
+  readonly workers?: number;
+  /**
+   * Programs a worker polls at once (`MAX_CONCURRENT_PROGRAMS`), 1 to 1000, each with its own
+   * connections and share of the function's memory; beyond it they take turns within a run.
+   *
+   * @default 50
+   */
+  readonly maxConcurrentPrograms?: number;
+  /**
+   * The name path of the deployment's program secrets (`SECRETS_PREFIX`): `<secretsPrefix><program>`
+   * is where `banking-events-poller secret set --program` writes a program's credentials, and the
+   * function may read the secrets under it and no others but those the props name. Ends with `/`.
+   *
+   * @default - `banking-events-poller/<stack name>/`
+   */
+  readonly secretsPrefix?: string;
+  /**
+   * Whether a program of `programs` without `existingSecret` gets a secret created in the stack
+   * (`Secret<Program>`, as before). `false`: it reads `<secretsPrefix><name>` instead, and the
+   * template holds no resource per program (the flat template for many programs). Switching an
+   * existing stack to `false` deletes the secrets it created: copy their values first.
+   *
+   * @default true
+   */
+  readonly createProgramSecrets?: boolean;
+  /**
+   * Alarms of their own for each program of `programs` (lag, stall, failed entries, sequence gaps,
+   * sequence jumps, lease busy; order broken on the custom bus), as before, and their rows on the
+   * dashboard. They add six or seven resources per program, and the alarms over every program
+   * leave those programs out; those alarms name the program either way.
+   *
+   * @default - on with at most 5 programs in `programs`, off above
+   */
+  readonly perProgramAlarms?: boolean;
   /**
    * The `source` of every published event.
    *
@@ -68,7 +116,7 @@ export interface BankingEventsPollerProps {
    */
   readonly eventSource?: string;
   /**
-   * How often each program's schedule fires: whole minutes, 1 to 14.
+   * How often each worker's schedule fires: whole minutes, 1 to 14.
    *
    * @default Duration.minutes(1)
    */
@@ -303,9 +351,9 @@ export interface BankingEventsPollerProps {
    */
   readonly vpcEndpoints?: boolean;
   /**
-   * Concurrent executions reserved for the function (and at most that many). A run holds its
-   * program's lease while the next tick's run waits for it, so with n programs 2n covers the
-   * hand-over; at least the number of programs.
+   * Concurrent executions reserved for the function (and at most that many). A worker's run holds
+   * its programs' leases while the next tick's run waits for them, so with n workers 2n covers the
+   * hand-over; at least `workers`.
    *
    * @default - unreserved: the function shares the account's unreserved concurrency
    */
@@ -395,6 +443,7 @@ export interface BankingEventsPollerProps {
   /**
    * No completed poll cycle for this long raises a program's stall alarm (whole minutes, at least
    * one schedule interval plus a minute: a window of exactly one interval raises false alarms).
+   * The stall alarm over every program reads 3 hours at most: past that, it counts 3 hours of runs.
    *
    * @default - 5 minutes or two schedule intervals, whichever is longer
    */

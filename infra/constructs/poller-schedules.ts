@@ -1,7 +1,13 @@
 /**
- * The function's schedules: one EventBridge Scheduler schedule per program, invoking the
- * unqualified function with `{"program": …}`, no retries, and a dead-letter queue for ticks
- * Scheduler could not deliver.
+ * The function's schedules: one EventBridge Scheduler schedule per worker, invoking the
+ * unqualified function with `{"worker": i}` (the worker polls the active programs rendezvous
+ * hashing gives it: `functions/core/fleet/assignment.ts`), no retries, and a dead-letter queue for
+ * ticks Scheduler could not deliver. Their number follows `workers`, never the programs.
+ *
+ * Before this release each program had a schedule sending `{"program": name}`; a deploy over such
+ * a stack creates the workers' schedules and then deletes the programs', while both fire into the
+ * same function: the program's lease keeps them to one holder at a time, and the hand-over between
+ * them is the one between any two runs.
  */
 import { Aws, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,22 +17,20 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { pascalCase } from './construct-names.ts';
 import { grantKeyThrough } from './encryption-key.ts';
-import type { PollerProgram } from './poller-props.ts';
 
 export interface PollerSchedules {
-  /** Program name → its schedule. */
-  readonly schedules: ReadonlyMap<string, scheduler.Schedule>;
+  /** Worker `i`'s schedule at index `i`. */
+  readonly schedules: readonly scheduler.Schedule[];
   /** Invocations EventBridge Scheduler could not deliver. */
   readonly deadLetterQueue: sqs.Queue;
 }
 
-/** The schedule DLQ, the scheduler role and one schedule per program, in `scope`. */
+/** The schedule DLQ, the scheduler role and one schedule per worker, in `scope`. */
 export function createPollerSchedules(
   scope: Construct,
   pollerFunction: lambda.IFunction,
-  programs: readonly PollerProgram[],
+  workers: number,
   interval: Duration,
   encryptionKey?: kms.IKey,
 ): PollerSchedules {
@@ -69,24 +73,23 @@ export function createPollerSchedules(
         'the one schedule dead-letter queue; a managed policy would hold the same and could be attached elsewhere.',
     });
   }
-  const schedules = new Map<string, scheduler.Schedule>();
-  for (const program of programs) {
+  const schedules: scheduler.Schedule[] = [];
+  for (let worker = 0; worker < workers; worker += 1) {
     const target = new InvokeUnqualifiedFunction(pollerFunction, {
       role,
-      // The function looks the program's secret up itself (SECRET_ID / PROGRAM_SECRETS).
-      input: scheduler.ScheduleTargetInput.fromObject({ program: program.name }),
+      // The worker reads its programs and their secrets itself (the programs table, SECRETS_PREFIX).
+      input: scheduler.ScheduleTargetInput.fromObject({ worker }),
       deadLetterQueue,
-      // No retries: the next tick polls from the same checkpoint.
+      // No retries: the next tick polls from the same checkpoints.
       retryAttempts: 0,
       maxEventAge: Duration.minutes(1),
     });
-    schedules.set(
-      program.name,
-      new scheduler.Schedule(scope, `Schedule${pascalCase(program.name)}`, {
+    schedules.push(
+      new scheduler.Schedule(scope, `ScheduleWorker${worker}`, {
         schedule: scheduler.ScheduleExpression.rate(interval),
         target,
         timeWindow: scheduler.TimeWindow.off(),
-        description: `Polls the banking event feed of program ${program.name}`,
+        description: `Worker ${worker} of ${workers}: polls the banking event feeds of the programs assigned to it`,
       }),
     );
   }

@@ -3,6 +3,8 @@
  *
  * - `dist/assets/poller/`: the Lambda handler, bundled with the construct's own esbuild settings
  *   (`POLLER_BUNDLING`). The construct deploys this directory, so a consumer's synth runs no bundler.
+ * - `dist/assets/program-seeder/`: the provider of the stack's program seeding, bundled alike; the
+ *   construct deploys it with the seed list beside it (`infra/constructs/program-seeding.ts`).
  * - `dist/lib/`: the construct library, `index.js` (ESM) and `index.cjs` (CommonJS), with
  *   `aws-cdk-lib` and `constructs` left to the consumer (peer dependencies); `types/` its declarations.
  *   `npm run build` bundles it from the sources; `npm run package` from jsii's emit of them
@@ -26,6 +28,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const LAYOUT = Object.freeze({
   handlerEntry: 'functions/poller/handler.ts',
   handlerDir: 'dist/assets/poller',
+  seederEntry: 'functions/program-seeder/handler.ts',
+  seederDir: 'dist/assets/program-seeder',
   libraryEntry: 'infra/constructs/index.ts',
   libraryDir: 'dist/lib',
   declarationsDir: 'dist/lib/types',
@@ -97,6 +101,18 @@ export async function buildHandlerAsset(root = REPO_ROOT, plugins: readonly Plug
     // A benchmark's variant of the handler (bench/signer-cost.ts); the shipped build has none.
     plugins: [...plugins],
   });
+}
+
+/**
+ * The program seeder (`program-seeder.mjs`, handler `program-seeder.handler`): one file with its
+ * source map, the AWS SDK inlined, as the poller's handler is built.
+ */
+export async function buildProgramSeederAsset(root = REPO_ROOT): Promise<void> {
+  const dir = path.join(root, LAYOUT.seederDir);
+  rmSync(dir, { recursive: true, force: true });
+  await build(
+    pollerEsbuildOptions(path.join(REPO_ROOT, LAYOUT.seederEntry), path.join(dir, 'program-seeder.mjs')),
+  );
 }
 
 /**

@@ -42,6 +42,8 @@ describe('the package tarball', () => {
       /^dist\/cli\/main\.mjs$/,
       /^dist\/assets\/poller\/index\.mjs(\.map)?$/,
       /^dist\/assets\/poller\/chunks\/[\w-]+\.mjs(\.map)?$/,
+      // The provider of Custom::ProgramSeeding, prebuilt: a user's synth bundles nothing.
+      /^dist\/assets\/program-seeder\/program-seeder\.mjs(\.map)?$/,
       /^dist\/lib\/index\.(js|cjs)$/,
       /^dist\/subscriber\/index\.(js|cjs)$/,
       /^dist\/lib\/types\/package\.json$/,
@@ -51,7 +53,13 @@ describe('the package tarball', () => {
     const files = entries();
 
     expect(files.filter((file) => !shipped.some((pattern) => pattern.test(file)))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(['dist/assets/poller/index.mjs', 'dist/cli/main.mjs']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/assets/poller/index.mjs',
+        'dist/assets/program-seeder/program-seeder.mjs',
+        'dist/cli/main.mjs',
+      ]),
+    );
   });
 
   it('has a manifest with entry points, peers, and no dependencies or scripts', () => {

@@ -21,6 +21,11 @@ describe('parseAppConfig', () => {
     expect(config).toEqual({
       stackName: 'BankingEventsPoller',
       programs: [{ name: 'default' }],
+      secretsPrefix: undefined,
+      workerCount: 1,
+      maxConcurrentPrograms: 50,
+      createProgramSecrets: true,
+      perProgramAlarms: undefined,
       eventSource: 'banking.events',
       scheduleRateMinutes: 1,
       routes: { account_status: {}, transaction: {} },

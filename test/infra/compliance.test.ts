@@ -2,7 +2,7 @@
  * cdk-nag (AWS Solutions) and cfn-lint over every configuration we ship or document: the cdk.json
  * defaults (with the handler the package ships, as `cdk synth` deploys it), every app option
  * switched on (the example subscriber included), the custom bus (`-c eventBusKind=custom`, an
- * ordered route), the construct embedded with a caller-built target, and the bank profile
+ * ordered route), more programs than get per-program alarms (alarms on Metrics Insights queries), the construct embedded with a caller-built target, and the bank profile
  * (`infra/bank-profile-stack.ts`, docs/deploy.md). The regulated packs (HIPAA.Security,
  * NIST.800.53.R5, PCI.DSS.321) run over the bank profile, which must have no unacknowledged
  * finding, and over the cdk.json defaults on either bus, whose findings must be exactly those the
@@ -244,6 +244,13 @@ beforeAll(() => {
     const { app, assembly, dispose } = synthPollerApp(CUSTOM_BUS_CONTEXT);
     return { root: app, assembly, dispose };
   });
+  attempt('per-condition alarms: six programs, custom bus', () => {
+    const { app, assembly, dispose } = synthPollerApp({
+      ...CUSTOM_BUS_CONTEXT,
+      programs: ['cards', 'loans', 'fx', 'savings', 'payroll', 'treasury'].map((name) => ({ name })),
+    });
+    return { root: app, assembly, dispose };
+  });
   attempt('embedded', synthEmbedded);
   attempt('bank profile', synthBankProfile);
   attempt('bank profile with a custom bus', synthBankProfileWithCustomBus);
@@ -277,12 +284,15 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     expect(byConfiguration).toEqual({
       'cdk.json defaults': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        // The deployment's program secrets, added at run time under its prefix.
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretDefault',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
       'custom bus': [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         // tail's delivery role sends to tail's run-time queues only (bep-tail-*).
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
@@ -293,12 +303,25 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         'AwsSolutions-IAM5[Resource::*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/ExampleSubscriber/FunctionRole',
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
         'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ BankingEventsPoller/Poller/SecretCards',
         'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
       ],
+      // Alarms on Metrics Insights queries need no acknowledgement: the same as the custom bus's, a secret each.
+      'per-condition alarms: six programs, custom bus': [
+        'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/BankingEventsPoller/*] @ BankingEventsPoller/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:bep-tail-*] @ BankingEventsPoller/Poller/TailDeliveryRole',
+        'AwsSolutions-S1 @ BankingEventsPoller/Poller/ClaimCheckBucket',
+        ...['Cards', 'Fx', 'Loans', 'Payroll', 'Savings', 'Treasury'].map(
+          (program) => `AwsSolutions-SMG4 @ BankingEventsPoller/Poller/Secret${program}`,
+        ),
+        'AwsSolutions-SQS3 @ BankingEventsPoller/Poller/ScheduleDeadLetterQueue',
+      ],
       embedded: [
         'AwsSolutions-IAM5[Resource::<PollerClaimCheckBucket75069777.Arn>/*] @ Embedding/Poller/FunctionRole',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/Embedding/*] @ Embedding/Poller/FunctionRole',
         'AwsSolutions-S1 @ Embedding/Poller/ClaimCheckBucket',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretCards',
         'AwsSolutions-SMG4 @ Embedding/Poller/SecretLoans',
@@ -318,6 +341,7 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
     'SecretsManagerUsingKMSKey @ Poller/SecretDefault': 'encryptionKey',
     'S3DefaultEncryptionKMS @ Poller/ClaimCheckBucket': 'encryptionKey',
     'CloudWatchLogGroupEncrypted @ Poller/LogGroup': 'encryptionKey',
+    'CloudWatchLogGroupEncrypted @ Poller/ProgramSeeding/LogGroup': 'encryptionKey',
     'S3BucketLoggingEnabled @ Poller/ClaimCheckBucket': 'claimCheckAccessLogsBucket',
     'LambdaInsideVPC @ Poller/Function': 'vpc',
     'LambdaConcurrency @ Poller/Function': 'reservedConcurrency',
@@ -342,7 +366,7 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
 
       expect([...byRule].sort()).toEqual(Object.keys(ANSWERED_BY).sort());
       // Each is reported by every pack that has the rule: PCI.DSS.321 has no concurrency rule.
-      expect(findings).toHaveLength(17);
+      expect(findings).toHaveLength(20);
     },
   );
 
@@ -392,9 +416,15 @@ describe('the regulated packs (HIPAA.Security, NIST.800.53.R5, PCI.DSS.321)', ()
 
     expect(rules).toEqual([
       'DynamoDBInBackupPlan @ Poller/CheckpointTable',
+      'DynamoDBInBackupPlan @ Poller/ProgramsTable',
       'IAMNoInlinePolicy @ Poller/FunctionRole',
+      'IAMNoInlinePolicy @ Poller/ProgramSeeding/Role',
       'IAMNoInlinePolicy @ Poller/SchedulerRole',
+      // The program seeding runs at deploys only, called by CloudFormation, and reaches DynamoDB alone.
+      'LambdaConcurrency @ Poller/ProgramSeeding/Function',
       'LambdaDLQ @ Poller/Function',
+      'LambdaDLQ @ Poller/ProgramSeeding/Function',
+      'LambdaInsideVPC @ Poller/ProgramSeeding/Function',
       'S3BucketLoggingEnabled @ LogBucket',
       'S3BucketReplicationEnabled @ LogBucket',
       'S3BucketReplicationEnabled @ Poller/ClaimCheckBucket',

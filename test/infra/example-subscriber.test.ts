@@ -36,7 +36,8 @@ describe('example subscriber', () => {
     try {
       expect(defaults.stack.exampleSubscriber).toBeUndefined();
       defaults.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
-      defaults.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      // The checkpoint table and the programs table only.
+      defaults.template.resourceCountIs('AWS::DynamoDB::Table', 2);
     } finally {
       defaults.dispose();
     }

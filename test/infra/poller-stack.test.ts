@@ -9,6 +9,7 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { BankingEventsPoller } from 'banking-events-poller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROGRAM_OUTPUTS_MAX } from '../../infra/poller-stack.ts';
 import {
   logicalIdOf,
   REPO_ROOT,
@@ -50,15 +51,19 @@ function schedulerRoleId(): string {
 }
 
 describe('schedule', () => {
-  it('invokes the function every minute with the program, no window, no retries, a DLQ', () => {
+  it('invokes the function every minute as the one worker, no window, no retries, a DLQ, once the programs are seeded', () => {
     synth.template.resourceCountIs('AWS::Scheduler::Schedule', 1);
+    const seeding = poller.node.findChild('ProgramSeeding').node.findChild('Resource').node.defaultChild;
+    synth.template.hasResource('AWS::Scheduler::Schedule', {
+      DependsOn: [synth.stack.getLogicalId(seeding as CfnElement)],
+    });
     synth.template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'rate(1 minute)',
       FlexibleTimeWindow: { Mode: 'OFF' },
       State: 'ENABLED',
       Target: {
         Arn: getAtt(id(poller.pollerFunction)),
-        Input: JSON.stringify({ program: 'default' }),
+        Input: JSON.stringify({ worker: 0 }),
         RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
         DeadLetterConfig: { Arn: getAtt(id(poller.scheduleDeadLetterQueue)) },
         RoleArn: getAtt(schedulerRoleId()),
@@ -567,7 +572,8 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    expect(alarms).toHaveLength(15);
+    // 9 of the stack, the default program's 6, 6 over every program and the worker's stall alarm.
+    expect(alarms).toHaveLength(22);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -618,7 +624,7 @@ describe('IAM', () => {
       .flatMap(([, policy]) => (policy.PolicyDocument as { Statement: Json[] }).Statement);
   }
 
-  it('lets the function read its secret, touch only items of its table, put events on its bus, write its logs', () => {
+  it('lets the function read its secrets, touch only items of its table, scan the programs, put events on its bus, write its logs', () => {
     const secretId = id(poller.secrets.get('default')!);
 
     const statements = statementsOfRole(id(poller.pollerFunction.role!));
@@ -628,13 +634,32 @@ describe('IAM', () => {
         {
           Effect: 'Allow',
           Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-          Resource: ref(secretId),
+          // The secrets under the prefix (programs added at run time), and the stack's own.
+          Resource: [
+            {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':secretsmanager:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':secret:banking-events-poller/BankingEventsPoller/*',
+                ],
+              ],
+            },
+            ref(secretId),
+          ],
         },
         {
           Effect: 'Allow',
           Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
           Resource: getAtt(id(poller.checkpointTable)),
         },
+        // Read only: a worker never writes a program record.
+        { Effect: 'Allow', Action: 'dynamodb:Scan', Resource: getAtt(id(poller.programsTable)) },
         { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus!)) },
         {
           Effect: 'Allow',
@@ -648,7 +673,7 @@ describe('IAM', () => {
         },
       ]),
     );
-    expect(statements).toHaveLength(5);
+    expect(statements).toHaveLength(6);
     synth.template.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: {
         Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
@@ -705,16 +730,29 @@ describe('IAM', () => {
     const statements = resourcesOfType('AWS::IAM::Policy').flatMap(
       ([, policy]) => (policy.PolicyDocument as { Statement: Json[] }).Statement,
     );
-    // The one exception: claim-check objects are named at run time, so PutObject alone on the
-    // objects of that one bucket.
+    // The exceptions: claim-check objects are named at run time, so PutObject alone on the
+    // objects of that one bucket; and the program secrets are added at run time, so the read of
+    // the secrets under the deployment's prefix, and no other.
     const claimCheckObjects = JSON.stringify({
       'Fn::Join': ['', [getAtt(id(poller.claimCheckBucket)), '/*']],
     });
+    const underPrefix = '":secret:banking-events-poller/BankingEventsPoller/*"';
 
     for (const statement of statements) {
       const resources = JSON.stringify(statement.Resource);
       if (resources === claimCheckObjects) {
         expect(statement.Action).toBe('s3:PutObject');
+        continue;
+      }
+      const prefixed = [statement.Resource]
+        .flat()
+        .filter((resource) => JSON.stringify(resource).includes(underPrefix));
+      if (prefixed.length > 0) {
+        expect(statement.Action).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+        expect(prefixed).toHaveLength(1);
+        expect(
+          JSON.stringify([statement.Resource].flat().filter((resource) => !prefixed.includes(resource))),
+        ).not.toMatch(/"\*"|:\*"|\/\*"/);
         continue;
       }
       expect(resources, JSON.stringify(statement)).not.toMatch(/"\*"|:\*"|\/\*"/);
@@ -724,6 +762,27 @@ describe('IAM', () => {
 });
 
 describe('outputs', () => {
+  it.each([
+    [PROGRAM_OUTPUTS_MAX, PROGRAM_OUTPUTS_MAX],
+    [PROGRAM_OUTPUTS_MAX + 1, 1],
+  ])(
+    'with %i programs in props, names %i of them one by one (CloudFormation allows 200 outputs)',
+    (count, named) => {
+      const names = Array.from({ length: count }, (_, index) => `p${String(index).padStart(4, '0')}`);
+      const many = synthPollerApp({ programs: names.map((name) => ({ name })) });
+      try {
+        const outputs = many.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+        const keys = Object.keys(outputs);
+
+        expect(keys.filter((key) => key.startsWith('SecretArn'))).toHaveLength(named);
+        expect(keys.filter((key) => key.startsWith('ScheduleName'))).toHaveLength(named);
+        expect(outputs.Programs?.Value).toBe(names.slice(0, named).join(','));
+      } finally {
+        many.dispose();
+      }
+    },
+  );
+
   it('names the bus, table, secret, queues and dashboard for operators and subscribers', () => {
     const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
 
@@ -744,6 +803,7 @@ describe('outputs', () => {
         'PollerFunctionArn',
         'PollerFunctionName',
         'Programs',
+        'ProgramsTableName',
         'QueueUrlAccountStatus',
         'QueueUrlQuarantine',
         'QueueUrlTransaction',
@@ -752,6 +812,8 @@ describe('outputs', () => {
         'ScheduleNameDefault',
         'SchemaRegistryName',
         'SecretArnDefault',
+        'SecretsPrefix',
+        'WorkerCount',
       ].sort(),
     );
     expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
@@ -762,6 +824,9 @@ describe('outputs', () => {
       EventBusName: ref(id(poller.eventBus!)),
       EventBusArn: getAtt(id(poller.eventBus!)),
       CheckpointTableName: ref(id(poller.checkpointTable)),
+      ProgramsTableName: ref(id(poller.programsTable)),
+      SecretsPrefix: 'banking-events-poller/BankingEventsPoller/',
+      WorkerCount: '1',
       // The CLI sends event, replay, doctor and rewind's feed reads to it as operator requests.
       PollerFunctionName: ref(id(poller.pollerFunction)),
       PollerFunctionArn: getAtt(id(poller.pollerFunction)),
@@ -838,7 +903,8 @@ describe('dashboard', () => {
     for (const queue of queues) expect(text).toContain(JSON.stringify(getAtt(id(queue), 'QueueName')));
     for (const route of routes) expect(text).toContain(JSON.stringify(ref(id(route.rule))));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(15);
+    // 9 of the stack, the default program's 6, 6 over every program and the worker's stall alarm.
+    expect(alarms).toHaveLength(22);
     for (const [logicalId] of alarms) expect(text).toContain(JSON.stringify(getAtt(logicalId)));
   });
 });

@@ -19,6 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { POLLER_ERRORS } from '../../functions/core/errors.ts';
+import { assignedWorker } from '../../functions/core/fleet/assignment.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../support/aws-test-env.ts';
 import {
   logicalIdOf,
@@ -334,9 +335,13 @@ describe('runbook: an event too large for the bus', () => {
     expect(option(theCall(calls, 'scheduler', 'get-schedule'), '--name')).toBe(FAKE_SCHEDULE);
   });
 
-  it('finds the schedule by its exact stack output, not by a prefix of its logical id', () => {
-    // Two programs whose schedule ids share a prefix: ScheduleDefault and ScheduleDefault2.
-    const two = synthPollerApp({ programs: [{ name: 'default' }, { name: 'default2' }] });
+  it('finds the schedule by its exact stack output, not by a prefix of its key', () => {
+    // Two programs whose outputs share a prefix (ScheduleNameDefault, ScheduleNameDefault2), polled
+    // by two workers: the first worker count that gives them different ones.
+    const workers = [2, 3, 4, 5, 6].find(
+      (n) => assignedWorker('default', n) !== assignedWorker('default2', n),
+    );
+    const two = synthPollerApp({ programs: [{ name: 'default' }, { name: 'default2' }], workers });
     try {
       const ids = ['default', 'default2'].map((program) =>
         logicalIdOf(two.stack, two.stack.poller.schedules.get(program)!),

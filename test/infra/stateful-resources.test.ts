@@ -71,7 +71,23 @@ describe('an upgrade replaces no stateful resource', () => {
         configuration.context.eventBusKind === 'custom'
           ? ['AWS::EventsV2::EventBus', 'AWS::EventsV2::Subscriber']
           : ['AWS::Events::Archive', 'AWS::Events::EventBus'];
-      expect([...types].sort(), configuration.name).toEqual([...everywhere, ...bus].sort());
+      // Without created secrets the programs' secrets are outside the stack (under its secrets prefix).
+      const expected = [...everywhere, ...bus].filter(
+        (type) =>
+          type !== 'AWS::SecretsManager::Secret' || configuration.context.createProgramSecrets !== false,
+      );
+      expect([...types].sort(), configuration.name).toEqual(expected.sort());
+    }
+  });
+
+  it('records the programs table in every configuration, retained', () => {
+    for (const configuration of RECORD.configurations) {
+      const tables = Object.values(configuration.resources).filter(
+        (resource) => resource.path === 'Poller/ProgramsTable',
+      );
+      expect(tables, configuration.name).toEqual([
+        expect.objectContaining({ type: 'AWS::DynamoDB::Table', deletionPolicy: 'Retain' }),
+      ]);
     }
   });
 

@@ -11,6 +11,7 @@ import { CloudWatchClient, PutMetricAlarmCommand, SetAlarmStateCommand } from '@
 import { CreateArchiveCommand, DescribeEventBusCommand } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { DynamoDbProgramRegistry } from '../../functions/adapters/aws/dynamodb-program-registry.ts';
 import type { MotoEnvironment } from './aws-test-env.ts';
 
 export interface MotoDeployment {
@@ -25,6 +26,12 @@ export interface MotoDeployment {
   readonly alarmNames: readonly string[];
   /** The claim-check bucket, when asked for (give it to the function as `CLAIM_CHECK_BUCKET`). */
   readonly claimCheckBucket?: string;
+  /** The programs table and the secrets prefix, when asked for (`programs`). */
+  readonly programs?: {
+    readonly tableName: string;
+    readonly secretsPrefix: string;
+    readonly workers: number;
+  };
 }
 
 export interface MotoDeploymentOptions {
@@ -35,6 +42,12 @@ export interface MotoDeploymentOptions {
   readonly pollerFunctionName?: string;
   /** Creates a claim-check bucket. @default false */
   readonly claimCheckBucket?: boolean;
+  /**
+   * Creates a programs table, with the stack program `default` seeded as a deploy would, and the
+   * outputs of a stack of this release (`ProgramsTableName`, `SecretsPrefix`, `WorkerCount`).
+   * @default none: a stack deployed before programs were records
+   */
+  readonly programs?: { readonly workers: number };
 }
 
 /** Creates everything for one program named `default`; `secretString` is its secret's value. */
@@ -62,6 +75,19 @@ export async function createMotoDeployment(
     const s3 = new S3Client({});
     await s3.send(new CreateBucketCommand({ Bucket: claimCheckBucket }));
     s3.destroy();
+  }
+  let programs: MotoDeployment['programs'];
+  if (options.programs !== undefined) {
+    const programsTable = await aws.createCheckpointTable();
+    programs = {
+      tableName: programsTable,
+      secretsPrefix: `banking-events-poller/${stackName}/`,
+      workers: options.programs.workers,
+    };
+    await new DynamoDbProgramRegistry({ client: aws.dynamodb, tableName: programsTable }).put(
+      { name: 'default', secretId, state: 'active', owner: 'stack', settings: {} },
+      'absent',
+    );
   }
   const scheduleName = aws.uniqueName('schedule');
   const scheduler = new SchedulerClient({});
@@ -110,6 +136,13 @@ export async function createMotoDeployment(
     ArchiveName: archiveName,
     SecretArnDefault: secretId,
     ScheduleNameDefault: scheduleName,
+    ...(programs === undefined
+      ? {}
+      : {
+          ProgramsTableName: programs.tableName,
+          SecretsPrefix: programs.secretsPrefix,
+          WorkerCount: String(programs.workers),
+        }),
     ...(options.pollerFunctionName === undefined
       ? {}
       : {
@@ -131,6 +164,7 @@ export async function createMotoDeployment(
     scheduleName,
     alarmNames,
     ...(claimCheckBucket === undefined ? {} : { claimCheckBucket }),
+    ...(programs === undefined ? {} : { programs }),
   };
 }
 

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 export interface MotoServer {
   /** e.g. `http://127.0.0.1:41234`; hand it to the SDK through `AWS_ENDPOINT_URL`. */
   readonly endpoint: string;
+  /** The server's process id (benchmarks read its CPU time). */
+  readonly pid: number | undefined;
   /** Stops the server; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -64,7 +66,7 @@ export async function startMoto(options: StartMotoOptions = {}): Promise<MotoSer
   try {
     const endpoint = await waitForReadyLine(child, python, () => stderr, deadline);
     await waitForHttp(endpoint, child, deadline, () => stderr);
-    return { endpoint, stop: () => stopChild(child) };
+    return { endpoint, pid: child.pid, stop: () => stopChild(child) };
   } catch (error) {
     await stopChild(child);
     throw error;

@@ -70,3 +70,47 @@ export function synthPollerArtifact(outdir: string): PollerArtifact {
     memoryMb: poller.Properties.MemorySize ?? 128,
   };
 }
+
+/** The program seeding's provider as `cdk deploy` ships it, and the properties of its custom resource. */
+export interface ProgramSeederArtifact {
+  /** The provider's code asset: the prebuilt handler and the stack's `seed.json`. */
+  readonly codeDir: string;
+  /** `<module>.<export>`, as the template names it. */
+  readonly handler: string;
+  readonly timeoutSeconds: number;
+  /** The custom resource's properties as the template has them (intrinsics left for the test to resolve). */
+  readonly properties: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Synthesizes the app with cdk.json's context and `overrides` into `outdir` and returns the
+ * program seeding's provider and its custom resource.
+ */
+export function synthProgramSeederArtifact(
+  outdir: string,
+  overrides: Readonly<Record<string, unknown>> = {},
+): ProgramSeederArtifact {
+  const context = { ...cdkJsonContext(), ...overrides, 'aws:cdk:enable-asset-metadata': true };
+  const { app, stack } = createPollerApp({ context, outdir });
+  const assembly = app.synth();
+  const template = assembly.getStackArtifact(stack.artifactId).template as {
+    Resources: Record<string, FunctionResource & { Properties: Record<string, unknown> }>;
+  };
+  const resources = Object.values(template.Resources);
+  const seeding = resources.find((resource) => resource.Type === 'Custom::ProgramSeeding');
+  const providerId = (seeding?.Properties.ServiceToken as { 'Fn::GetAtt'?: [string, string] } | undefined)?.[
+    'Fn::GetAtt'
+  ]?.[0];
+  const provider = providerId === undefined ? undefined : template.Resources[providerId];
+  const assetPath = provider?.Metadata?.['aws:asset:path'];
+  if (seeding === undefined || provider === undefined || typeof assetPath !== 'string') {
+    throw new Error('The synthesized template has no program seeding with a provider and its asset path');
+  }
+  const { ServiceToken: _token, ...properties } = seeding.Properties;
+  return {
+    codeDir: path.resolve(assembly.directory, assetPath),
+    handler: provider.Properties.Handler ?? 'index.handler',
+    timeoutSeconds: provider.Properties.Timeout ?? 3,
+    properties,
+  };
+}

@@ -6,8 +6,14 @@
  * endpoint, and never printed. The mutual TLS fields come with the JSON; a client secret given
  * alone (or at the prompts) keeps those of the current value.
  */
-import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  type PutSecretValueCommandOutput,
+} from '@aws-sdk/client-secrets-manager';
 import type { Command } from 'commander';
+import { programSecretName } from '../../adapters/aws/program-secret-scope.ts';
 import { checkBankTls, checkValidity } from '../../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
@@ -17,12 +23,14 @@ import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials } from '../../core/ports.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import { type Deployment, STACK_OUTPUTS } from '../deployment.ts';
 import { toJson } from '../output-format.ts';
 import { askHidden, askVisible } from '../prompts.ts';
 
 interface SecretSetFlags {
   readonly secretId?: string;
   readonly program?: string;
+  readonly kmsKeyId?: string;
   readonly baseUrl?: string;
   readonly clientId?: string;
   readonly verify?: boolean;
@@ -42,7 +50,15 @@ export function registerSecretCommand(program: Command): void {
         'those of the current value are kept. The secret is never printed.',
     )
     .option('--secret-id <id>', "the secret (default: the program's, from --stack)")
-    .option('--program <name>', "whose secret, with --stack (default: the stack's first program)")
+    .option(
+      '--program <name>',
+      "whose secret, with --stack (default: the stack's first program). A program without a secret of the stack's " +
+        'has <secrets prefix><name>, created here if missing',
+    )
+    .option(
+      '--kms-key-id <key>',
+      'the KMS key a secret created here is encrypted with (default: aws/secretsmanager)',
+    )
     .option('--base-url <url>', 'base_url (not secret)')
     .option('--client-id <id>', 'client_id (not secret)')
     .option('--verify', 'get a token with the new credentials before writing them')
@@ -51,6 +67,7 @@ export function registerSecretCommand(program: Command): void {
       `
 Examples:
   $ banking-events-poller secret set --stack BankingEventsPoller --program default --verify < creds.json
+  $ banking-events-poller secret set --stack BankingEventsPoller --program cards < cards.json   # <prefix>cards
   $ pass show bank/client-secret | banking-events-poller secret set --secret-id my-secret \\
       --base-url https://bank.example.com --client-id my-client
   $ banking-events-poller secret set --stack BankingEventsPoller        # asks, the secret hidden`,
@@ -63,28 +80,21 @@ Examples:
 async function setSecret(context: CommandContext, flags: SecretSetFlags): Promise<void> {
   const { terminal, globals } = context;
   const deployment = await context.deployment({ secretId: flags.secretId });
-  const secretId = deployment.secretId(deployment.program(flags.program));
+  const program = deployment.program(flags.program);
+  const target = secretOf(deployment, program, flags);
   const given = terminal.stdinIsTerminal
     ? await askForFields(flags)
     : fieldsFromStdin(await readStdin(), flags);
+  const secretId = target.secretId;
   const raw = given.json ? given.fields : { ...(await currentTlsFields(context, secretId)), ...given.fields };
   const credentials = parseBankingCredentials(JSON.stringify(raw), 'the new secret value');
   checkCertificate(credentials);
   if (flags.verify) await verify(credentials);
-  const written = await context.aws.secretsManager
-    .send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(raw) }))
-    .catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'ResourceNotFoundException') {
-        throw new UsageError(
-          `Secret ${secretId} does not exist`,
-          'check --secret-id (or --stack and --region)',
-        );
-      }
-      throw error;
-    });
+  const { written, created } = await writeSecret(context, target, program, JSON.stringify(raw), flags);
   const summary = {
     secretId: written.ARN ?? secretId,
     versionId: written.VersionId,
+    created,
     baseUrl: credentials.baseUrl,
     clientId: credentials.clientId,
     verified: flags.verify === true,
@@ -92,9 +102,79 @@ async function setSecret(context: CommandContext, flags: SecretSetFlags): Promis
   if (globals.json) terminal.out(toJson(summary));
   else {
     terminal.out(
-      `Secret ${summary.secretId} updated (version ${summary.versionId}): base_url ${summary.baseUrl}, client_id ${summary.clientId}` +
+      `Secret ${summary.secretId} ${created ? 'created' : 'updated'} (version ${summary.versionId}): base_url ${summary.baseUrl}, client_id ${summary.clientId}` +
         `${flags.verify ? ', token obtained' : ''}. The poller reads it within 5 minutes, at once after a 401.\n`,
     );
+  }
+}
+
+/** Where the value goes: a secret that must exist, or the program's under the prefix, created if missing. */
+interface SecretTarget {
+  readonly secretId: string;
+  /** The secret is `<prefix><program>`: created (tagged) when it does not exist yet. */
+  readonly underPrefix: boolean;
+}
+
+/**
+ * `--secret-id`, else the stack's secret of the program (`SecretArn<Program>`), else, on a stack
+ * with a secrets prefix, `<prefix><program>`: where the deployment's function looks for it.
+ */
+function secretOf(deployment: Deployment, program: string, flags: SecretSetFlags): SecretTarget {
+  if (flags.secretId !== undefined) return { secretId: flags.secretId, underPrefix: false };
+  const own = deployment.output(STACK_OUTPUTS.secretArn(program));
+  if (own !== undefined) return { secretId: own, underPrefix: false };
+  const prefix = deployment.secretsPrefix;
+  if (prefix !== undefined) return { secretId: programSecretName(prefix, program), underPrefix: true };
+  return { secretId: deployment.secretId(program), underPrefix: false };
+}
+
+/**
+ * PutSecretValue; a program's secret under the prefix that does not exist yet is created with the
+ * value, tagged with its stack and program (created by another command meanwhile: written).
+ */
+async function writeSecret(
+  context: CommandContext,
+  target: SecretTarget,
+  program: string,
+  value: string,
+  flags: SecretSetFlags,
+): Promise<{ written: PutSecretValueCommandOutput; created: boolean }> {
+  const client = context.aws.secretsManager;
+  const put = () =>
+    client.send(new PutSecretValueCommand({ SecretId: target.secretId, SecretString: value }));
+  try {
+    return { written: await put(), created: false };
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== 'ResourceNotFoundException') throw error;
+    if (!target.underPrefix) {
+      throw new UsageError(
+        `Secret ${target.secretId} does not exist`,
+        'check --secret-id (or --stack and --region)',
+      );
+    }
+  }
+  const stack = context.globals.stack ?? 'unknown';
+  try {
+    const created = await client.send(
+      new CreateSecretCommand({
+        Name: target.secretId,
+        SecretString: value,
+        Description: `Banking service credentials of program ${program} of stack ${stack} (banking-events-poller)`,
+        ...(flags.kmsKeyId === undefined ? {} : { KmsKeyId: flags.kmsKeyId }),
+        Tags: [
+          { Key: 'banking-events-poller:stack', Value: stack },
+          { Key: 'banking-events-poller:program', Value: program },
+        ],
+      }),
+    );
+    return {
+      written: { ARN: created.ARN, VersionId: created.VersionId, $metadata: created.$metadata },
+      created: true,
+    };
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceExistsException')
+      return { written: await put(), created: false };
+    throw error;
   }
 }
 

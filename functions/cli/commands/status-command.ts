@@ -6,8 +6,10 @@
 import type { Command } from 'commander';
 import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-programs.ts';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import { DynamoDbProgramRegistry } from '../../adapters/aws/dynamodb-program-registry.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { keyValueTable, toJson } from '../output-format.ts';
 import { programStatus, statusRows } from '../program-status.ts';
@@ -24,7 +26,8 @@ export function registerStatusCommand(program: Command): void {
     .description(
       "Shows each program's checkpoint (the last sequence number published) and when it last moved, the lease holder " +
         'and its expiry, the lag of the newest published event, and how the last cycle ended. Every program of the ' +
-        "stack (or with a row in the table) unless --program names one. On a Custom Event Bus (the stack's " +
+        'stack and of its programs table (or with a row in the checkpoint table) unless --program names one. On ' +
+        "a Custom Event Bus (the stack's " +
         'EventBusKind output is custom), also the retention window of the bus: the oldest point archive-replay can start from.',
     )
     .option('--program <name>', 'one program (default: all)')
@@ -59,7 +62,7 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     }
     programs = [program];
   } else {
-    programs = deployment.programs ?? (await listCheckpointPrograms(client, tableName));
+    programs = (await programsOf(context, deployment)) ?? (await listCheckpointPrograms(client, tableName));
   }
   const now = Date.now();
   const statuses = await Promise.all(
@@ -89,4 +92,23 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
       `${keyValueTable(`program ${programState.program}`, statusRows(programState, now), terminal.color)}\n`,
     );
   }
+}
+
+/**
+ * The stack's programs, the default one first, then those only its programs table holds (added
+ * with `programs add`) in name order; `undefined` without `--stack`.
+ */
+async function programsOf(
+  context: CommandContext,
+  deployment: Deployment,
+): Promise<readonly string[] | undefined> {
+  const stackPrograms = deployment.programs;
+  if (stackPrograms === undefined || !deployment.hasProgramsTable) return stackPrograms;
+  const registry = new DynamoDbProgramRegistry({
+    client: context.aws.dynamodb,
+    tableName: deployment.programsTable,
+  });
+  const { records } = await registry.list();
+  const added = records.map((record) => record.name).filter((name) => !stackPrograms.includes(name));
+  return [...stackPrograms, ...added];
 }

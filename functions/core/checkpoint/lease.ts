@@ -29,6 +29,12 @@ export interface LeaseHandoverRequest {
   readonly waitMs: number;
   /** How often the lease is looked at while waiting. */
   readonly checkIntervalMs: number;
+  /**
+   * How long before its lease's expiry a live holder stops polling at the earliest: the most skew
+   * a holder adds to its expiry plus the safety margin it keeps back (never more than this
+   * run's). Its hand-over is not looked for before then, less one check interval.
+   */
+  readonly holderStopsBeforeExpiryMs: number;
   /** Ends the wait early (the invocation's deadline). */
   readonly signal: AbortSignal;
 }
@@ -51,37 +57,57 @@ export function uniqueLeaseOwner(invocationId: string): string {
  * the lease once it looks free or expired; the conditional write still decides, so two waiters
  * never both win.
  *
- * Timeline, ticks every 60 s, runs polling 65 s:
+ * The refused grant tells when the holder's lease expires: its end plus skew, so it stops polling
+ * no earlier than `holderStopsBeforeExpiryMs` before that, then publishes, commits and releases.
+ * The wait sleeps until one check interval before that moment and only then reads every check
+ * interval: 3 reads a hand-over instead of one every check of the whole overlap (51 at 100 ms over
+ * 5 s). Never past `waitMs`: when the holder is not due before, the wait reads once at its end. A
+ * holder that releases early (its cycle failed, or it stopped polling before its deadline) is
+ * found no later than when it was due: that costs at most the overlap window, and only when the
+ * holder ends inside it. A crashed holder's lease is taken once it expires, as before.
+ *
+ * Timeline, ticks every 60 s, runs polling 65 s (timeout 75 s, margin 10 s, skew 5 s):
  * ```
- * t=0    A takes the lease, polls until t=65
- * t=60   B finds A's lease: waits, looking every 100 ms
- * t=65   A stops polling, publishes what it holds, commits, releases (t≈65.05)
- * t≈65.1 B sees the lease free, takes it, polls from A's checkpoint
+ * t=0     A takes the lease (expires t=80), polls until t=65
+ * t=60    B finds A's lease: sleeps until t=64.9 (80 − 5 − 10 − 0.1)
+ * t=64.9  B reads: still A's; t=65 again
+ * t=65    A stops polling, publishes what it holds, commits, releases (t≈65.05)
+ * t=65.1  B reads the lease free, takes it, polls from A's checkpoint
  * ```
  */
 export async function takeLease(deps: LeaseHandoverDeps, request: LeaseHandoverRequest): Promise<LeaseGrant> {
   const { checkpoints, clock, metrics, logger } = deps;
-  const { owner, expiresAt, waitMs, checkIntervalMs, signal } = request;
+  const { owner, expiresAt, waitMs, checkIntervalMs, holderStopsBeforeExpiryMs, signal } = request;
   const startedAt = clock.now();
   let grant = await checkpoints.acquireLease({ owner, expiresAt, now: startedAt });
   if (grant.acquired || waitMs <= 0) return grant;
+  const waitUntil = startedAt + waitMs;
+  // When to start looking at the lease of a holder whose lease expires at `expiry`.
+  const lookFromFor = (expiry: number) =>
+    Math.min(expiry - holderStopsBeforeExpiryMs - checkIntervalMs, waitUntil);
+  let lookFrom = lookFromFor(grant.expiresAt);
   logger.info('Another invocation holds the lease; waiting for it to hand over', {
     leaseHolder: grant.holder,
     leaseExpiresAt: new Date(grant.expiresAt).toISOString(),
     waitMs,
+    firstLookInMs: Math.max(0, lookFrom - startedAt),
   });
-  const waitUntil = startedAt + waitMs;
   while (!grant.acquired && clock.now() < waitUntil) {
+    const now = clock.now();
     try {
-      await clock.sleep(Math.min(checkIntervalMs, waitUntil - clock.now()), signal);
+      await clock.sleep(lookFrom > now ? lookFrom - now : Math.min(checkIntervalMs, waitUntil - now), signal);
     } catch {
       break;
     }
     const { lease } = await checkpoints.read();
-    const now = clock.now();
-    if (lease === null || lease.expiresAt < now || lease.owner === owner) {
-      grant = await checkpoints.acquireLease({ owner, expiresAt, now });
+    const readAt = clock.now();
+    let holderExpiresAt = lease?.expiresAt;
+    if (lease === null || lease.expiresAt < readAt || lease.owner === owner) {
+      grant = await checkpoints.acquireLease({ owner, expiresAt, now: readAt });
+      if (!grant.acquired) holderExpiresAt = grant.expiresAt;
     }
+    // Another run may have taken it meanwhile (a second waiter): its hand-over is due at its own deadline.
+    if (holderExpiresAt !== undefined) lookFrom = lookFromFor(holderExpiresAt);
   }
   if (grant.acquired) {
     const waited = clock.now() - startedAt;

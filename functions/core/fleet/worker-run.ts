@@ -50,11 +50,12 @@ export interface ProgramSlot {
   readonly logger: CycleLogger;
 }
 
-/** A program's metrics and logger, and the means to send its metrics once its turn is over. */
+/** A program's metrics and logger, and the means to send them once its turn is over. */
 export interface ProgramObservation {
   readonly metrics: MetricsSink;
   readonly logger: CycleLogger;
-  flush(): void;
+  /** The turn is over, as `report` says: its metrics are sent (and its log lines, as the edge decides). */
+  flush(report: ProgramReport): void;
 }
 
 export interface WorkerDeps {
@@ -140,6 +141,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   );
   if (summary.programs.notReached > 0)
     deps.metrics.add('ProgramsNotReached', 'Count', summary.programs.notReached);
+  // The worker's liveness: its stall alarm counts these, one a run.
+  deps.metrics.add('WorkerDurationMs', 'Milliseconds', summary.durationMs);
   deps.logger.info('Worker run finished', { ...summary });
   return summary;
 }
@@ -182,10 +185,15 @@ async function lane(run: Run): Promise<void> {
   for (let record = run.queue.shift(); record !== undefined; record = run.queue.shift()) {
     const left = run.end - run.deps.clock.now();
     if (left < run.minTurnMs) {
-      run.reports.push(reportWithout(record.name, 'not-reached'));
-      run.deps.logger.warn('Program not reached in this run: too many programs for the lanes and the time', {
-        program: record.name,
-      });
+      const report = reportWithout(record.name, 'not-reached');
+      run.reports.push(report);
+      const observation = run.deps.observe(record.name);
+      observation.logger.warn(
+        'Program not reached in this run: too many programs for the lanes and the time',
+      );
+      // A run of the program all the same, without a healthy cycle: its metrics (none) are sent,
+      // which counts it in StalledRuns.
+      observation.flush(report);
       continue;
     }
     run.reports.push(await turn(run, record, Math.min(run.turnMs, left)));
@@ -217,19 +225,23 @@ async function turn(run: Run, record: ProgramRecord, remainingMs: number): Promi
     () => 'over' as const,
     () => 'settled' as const,
   );
+  let report = reportWithout(record.name, 'abandoned');
   try {
     const outcome = await Promise.race([cycle, turnOver]);
-    if (outcome !== 'over' && outcome !== 'settled') return outcome;
+    if (outcome !== 'over' && outcome !== 'settled') {
+      report = outcome;
+      return report;
+    }
     leftBehind = true;
     stop.abort(new DeadlineExceededError(`Program ${record.name}'s turn is over`, { program: record.name }));
     observation.metrics.add('CycleFailures', 'Count', 1);
     observation.logger.error('Program left behind: its cycle had not ended when its turn was over', {
       remainingMs,
     });
-    return reportWithout(record.name, 'abandoned');
+    return report;
   } finally {
     settled.abort();
-    observation.flush();
+    observation.flush(report);
   }
 }
 

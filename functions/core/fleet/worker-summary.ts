@@ -1,7 +1,9 @@
 /**
  * What a worker's run answers: counts over its programs and the worst few of them, never a list
  * as long as the programs (a thousand programs' summaries would pass Lambda's 6 MB response limit
- * and say less). Each program's own summary is in its log line ("Cycle finished") and its metrics.
+ * and say less). A program's own summary is in its log line ("Cycle finished") when it published,
+ * warned or did not complete (a healthy, quiet program's turn writes no line: the edge's
+ * `turn-log.ts`), and in its metrics.
  */
 import { PollerError } from '../errors.ts';
 import type { CycleSummary } from '../poll-cycle.ts';

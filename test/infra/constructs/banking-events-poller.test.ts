@@ -83,14 +83,14 @@ describe('an embedding with two programs, existing resources and its own targets
     template = Template.fromStack(stack);
   });
 
-  it('schedules each program every 2 minutes, naming only the program: the function knows its secret', () => {
-    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
-    for (const program of ['cards', 'loans']) {
-      template.hasResourceProperties('AWS::Scheduler::Schedule', {
-        ScheduleExpression: 'rate(2 minutes)',
-        Target: Match.objectLike({ Input: JSON.stringify({ program }) }),
-      });
-    }
+  it('schedules its one worker every 2 minutes, naming no program: the worker reads them from the programs table', () => {
+    template.resourceCountIs('AWS::Scheduler::Schedule', 1);
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      Target: Match.objectLike({ Input: JSON.stringify({ worker: 0 }) }),
+    });
+    expect(poller.schedules.get('cards')).toBe(poller.workerSchedules[0]);
+    expect(poller.schedules.get('loans')).toBe(poller.workerSchedules[0]);
   });
 
   it('binds each program to its secret in the function, the first program being the default', () => {
@@ -115,9 +115,11 @@ describe('an embedding with two programs, existing resources and its own targets
     });
   });
 
-  it('creates neither a bus nor a table, and archives the existing bus indefinitely', () => {
+  it('creates neither a bus nor a checkpoint table (only the programs table), and archives the existing bus indefinitely', () => {
     template.resourceCountIs('AWS::Events::EventBus', 0);
-    template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    expect(Object.keys(template.findResources('AWS::DynamoDB::Table'))).toEqual([
+      logicalIdOf(stack, poller.programsTable),
+    ]);
     template.hasResourceProperties('AWS::Events::Archive', { SourceArn: SHARED_BUS_ARN, RetentionDays: 0 });
   });
 
@@ -128,10 +130,14 @@ describe('an embedding with two programs, existing resources and its own targets
         Resource: 'arn:aws:dynamodb:eu-west-1:123456789012:table/poller-checkpoints',
       },
       { Action: 'events:PutEvents', Resource: SHARED_BUS_ARN },
-      // One statement for both secrets: @aws-cdk/aws-iam:minimizePolicies merges them.
+      // One statement for both secrets and those under the prefix: @aws-cdk/aws-iam:minimizePolicies merges them.
       {
         Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: [LOANS_SECRET_ARN, { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) }],
+        Resource: [
+          'arn:aws:secretsmanager:eu-west-1:123456789012:secret:banking-events-poller/Host/*',
+          LOANS_SECRET_ARN,
+          { Ref: logicalIdOf(stack, poller.secrets.get('cards')!) },
+        ],
       },
     ];
     for (const statement of statements) {

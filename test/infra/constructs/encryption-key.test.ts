@@ -73,9 +73,9 @@ describe('a construct given a key', () => {
     ).Properties.KeyPolicy.Statement;
   });
 
-  it('encrypts both tables with it', () => {
+  it('encrypts the three tables with it (checkpoints, programs, idempotency)', () => {
     const tables = Object.values(template.findResources('AWS::DynamoDB::Table'));
-    expect(tables).toHaveLength(2);
+    expect(tables).toHaveLength(3);
     for (const table of tables) {
       expect((table as { Properties: Json }).Properties.SSESpecification).toEqual({
         KMSMasterKeyId: keyArn,

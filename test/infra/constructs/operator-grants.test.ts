@@ -78,6 +78,8 @@ describe('grantOperatorRead', () => {
       'cloudwatch:DescribeAlarms',
       'dynamodb:DescribeTable',
       'dynamodb:GetItem',
+      'dynamodb:GetItem',
+      'dynamodb:Scan',
       'dynamodb:Scan',
       'events:DescribeEventBus',
       'scheduler:GetSchedule',
@@ -88,11 +90,17 @@ describe('grantOperatorRead', () => {
     expect(resourcesFor(statements, 'dynamodb:GetItem')).toEqual([
       arnOf(stack, poller.checkpointTable.tableArn),
     ]);
+    // programs list: the records, read only.
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: ['dynamodb:GetItem', 'dynamodb:Scan'],
+      Resource: arnOf(stack, poller.programsTable.tableArn),
+    });
     expect(resourcesFor(statements, 'events:DescribeEventBus')).toEqual([
       arnOf(stack, poller.eventBus!.eventBusArn),
     ]);
     expect(resourcesFor(statements, 'scheduler:GetSchedule')).toEqual(
-      [...poller.schedules.values()].map((schedule) => arnOf(stack, schedule.scheduleArn)),
+      poller.workerSchedules.map((schedule) => arnOf(stack, schedule.scheduleArn)),
     );
     expect(resourcesFor(statements, 'cloudwatch:DescribeAlarms')).toEqual([
       formatted('cloudwatch', ':alarm:Ops-*'),
@@ -257,6 +265,74 @@ describe('grantOperatorRecovery', () => {
   });
 });
 
+describe('grantOperatorPrograms', () => {
+  it('allows item reads and conditional writes of the records, and creating and writing the secrets under the prefix: no read of a secret', () => {
+    const { stack, poller, operator } = embedding(() => ({ secretsPrefix: 'payments/bep/' }));
+
+    poller.grantOperatorPrograms(operator);
+
+    const statements = statementsOf(stack, operator);
+    expect(actionsOf(statements)).toEqual([
+      'cloudformation:DescribeStacks',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'secretsmanager:CreateSecret',
+      'secretsmanager:PutSecretValue',
+      'secretsmanager:TagResource',
+    ]);
+    expect(resourcesFor(statements, 'dynamodb:PutItem')).toEqual([
+      arnOf(stack, poller.programsTable.tableArn),
+    ]);
+    expect(resourcesFor(statements, 'secretsmanager:CreateSecret')).toEqual([
+      formatted('secretsmanager', ':secret:payments/bep/*'),
+    ]);
+  });
+
+  it('lets it encrypt a new secret value under the deployment key, through Secrets Manager only', () => {
+    const { stack, poller, operator } = embedding((scope) => ({ encryptionKey: new kms.Key(scope, 'Key') }));
+
+    poller.grantOperatorPrograms(operator);
+
+    expect(statementsOf(stack, operator)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: 'kms:GenerateDataKey',
+          Condition: {
+            StringEquals: {
+              'kms:ViaService': {
+                'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
+              },
+            },
+          },
+        }),
+        // The records under the same key, through DynamoDB only.
+        expect.objectContaining({ Action: ['kms:Decrypt', 'kms:GenerateDataKey'] }),
+      ]),
+    );
+  });
+
+  it('leaves no unacknowledged cdk-nag finding, the prefix acknowledged on its own', () => {
+    const { app, stack, poller, operator } = embedding();
+    poller.grantOperatorPrograms(operator);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+
+    const findings = app
+      .synth()
+      .getStackArtifact(stack.artifactId)
+      .messages.filter((message) => message.level === 'error' || message.level === 'warning');
+
+    expect(findings.map((finding) => `${finding.id}: ${String(finding.entry.data)}`)).toEqual([]);
+    const acknowledged = operator.node.metadata
+      .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+      .flatMap((entry) => Object.keys(entry.data as Record<string, string>))
+      .map((rule) => rule.replace(/^Annotation::/, ''));
+    expect(acknowledged).toContain(
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:banking-events-poller/Ops/*]',
+    );
+  });
+});
+
 describe('the operator grants under cdk-nag', () => {
   it('leave no unacknowledged finding on the granted roles, each pattern acknowledged on its own', () => {
     const { app, stack, poller } = embedding();
@@ -370,6 +446,8 @@ describe('the operator grants on a Custom Event Bus', () => {
       'cloudwatch:DescribeAlarms',
       'dynamodb:DescribeTable',
       'dynamodb:GetItem',
+      'dynamodb:GetItem',
+      'dynamodb:Scan',
       'dynamodb:Scan',
       'events:DescribeEventBus',
       'events:DescribeSubscriber',

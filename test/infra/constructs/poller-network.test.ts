@@ -211,8 +211,8 @@ describe('props refused without what they need', () => {
       /securityGroups places the function in a VPC; pass vpc too/,
     ],
     [
-      'reservedConcurrency below the programs',
-      () => ({ programs: [{ name: 'cards' }, { name: 'loans' }], reservedConcurrency: 1 }),
+      'reservedConcurrency below the workers',
+      () => ({ programs: [{ name: 'cards' }, { name: 'loans' }], workers: 2, reservedConcurrency: 1 }),
       /reservedConcurrency must be a whole number of at least 2 .*4 covers the hand-over/,
     ],
     [

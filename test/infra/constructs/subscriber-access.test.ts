@@ -46,7 +46,8 @@ describe('grantClaimCheckRead', () => {
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
       },
     ]);
-    Template.fromStack(stack).resourceCountIs('AWS::DynamoDB::Table', 1);
+    // The checkpoint and programs tables only.
+    Template.fromStack(stack).resourceCountIs('AWS::DynamoDB::Table', 2);
   });
 });
 
@@ -61,7 +62,7 @@ describe('grantSubscriber', () => {
 
     expect(a.idempotencyTable).toBe(b.idempotencyTable);
     const template = Template.fromStack(stack);
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    template.resourceCountIs('AWS::DynamoDB::Table', 3);
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
       TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
@@ -91,7 +92,7 @@ describe('grantSubscriber', () => {
     const { idempotencyTable } = poller.grantSubscriber(consumer, { idempotencyTable: own });
 
     expect(idempotencyTable).toBe(own);
-    Template.fromStack(stack).resourceCountIs('AWS::DynamoDB::Table', 2);
+    Template.fromStack(stack).resourceCountIs('AWS::DynamoDB::Table', 3);
     expect(statementsOf(stack, consumer)).toContainEqual(
       expect.objectContaining({
         Resource: { 'Fn::GetAtt': [stack.getLogicalId(own.node.defaultChild as never), 'Arn'] },

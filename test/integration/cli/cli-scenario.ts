@@ -34,7 +34,7 @@ export interface CliScenario {
 export async function cliScenario(
   aws: MotoEnvironment,
   motoEndpoint: string,
-  options: { seed: number; events: number },
+  options: { seed: number; events: number; programs?: { workers: number } },
 ): Promise<CliScenario> {
   const simulator = await startSimulator({ seed: options.seed, maxPollHoldMs: 300 });
   simulator.generate(options.events);
@@ -46,6 +46,7 @@ export async function cliScenario(
       client_id: program!.clientId,
       client_secret: program!.clientSecret,
     }),
+    options.programs === undefined ? {} : { programs: options.programs },
   );
   const env = motoCliEnvironment(motoEndpoint);
   // A directory of its own, as a user's: replay state files (.local/) never outlive the test.

@@ -43,7 +43,9 @@ export function authorizationsOf(call: RecordedAwsCall, scope: AccountScope): Au
   const implied =
     own.action === 'sqs:CreateQueue' && call.request.tags !== undefined
       ? [{ action: 'sqs:TagQueue', resources: own.resources }]
-      : [];
+      : own.action === 'secretsmanager:CreateSecret' && call.request.Tags !== undefined
+        ? [{ action: 'secretsmanager:TagResource', resources: own.resources }]
+        : [];
   return [own, ...implied];
 }
 
@@ -68,12 +70,21 @@ function authorizationOf(call: RecordedAwsCall, scope: AccountScope): Authorizat
       }
       case 'dynamodb:GetItem':
       case 'dynamodb:UpdateItem':
+      case 'dynamodb:PutItem':
+      case 'dynamodb:DeleteItem':
       case 'dynamodb:Scan':
       case 'dynamodb:DescribeTable':
         return table();
       case 'secretsmanager:GetSecretValue':
       case 'secretsmanager:PutSecretValue':
-        return [String(answer.ARN)];
+      case 'secretsmanager:CreateSecret': {
+        // A secret not there yet is named by the request (IAM sees its name without the suffix).
+        const named = request.SecretId ?? request.Name;
+        if (answer.ARN !== undefined) return [String(answer.ARN)];
+        return [
+          String(named).startsWith('arn:') ? String(named) : arn('secretsmanager', `secret:${String(named)}`),
+        ];
+      }
       case 'scheduler:GetSchedule':
         return [String(answer.Arn)];
       case 'cloudwatch:DescribeAlarms': {

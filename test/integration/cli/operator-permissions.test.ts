@@ -53,7 +53,7 @@ import { createMotoDeployment, type MotoDeployment } from '../../support/moto-de
 import { pollerLambda } from '../../support/poller-lambda.ts';
 import { type AccountScope, authorizationsOf, iamActionOf } from './operator-call-authorization.ts';
 
-type GrantName = 'read' | 'tail' | 'recovery';
+type GrantName = 'read' | 'tail' | 'recovery' | 'programs';
 
 interface CommandRow {
   /** As docs/security.md names it. */
@@ -116,6 +116,14 @@ const COMMANDS: readonly CommandRow[] = [
   { command: 'archive-replay --rule', grants: ['recovery'] },
   { command: 'archive-replay --event-bus (no --stack)', grants: ['recovery'] },
   { command: 'secret set', grants: ['recovery'] },
+  { command: 'programs list', grants: ['read'] },
+  { command: 'programs add', grants: ['programs'] },
+  { command: 'programs pause', grants: ['programs'] },
+  { command: 'programs resume', grants: ['programs'] },
+  { command: 'programs remove', grants: ['programs'] },
+  // A program without a secret of the stack's: <prefix><program>, created at the first write.
+  { command: 'secret set --program (created under the prefix)', grants: ['programs'] },
+  { command: 'secret set --program (under the prefix)', grants: ['programs'] },
 ];
 
 /** The operator's key: every call recorded is the CLI's (the function signs with its own, at moto). */
@@ -197,6 +205,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     deployment = await createMotoDeployment(aws, JSON.stringify(credentials), {
       pollerFunctionName: functionName,
       claimCheckBucket: true,
+      programs: { workers: 2 },
     });
     pollerFunction = pollerLambda({
       artifact: inject('pollerArtifact'),
@@ -222,10 +231,12 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       read: new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() }),
       tail: new iam.Role(stack, 'Tailer', { assumedBy: new iam.AccountRootPrincipal() }),
       recovery: new iam.Role(stack, 'Recoverer', { assumedBy: new iam.AccountRootPrincipal() }),
+      programs: new iam.Role(stack, 'ProgramsAdmin', { assumedBy: new iam.AccountRootPrincipal() }),
     };
     poller.grantOperatorRead(roles.read);
     poller.grantOperatorTail(roles.tail);
     poller.grantOperatorRecovery(roles.recovery);
+    poller.grantOperatorPrograms(roles.programs);
     const bindings = await deployedBindings(stack, poller);
     const template = Template.fromStack(stack);
     for (const [grant, role] of Object.entries(roles) as Array<[GrantName, iam.Role]>) {
@@ -321,6 +332,21 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       { stack: false },
     );
     await run('secret set', ['secret', 'set', '--json'], { input: JSON.stringify(credentials) });
+    await run('programs add', ['programs', 'add', 'cards', '--json']);
+    await run('programs list', ['programs', 'list', '--json']);
+    await run('programs pause', ['programs', 'pause', 'cards', '--json']);
+    await run('programs resume', ['programs', 'resume', 'cards', '--json']);
+    await run(
+      'secret set --program (created under the prefix)',
+      ['secret', 'set', '--program', 'cards', '--json'],
+      {
+        input: JSON.stringify(credentials),
+      },
+    );
+    await run('secret set --program (under the prefix)', ['secret', 'set', '--program', 'cards', '--json'], {
+      input: JSON.stringify(credentials),
+    });
+    await run('programs remove', ['programs', 'remove', 'cards', '--json']);
   }, 300_000);
 
   afterAll(async () => {
@@ -336,6 +362,9 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
   async function deployedBindings(stack: Stack, poller: BankingEventsPoller): Promise<IntrinsicBindings> {
     const key = (token: string) => JSON.stringify(stack.resolve(token));
     const table = await aws.dynamodb.send(new DescribeTableCommand({ TableName: deployment.tableName }));
+    const programsTable = await aws.dynamodb.send(
+      new DescribeTableCommand({ TableName: deployment.programs!.tableName }),
+    );
     const archive = await aws.eventBridge.send(
       new DescribeArchiveCommand({ ArchiveName: deployment.archiveName }),
     );
@@ -359,6 +388,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       ['AWS::Region', scope.region],
       ['AWS::AccountId', scope.account],
       [key(poller.checkpointTable.tableArn), table.Table!.TableArn!],
+      [key(poller.programsTable.tableArn), programsTable.Table!.TableArn!],
       [key(poller.eventBus!.eventBusArn), busArn],
       [key(poller.eventBus!.eventBusName), deployment.busName],
       [key(poller.archive!.archiveArn), archive.ArchiveArn!],
@@ -468,7 +498,7 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     }
   });
 
-  it.each(['read', 'tail', 'recovery'] as const)(
+  it.each(['read', 'tail', 'recovery', 'programs'] as const)(
     'the %s grant allows no action beyond what its commands call',
     (grant) => {
       const rows = COMMANDS.filter((row) => row.grants.includes(grant));

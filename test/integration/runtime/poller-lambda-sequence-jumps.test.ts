@@ -158,3 +158,42 @@ describe.each(MODES)('a bank with events 1, 2, 3 and 2^53 − 1, then 4 and 5 ($
     expect((await s.store.read()).heldJumps).toMatchObject([{ sequenceNumber: MAX, decision: 'rejected' }]);
   });
 });
+
+describe('PROGRAM_METRICS=alarmed: a fleet, alarmed per condition', () => {
+  it('sends the held jump with its Program, as the sequence-jumps alarm over every program groups it', async () => {
+    seed += 1;
+    const bank = await startScriptedBank({ seed });
+    bank.add(1, 2, 3, MAX);
+    const program = aws.uniqueName('jumps-fleet');
+    const bus = await aws.createRecordedBus();
+    const lambda = pollerLambda({
+      artifact: inject('pollerArtifact'),
+      motoEndpoint: inject('motoEndpoint'),
+      secretId: await aws.createSecret(bank.secret),
+      checkpointTable: table,
+      eventBusName: bus.busName,
+      timeoutMs: 4_000,
+      environment: { DEFAULT_PROGRAM: program, PROGRAM_METRICS: 'alarmed', ...MODES[0]!.environment },
+    });
+    open.push({
+      bank,
+      lambda,
+      store: new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program }),
+      run: () => Promise.reject(new Error('not used')),
+      delivered: () => aws.drainQueue(bus.queueUrl),
+    });
+
+    const invocation = await lambda.invoke({});
+
+    expect(summaryOf(invocation).checkpoint).toBe(3);
+    const documents = emfDocuments(invocation.stdout) as (Record<string, unknown> & {
+      _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] };
+    })[];
+    const named = documents.filter((document) =>
+      document._aws.CloudWatchMetrics[0]!.Dimensions.flat().includes('Program'),
+    );
+    // SELECT MAX("SequenceJumpsHeld") FROM SCHEMA(…, "Program", "service") … GROUP BY "Program".
+    expect(named).toEqual([expect.objectContaining({ Program: program, SequenceJumpsHeld: 1 })]);
+    expect(named[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'Program']]);
+  });
+});

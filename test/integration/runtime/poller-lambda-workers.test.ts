@@ -13,7 +13,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
@@ -24,6 +23,7 @@ import type { RecordedBus } from '../../support/aws-test-env.ts';
 import type { Invocation, LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
 import { LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
 import { emfDocuments, pollerLambda, usePollerScenarios } from '../../support/poller-lambda.ts';
+import { createQueue } from '../../support/sqs-queues.ts';
 
 const scenarios = usePollerScenarios(3_500);
 let seed = 3_500;
@@ -101,11 +101,8 @@ async function recordedBus(programIds?: readonly string[]): Promise<RecordedBus>
   const { aws } = scenarios;
   const busName = aws.uniqueName('bus');
   await aws.eventBridge.send(new CreateEventBusCommand({ Name: busName }));
-  const queueUrl = (await aws.sqs.send(new CreateQueueCommand({ QueueName: aws.uniqueName('recorded') })))
-    .QueueUrl!;
-  const { Attributes } = await aws.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-  );
+  const queue = await createQueue(aws.sqs, aws.uniqueName('recorded'));
+  const queueUrl = queue.url;
   const rule = aws.uniqueName('recorded');
   const pattern = {
     source: ['banking.events'],
@@ -118,7 +115,7 @@ async function recordedBus(programIds?: readonly string[]): Promise<RecordedBus>
     new PutTargetsCommand({
       Rule: rule,
       EventBusName: busName,
-      Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn }],
+      Targets: [{ Id: 'queue', Arn: queue.arn }],
     }),
   );
   return { busName, queueUrl };
@@ -427,6 +424,43 @@ describe('workers of the deployed function', () => {
       new Set(failed.map((report) => report.program)),
     );
     expect(failed.map((report) => report.program)).not.toEqual(expect.arrayContaining(['cards']));
+  });
+
+  it("write no line of a healthy, quiet program's run, and every line of a failing one's", async () => {
+    const bank = await simulator(3);
+    const quiet = ['quiet-0', 'quiet-1'];
+    const f = await fleet([
+      ...quiet.map((name, index) => ({ name, bank, index })),
+      { name: 'revoked', bank, index: 2, revoked: true },
+    ]);
+    // As the construct deploys a fleet: a healthy program sends no metric of its own.
+    const container = f.worker(1, { environment: { PROGRAM_METRICS: 'alarmed' } });
+
+    const run = await container.invoke({ worker: 0 });
+
+    expect(workerSummary(run).programs).toMatchObject({ assigned: 3, completed: 2, failed: 1 });
+    // Lambda sends stdout and stderr (warnings and errors) alike to the log group.
+    const lines = container.output.split('\n').filter((line) => line.startsWith('{'));
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const linesOf = (program: string) =>
+      entries.filter((entry) => entry.program === program || entry.Program === program);
+    for (const name of quiet) expect(linesOf(name), name).toEqual([]);
+    // Both quiet programs ran all the same: each row records its cycle, for `status`.
+    for (const name of quiet) {
+      const item = await checkpointItem(f.checkpointTable, name);
+      expect(item?.last_cycle_outcome?.S, name).toBe('completed');
+    }
+    const failing = linesOf('revoked');
+    expect(failing.map((entry) => [entry.level, entry.message])).toEqual(
+      expect.arrayContaining([
+        ['INFO', 'Lease taken; polling'],
+        ['ERROR', 'Poll cycle failed; the checkpoint stays at the last published event'],
+      ]),
+    );
+    // What led to the error is written before it, stamped with when it was logged.
+    const taken = failing.find((entry) => entry.message === 'Lease taken; polling')!;
+    expect(failing.indexOf(taken)).toBeLessThan(failing.findIndex((entry) => entry.level === 'ERROR'));
+    expect(Date.parse(String(taken.loggedAt))).toBeLessThanOrEqual(Date.parse(String(taken.timestamp)));
   });
 
   it('divide the memory among the programs in flight: four banks ignoring limit at 128 MB', async () => {

@@ -848,7 +848,8 @@ describe('runPollCycle handing the lease over', () => {
   it('waits for the holder to release at its deadline, and takes over within one check interval', async () => {
     const { deps, checkpoints, clock, metrics } = setup(5);
     const start = clock.now();
-    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 30_000, now: start });
+    // The holder's deadline is 3 s away: its lease expires 10 s of margin and 5 s of skew after.
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 18_000, now: start });
     void clock.sleep(3_000).then(() => checkpoints.releaseLease('predecessor'));
 
     const summary = await runPollCycle(deps, waiting);
@@ -892,6 +893,85 @@ describe('runPollCycle handing the lease over', () => {
 
     // 10 s budget: deadline at 7.5 s, minus the 2 s minimum poll window.
     expect(clock.now() - start).toBe(5_500);
+  });
+});
+
+describe('runPollCycle handing the lease over: the reads of the wait', () => {
+  // The schedule's defaults: ticks every 60 s, timeout 75 s, margin 10 s, skew 5 s, lease wait 20 s.
+  // The holder started 60 s ago: it stops polling 5 s after this run starts, its lease expires at 20 s.
+  const successor = { ...invocation, owner: 'successor', remainingMs: 75_000, leaseWaitMs: 20_000 };
+
+  function countingReads(checkpoints: MemoryCheckpointStore, clock: FakeClock): number[] {
+    const reads: number[] = [];
+    const read = checkpoints.read.bind(checkpoints);
+    checkpoints.read = async () => {
+      reads.push(clock.now());
+      return read();
+    };
+    return reads;
+  }
+
+  it('reads the lease only from one check before the holder is due to hand over: 3 reads, not 51', async () => {
+    const { deps, checkpoints, clock, metrics } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 20_000, now: start });
+    const reads = countingReads(checkpoints, clock);
+    // At its deadline the holder publishes what it holds and releases 50 ms later.
+    void clock.sleep(5_050).then(() => checkpoints.releaseLease('predecessor'));
+
+    const summary = await runPollCycle(deps, successor);
+
+    expect(summary).toMatchObject({ status: 'completed', published: 5 });
+    expect(reads.map((at) => at - start)).toEqual([4_900, 5_000, 5_100]);
+    expect(metrics.last('HandoverWaitMs')).toBe(5_100);
+  });
+
+  it('finds a holder that released early no later than when it was due', async () => {
+    const { deps, checkpoints, clock, metrics } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 20_000, now: start });
+    const reads = countingReads(checkpoints, clock);
+    void clock.sleep(1_000).then(() => checkpoints.releaseLease('predecessor'));
+
+    const summary = await runPollCycle(deps, successor);
+
+    expect(summary.status).toBe('completed');
+    expect(reads.map((at) => at - start)).toEqual([4_900]);
+    expect(metrics.last('HandoverWaitMs')).toBe(4_900);
+  });
+
+  it('looks again only when a run that took the lease meanwhile is due, reading once at the end of its wait', async () => {
+    const { deps, checkpoints, clock, metrics } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 20_000, now: start });
+    const reads = countingReads(checkpoints, clock);
+    void clock.sleep(5_050).then(async () => {
+      await checkpoints.releaseLease('predecessor');
+      // Another waiter wins the conditional write first; its lease runs well past this run's wait.
+      await checkpoints.acquireLease({
+        owner: 'other-waiter',
+        expiresAt: clock.now() + 80_000,
+        now: clock.now(),
+      });
+    });
+
+    const summary = await runPollCycle(deps, successor);
+
+    expect(summary.status).toBe('lease-busy');
+    expect(reads.map((at) => at - start)).toEqual([4_900, 5_000, 5_100, 20_000]);
+    expect(metrics.sum('LeaseBusy')).toBe(1);
+  });
+
+  it('never sleeps past its own wait when the holder is due after it', async () => {
+    const { deps, checkpoints, clock } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'stuck', expiresAt: start + 600_000, now: start });
+    const reads = countingReads(checkpoints, clock);
+
+    const summary = await runPollCycle(deps, successor);
+
+    expect(summary.status).toBe('lease-busy');
+    expect(reads.map((at) => at - start)).toEqual([20_000]);
   });
 });
 

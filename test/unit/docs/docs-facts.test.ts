@@ -31,6 +31,8 @@ import type { IntegerKind } from '../../../functions/settings/value-kinds.ts';
 import { SUBSCRIBER_ERRORS } from '../../../functions/subscriber/errors.ts';
 import { CLI_REFERENCE } from '../../../scripts/cli-docs-renderer.ts';
 import { CONSTRUCT_REFERENCE } from '../../../scripts/construct-docs-renderer.ts';
+import { COST_TABLE } from '../../../scripts/cost-docs-renderer.ts';
+import { PRICES, TODAY_PER_PROGRAM, USAGE } from '../../../scripts/cost-model.ts';
 import { replaceTable } from '../../../scripts/settings-docs-renderer.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -544,6 +546,33 @@ describe('docs/cost.md', () => {
     const stated = /alarms number\s+(\d+) \+ (\d+) per program \((\d+) with one\)/.exec(cost);
 
     expect(stated?.slice(1).map(Number)).toEqual([alarms.length - perProgram, perProgram, alarms.length]);
+  });
+
+  it("holds the fleet's table as the cost model renders it (run npm run generate:docs after changing it)", () => {
+    expect(replaceTable(cost, COST_TABLE)).toBe(cost);
+    const edited = cost.replace('| Secrets Manager |', '| Secrets |');
+    expect(edited).not.toBe(cost);
+    expect(replaceTable(edited, COST_TABLE)).toBe(cost);
+    expect(cost).toContain(`| **A program-month** | the month ÷ programs |`);
+  });
+
+  it("builds the fleet's cost from today's measured run, prices and alarms, as this page states them", () => {
+    const alarms = resources.filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm');
+    const perProgram = alarms.filter((alarm) =>
+      JSON.stringify(alarm.Properties?.Dimensions ?? []).includes('"Program"'),
+    ).length;
+    const duration = /43,200 runs × ~(\d+) s × [\d.]+ GB = [\d,]+ GB-s \| \$([\d.]+) per GB-s/.exec(cost);
+    const today = /\| \*\*A program\*\* \| \| \| \*\*\$([\d.]+)–/.exec(cost);
+    const metrics = /about (\d+)–\d+ of its \d+ metrics/.exec(cost);
+
+    expect(USAGE.runSeconds.value).toBe(Number(duration?.[1]));
+    expect(PRICES.lambdaGbSecond).toBe(Number(duration?.[2]));
+    expect(TODAY_PER_PROGRAM).toBe(Number(today?.[1]));
+    expect(USAGE.perProgramMetrics.value).toBe(Number(metrics?.[1]));
+    // The default stack has one worker: its stall alarm.
+    expect([USAGE.stackAlarms.value + USAGE.conditionAlarms.value + 1, USAGE.perProgramAlarms.value]).toEqual(
+      [alarms.length - perProgram, perProgram],
+    );
   });
 
   it('prices the function the template deploys', () => {

@@ -22,6 +22,7 @@ import { parseBankingCredentials, parseBaseUrl } from '../../../functions/core/b
 import * as errors from '../../../functions/core/errors.ts';
 import { eventFailure } from '../../../functions/core/event-model.ts';
 import { parseProgramRecord } from '../../../functions/core/fleet/program-record.ts';
+import { seedPlan } from '../../../functions/core/fleet/seed-plan.ts';
 import { runPollCycle } from '../../../functions/core/poll-cycle.ts';
 import { parseScheduledInvocation } from '../../../functions/poller/invocation-input.ts';
 import { parseOperatorRequest } from '../../../functions/poller/operator-request.ts';
@@ -397,6 +398,26 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
         7,
       );
     },
+  ],
+  [
+    'stack program an operator added',
+    () =>
+      seedPlan(
+        {
+          records: [
+            {
+              name: 'cards',
+              secretId: 'bep/Prod/cards',
+              state: 'active',
+              owner: 'operator',
+              settings: {},
+              revision: 3,
+            },
+          ],
+          refused: [],
+        },
+        [{ name: 'cards', secretId: 'bep/Prod/cards' }],
+      ),
   ],
   [
     'checkpoint moved backwards',

@@ -7,11 +7,14 @@ const DEPLOYED = {
   DEFAULT_PROGRAM: 'cards',
   SECRET_ID: 'arn:secret:cards',
   PROGRAM_SECRETS: undefined,
+  PROGRAMS_TABLE: 'programs',
+  SECRETS_PREFIX: 'banking-events-poller/Prod/',
   CHECKPOINT_TABLE: 'checkpoints',
   EVENT_BUS_NAME: 'bus',
   EVENT_BUS_KIND: undefined,
   LEASE_WAIT_MS: '20000',
   CLAIM_CHECK_BUCKET: 'claims',
+  PROGRAM_METRICS: undefined,
 };
 
 /** Values as the construct resolves them from props, every one off its default. */
@@ -32,6 +35,8 @@ const STREAM_VALUES = {
   gapRepairMaxLookups: 0,
   gapRepairGraceSeconds: 60,
   maxEventEntryBytes: 262_144,
+  workerCount: 4,
+  maxConcurrentPrograms: 20,
 } as const;
 
 describe('writeEnvironment, then readEnvironment', () => {
@@ -45,6 +50,8 @@ describe('writeEnvironment, then readEnvironment', () => {
       secretId: 'arn:secret:cards',
       checkpointTable: 'checkpoints',
       eventBus: 'bus',
+      programsTable: 'programs',
+      secretsPrefix: 'banking-events-poller/Prod/',
     });
   });
 

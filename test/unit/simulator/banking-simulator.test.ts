@@ -722,6 +722,138 @@ describe('faults', () => {
   });
 });
 
+describe('program misbehaviours', () => {
+  /** Two programs: the first misbehaves in each case, the second is the control. */
+  async function startTwo() {
+    const simulator = await start({ programs: [{}, { clientId: 'second', clientSecret: 'second-secret' }] });
+    const [bad, good] = simulator.programs;
+    return { simulator, bad: bad!, good: good! };
+  }
+
+  it('stall holds every request of that program unanswered while the others are served', async () => {
+    const { simulator, bad, good } = await startTwo();
+    const badToken = await tokenFor(simulator, 0);
+    simulator.generate(1, { programId: bad.programId });
+    simulator.generate(1, { programId: good.programId });
+    simulator.faults.misbehave(bad.programId, { kind: 'stall' });
+    const answered: string[] = [];
+    const controller = new AbortController();
+    const held = [
+      fetch(`${simulator.url}/events`, {
+        headers: { authorization: `Bearer ${badToken}` },
+        signal: controller.signal,
+      }),
+      tokenRequest(
+        simulator,
+        { client_id: bad.clientId, client_secret: bad.clientSecret, grant_type: 'client_credentials' },
+        { signal: controller.signal },
+      ),
+    ].map((request, index) =>
+      request.then(
+        () => answered.push(`request ${index}`),
+        () => undefined,
+      ),
+    );
+    await waitFor(() => simulator.requests.length === 3);
+
+    const goodPage = await poll(simulator, await tokenFor(simulator, 1));
+
+    expect(goodPage.data).toHaveLength(1);
+    expect(answered).toEqual([]);
+    expect(simulator.requests.slice(1, 3).map((request) => request.status)).toEqual([0, 0]);
+    controller.abort();
+    await Promise.all(held);
+    await waitFor(() => simulator.requests.slice(1, 3).every((request) => request.endedAt !== undefined));
+    expect(answered).toEqual([]);
+  });
+
+  it('error answers every request of that program with the status until cleared', async () => {
+    const { simulator, bad, good } = await startTwo();
+    const badToken = await tokenFor(simulator, 0);
+    simulator.generate(1, { programId: bad.programId });
+    simulator.faults.misbehave(bad.programId, { kind: 'error', status: 503, retryAfter: '3' });
+
+    const badPoll = await get(simulator, '/events', badToken);
+    const badLookup = await get(simulator, '/event/sequence/1', badToken);
+    const badTokenRequest = await tokenRequest(simulator, {
+      client_id: bad.clientId,
+      client_secret: bad.clientSecret,
+      grant_type: 'client_credentials',
+    });
+    const goodToken = await tokenFor(simulator, 1);
+    const goodPoll = await get(simulator, '/events', goodToken);
+    simulator.faults.misbehave(bad.programId, undefined);
+    const recovered = await poll(simulator, badToken);
+
+    expect([badPoll.status, badLookup.status, badTokenRequest.status]).toEqual([503, 503, 503]);
+    expect(badPoll.headers.get('retry-after')).toBe('3');
+    expect(await badPoll.json()).toMatchObject({ error: 'simulated_failure' });
+    expect(goodPoll.status).toBe(200);
+    expect(recovered.data).toHaveLength(1);
+    expect(good.programId).not.toBe(bad.programId);
+  });
+
+  it('oversize-pages answers polls with pageEvents events whatever the limit, echoing the limit asked', async () => {
+    const { simulator, bad, good } = await startTwo();
+    simulator.generate(8, { programId: bad.programId });
+    simulator.generate(8, { programId: good.programId });
+    simulator.faults.misbehave(bad.programId, { kind: 'oversize-pages', pageEvents: 5 });
+
+    const badPage = await poll(simulator, await tokenFor(simulator, 0), '?limit=2&last_sequence_number=1');
+    const goodPage = await poll(simulator, await tokenFor(simulator, 1), '?limit=2');
+
+    expect(badPage.data.map((event) => event.sequence_number)).toEqual([2, 3, 4, 5, 6]);
+    expect(badPage.last_sequence_number).toBe(6);
+    expect(badPage.limit).toBe(2);
+    expect(goodPage.data.map((event) => event.sequence_number)).toEqual([1, 2]);
+  });
+
+  it("revoked refuses that program's client and tokens, and ends its open streams", async () => {
+    const { simulator, bad, good } = await startTwo();
+    const badToken = await tokenFor(simulator, 0);
+    const goodToken = await tokenFor(simulator, 1);
+    const stream = await openStream(simulator, badToken);
+    await waitFor(() => simulator.stats.openStreams === 1);
+
+    simulator.faults.misbehave(bad.programId, { kind: 'revoked' });
+
+    const refusedToken = await tokenRequest(simulator, {
+      client_id: bad.clientId,
+      client_secret: bad.clientSecret,
+      grant_type: 'client_credentials',
+    });
+    const refusedPoll = await get(simulator, '/events', badToken);
+    expect(refusedToken.status).toBe(401);
+    expect(await refusedToken.json()).toMatchObject({ error: 'invalid_client' });
+    expect(refusedPoll.status).toBe(401);
+    expect(await refusedPoll.json()).toMatchObject({ error: 'invalid_token' });
+    await stream.until(() => false).catch(() => undefined);
+    expect(stream.ended()).toBe(true);
+    expect((await get(simulator, '/events', goodToken)).status).toBe(200);
+    expect(good.clientId).toBe('second');
+  });
+
+  it('reset clears misbehaviours; bad arguments and unknown programs are refused by name', async () => {
+    const { simulator, bad } = await startTwo();
+    const token = await tokenFor(simulator, 0);
+    simulator.faults.misbehave(bad.programId, { kind: 'error', status: 500 });
+
+    simulator.faults.reset();
+
+    expect((await get(simulator, '/events', token)).status).toBe(200);
+    expect(() => simulator.faults.misbehave(bad.programId, { kind: 'error', status: 200 })).toThrow(/status/);
+    expect(() =>
+      simulator.faults.misbehave(bad.programId, { kind: 'oversize-pages', pageEvents: 0 }),
+    ).toThrow(/pageEvents/);
+    expect(() =>
+      simulator.faults.misbehave(bad.programId, { kind: 'flood' } as unknown as { kind: 'stall' }),
+    ).toThrow(/kind/);
+    expect(() => simulator.faults.misbehave('no-such-program', { kind: 'stall' })).toThrow(
+      /Unknown programId/,
+    );
+  });
+});
+
 describe('request recording', () => {
   it('records method, path, query, status and hadBearer but never a header value', async () => {
     const simulator = await start();

@@ -331,7 +331,32 @@ describe('runWorker with more programs than lanes', () => {
 
     expect(summary.programs).toMatchObject({ completed: 2, notReached: 2 });
     expect(workerMetrics.sum('ProgramsNotReached')).toBe(2);
-    expect(names.filter((name) => published(worlds.get(name)).length > 0)).toHaveLength(2);
+    const reached = names.filter((name) => published(worlds.get(name)).length > 0);
+    expect(reached).toHaveLength(2);
+    // A program not reached still has its run's metrics sent (none: the sink counts it stalled),
+    // with a warning on its own logger.
+    for (const name of names) expect(worlds.get(name)!.flushes, name).toBe(1);
+    for (const name of names.filter((candidate) => !reached.includes(candidate))) {
+      expect(
+        worlds.get(name)!.logger.lines.map((line) => line.message),
+        name,
+      ).toContain('Program not reached in this run: too many programs for the lanes and the time');
+    }
+  });
+});
+
+describe("the worker's liveness", () => {
+  it('counts every run it finishes in WorkerDurationMs, with or without programs', async () => {
+    const busy = fleet({ a: { kind: 'healthy', events: 2 } });
+    const idle = fleet({});
+
+    const summary = await runWorker(busy.deps, options);
+    await runWorker(idle.deps, options);
+
+    expect(busy.workerMetrics.values.filter((metric) => metric.name === 'WorkerDurationMs')).toEqual([
+      expect.objectContaining({ value: summary.durationMs }),
+    ]);
+    expect(idle.workerMetrics.values.filter((metric) => metric.name === 'WorkerDurationMs')).toHaveLength(1);
   });
 });
 
