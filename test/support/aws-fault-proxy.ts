@@ -16,7 +16,7 @@
  * Rejected entries are not forwarded, so moto (and the queues behind its rules) receives exactly
  * the entries the client was told were accepted. The proxy also keeps a **timeline** of what
  * matters to the no-loss invariant, in the order it happened: entries the bus accepted (when the
- * answer went back), checkpoint writes asked for (when the request arrived) and applied, and
+ * answer went back, flagged when its client had already given up on it), checkpoint writes asked for (when the request arrived) and applied, and
  * marks the test sets (a crash). `intercept` lets a test act at an exact point (kill the function
  * while its commit is held, say).
  *
@@ -106,7 +106,18 @@ export interface AwsCall {
 export type InterceptDecision = 'forward' | 'drop';
 
 export type TimelineEntry =
-  | { readonly at: number; readonly kind: 'accepted'; readonly detailType: string; readonly detail: string }
+  | {
+      readonly at: number;
+      readonly kind: 'accepted';
+      readonly detailType: string;
+      readonly detail: string;
+      /**
+       * The bus accepted it after the client had given up on the request (its answer timeout, a
+       * kill): the client never learned, so it rightly sends it again. The `client-gave-up` mark
+       * comes before this acceptance, so only this flag tells the invariant it was in flight then.
+       */
+      readonly unanswered?: true;
+    }
   | { readonly at: number; readonly kind: 'commit-requested'; readonly checkpoint: number }
   | { readonly at: number; readonly kind: 'commit-applied'; readonly checkpoint: number }
   /** A checkpoint write DynamoDB refused (its condition failed, or it was throttled). */
@@ -138,6 +149,8 @@ export class AwsFaultProxy {
   #inFlight = 0;
   #requestBytesLimit = Number.POSITIVE_INFINITY;
   #idleWaiters: Array<() => void> = [];
+  /** Requests whose client left before their answer was written whole. */
+  readonly #gaveUp = new WeakSet<ServerResponse>();
   readonly #open = new Set<ServerResponse>();
 
   private constructor(server: Server, target: URL, v2: EventBridgeV2Upstream | undefined) {
@@ -273,7 +286,9 @@ export class AwsFaultProxy {
     this.#open.add(res);
     // A client that leaves before its answer (killed, timed out) never learns what the call did.
     res.once('close', () => {
-      if (!res.writableFinished) this.mark('client-gave-up');
+      if (res.writableFinished) return;
+      this.#gaveUp.add(res);
+      this.mark('client-gave-up');
     });
     let done = false;
     const finish = () => {
@@ -398,6 +413,7 @@ export class AwsFaultProxy {
           kind: 'accepted',
           detailType: entry.DetailType ?? '',
           detail: entry.Detail ?? '',
+          ...(this.#gaveUp.has(res) ? { unanswered: true as const } : {}),
         });
       }
     });
@@ -502,6 +518,7 @@ export class AwsFaultProxy {
           kind: 'accepted',
           detailType: entry.DetailType ?? '',
           detail: entry.Detail ?? '',
+          ...(this.#gaveUp.has(res) ? { unanswered: true as const } : {}),
         });
       }
     });

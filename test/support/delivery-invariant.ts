@@ -8,7 +8,8 @@
  * 2. The checkpoint never moved backwards (applied writes, in order).
  * 3. No checkpoint write was ever asked for past an event the bus had not accepted yet.
  * 4. Every duplicate delivery is of an event that was in flight at a fault: accepted by the bus
- *    but above the checkpoint last written when the fault happened.
+ *    but above the checkpoint last written when the fault happened, or accepted in a request
+ *    whose client had already given up on it (the fault came before the acceptance).
  *
  * Pure: the property test checks the same rules against in-memory ports.
  */
@@ -93,6 +94,15 @@ export function checkDeliveryInvariant(input: InvariantInput): InvariantReport {
     if (entry.kind === 'accepted') {
       const key = deliveryKey(entry.detailType, parse(entry.detail));
       if (!acceptedAt.has(key)) acceptedAt.set(key, entry.at);
+      // The client gave up on this request (its answer timeout on a slow bus, a kill) before the
+      // bus accepted it: the `client-gave-up` mark came first, when the event was on its way and
+      // not yet accepted, so the mark alone misses it. It was in flight at that fault all the same,
+      // and its sender, never told, rightly sends it again. Only events of such a request are
+      // excused: an answered event sent again still breaks the rule.
+      if (entry.unanswered === true) {
+        const sequence = sequenceOfKey.get(key);
+        if (sequence !== undefined && (applied === null || sequence > applied)) mayRepeat.add(key);
+      }
     } else if (entry.kind === 'commit-applied') {
       if (applied !== null && entry.checkpoint < applied) {
         violations.push(`the checkpoint moved backwards: ${applied} → ${entry.checkpoint}`);
