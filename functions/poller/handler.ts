@@ -366,6 +366,13 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
     const current = getRuntime();
     return await runOperatorRequest(request, {
       config: current.config,
+      // A program an operator added is known by its record alone; its secret must be the deployment's.
+      programSecret: async (program, signal) => {
+        const own = current.config.programSecrets.get(program);
+        if (own !== undefined) return own;
+        const record = await current.registry.get(program, signal);
+        return record === undefined ? undefined : current.secretScope.check(program, record.secretId);
+      },
       upstream: (secretId) =>
         current.upstreams.get(
           secretId,

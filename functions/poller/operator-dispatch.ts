@@ -48,6 +48,12 @@ export interface ProgramUpstream {
 
 export interface OperatorPorts {
   readonly config: PollerConfig;
+  /**
+   * The secret of `program`: one of the function's own (`config.programSecrets`), else its record's
+   * in the programs table, checked to be the deployment's (a program an operator added); `undefined`
+   * when the deployment has no such program.
+   */
+  programSecret(program: string, signal: AbortSignal): Promise<string | undefined>;
   upstream(secretId: string): ProgramUpstream;
   /** A provider that reads the secret afresh: `doctor` checks the secret as it is now. */
   freshCredentials(secretId: string): CredentialsProvider;
@@ -73,11 +79,11 @@ export async function runOperatorRequest(
   request: OperatorRequest,
   ports: OperatorPorts,
 ): Promise<OperatorAnswer> {
-  const secretId = ports.config.programSecrets.get(request.program);
+  const secretId = await ports.programSecret(request.program, budget(ports));
   if (secretId === undefined) {
     throw new OperatorRequestError(
       `Refused operator request: operatorRequest.program "${request.program}" is not one of this function's programs ` +
-        `(${[...ports.config.programSecrets.keys()].join(', ')}); nothing was done`,
+        `(${[...ports.config.programSecrets.keys()].join(', ')}) nor a record of its programs table; nothing was done`,
       'operatorRequest.program',
     );
   }

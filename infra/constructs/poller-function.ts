@@ -159,8 +159,9 @@ export function createPollerFunction(
   checkpointTable.grant(role, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
   if (checkpointTable.encryptionKey !== undefined)
     grantKeyThrough(checkpointTable.encryptionKey, role, 'dynamodb');
-  // A worker reads every record with one paginated Scan per run, and never writes one.
-  programsTable.grant(role, 'dynamodb:Scan');
+  // A worker reads every record with one paginated Scan per run, an operator request one record
+  // (GetItem: a program an operator added); the function never writes one.
+  programsTable.grant(role, 'dynamodb:Scan', 'dynamodb:GetItem');
   if (programsTable.encryptionKey !== undefined)
     grantKeyThrough(programsTable.encryptionKey, role, 'dynamodb', ['kms:Decrypt']);
   bus.grantFunctionPublish(role);

@@ -658,8 +658,12 @@ describe('IAM', () => {
           Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
           Resource: getAtt(id(poller.checkpointTable)),
         },
-        // Read only: a worker never writes a program record.
-        { Effect: 'Allow', Action: 'dynamodb:Scan', Resource: getAtt(id(poller.programsTable)) },
+        // Read only: a worker never writes a program record (GetItem: an operator request's program).
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:Scan'],
+          Resource: getAtt(id(poller.programsTable)),
+        },
         { Effect: 'Allow', Action: 'events:PutEvents', Resource: getAtt(id(poller.eventBus!)) },
         {
           Effect: 'Allow',

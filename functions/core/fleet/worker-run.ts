@@ -16,7 +16,8 @@
  *   it expires, as a crashed invocation's would.
  * - **Failure.** A program that throws, or cannot be set up, is logged with its error and counted
  *   (`CycleFailures`, with its `Program`), never the worker's failure: the others go on. Only the
- *   registry being unreadable fails the run, since then no program can be assigned.
+ *   registry staying unreadable fails the run (it is read again, with backoff, while a program
+ *   could still be given a turn), since then no program can be assigned.
  * - **Memory.** Each running program is told how many run at once (`programsInFlight`); the edge
  *   gives it that part of the byte budget (`memory-share.ts`), and caps `maxConcurrentPrograms`
  *   at what the memory holds.
@@ -108,7 +109,7 @@ interface Run {
 export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promise<WorkerSummary> {
   const start = deps.clock.now();
   const end = start + options.remainingMs - (options.reserveMs ?? WORKER_DEFAULTS.reserveMs);
-  const listing = await listWithin(deps, end);
+  const listing = await listWithin(deps, end, end - (options.minTurnMs ?? WORKER_DEFAULTS.minTurnMs));
   reportRefused(deps, listing.refused);
   const active = listing.records.filter((record) => record.state === 'active');
   const mine = programsOfWorker(active, options.worker, options.workerCount);
@@ -159,11 +160,35 @@ function inTurnOrder(programs: readonly ProgramRecord[], capacity: number, start
   return [...programs.slice(offset), ...programs.slice(0, offset)];
 }
 
-/** The registry's listing, given up at the end of the run. */
-async function listWithin(deps: WorkerDeps, end: number) {
+/** Pauses between failed listings: a table throttled or slow for a moment is read again soon. */
+const LIST_RETRY_BACKOFF: { readonly firstMs: number; readonly capMs: number } = Object.freeze({
+  firstMs: 250,
+  capMs: 2_000,
+});
+
+/**
+ * The registry's listing, tried again after a failure while a program could still be given a turn
+ * (`latestMs`), and given up at the end of the run. Without it no program is polled this run, so
+ * a moment's throttling would cost every program a minute.
+ */
+async function listWithin(deps: WorkerDeps, end: number, latestMs: number) {
   const deadline = deps.clock.deadline(end);
   try {
-    return await deps.registry.list(deadline.signal);
+    for (
+      let pauseMs = LIST_RETRY_BACKOFF.firstMs;
+      ;
+      pauseMs = Math.min(pauseMs * 2, LIST_RETRY_BACKOFF.capMs)
+    ) {
+      try {
+        return await deps.registry.list(deadline.signal);
+      } catch (error) {
+        if (deadline.signal.aborted || deps.clock.now() + pauseMs > latestMs) throw error;
+        deps.logger.warn('Program registry not read; trying again', { error, pauseMs });
+        await deps.clock.sleep(pauseMs, deadline.signal).catch(() => {
+          throw error;
+        });
+      }
+    }
   } finally {
     deadline.clear();
   }

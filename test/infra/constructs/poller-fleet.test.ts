@@ -150,7 +150,9 @@ describe('the programs table', () => {
       JSON.stringify(statement.Resource).includes(logicalIdOf(stack, poller.programsTable)),
     );
 
-    expect(onTable).toEqual([{ Effect: 'Allow', Action: 'dynamodb:Scan', Resource: table }]);
+    expect(onTable).toEqual([
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Scan'], Resource: table },
+    ]);
   });
 });
 

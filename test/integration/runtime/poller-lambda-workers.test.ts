@@ -503,4 +503,36 @@ describe('workers of the deployed function', () => {
     expect(legacy.outcome).toMatchObject({ kind: 'response', result: { program: 'cards', published: 5 } });
     expect((await delivered(f.bus)).sort()).toEqual(events.map((event) => event.id).sort());
   });
+
+  it("answer an operator's request for a program an operator added, over its record's secret; refuse one of no record or whose secret is not the deployment's", async () => {
+    const bank = await simulator(3);
+    const f = await fleet([
+      { name: 'cards', bank },
+      { name: 'payroll', bank, index: 1 },
+      { name: 'stray', bank, index: 2, outsidePrefix: true },
+    ]);
+    const payrollEvents = bank.generate(3, { programId: bank.programs[1]!.programId });
+    const container = f.worker(1, { timeoutMs: 5_000 });
+    const request = (program: string) => ({
+      operatorRequest: { version: 1, kind: 'event', program, sequence: payrollEvents[1]!.sequence_number },
+    });
+
+    const added = await container.invoke(request('payroll'));
+    const unknown = await container.invoke(request('ghost'));
+    const outside = await container.invoke(request('stray'));
+
+    expect(added.outcome).toMatchObject({
+      kind: 'response',
+      result: { kind: 'event', found: true, event: { id: payrollEvents[1]!.id } },
+    });
+    expect(unknown.outcome).toMatchObject({
+      kind: 'error',
+      errorType: 'OperatorRequestError',
+      errorMessage: expect.stringContaining('nor a record of its programs table'),
+    });
+    expect(outside.outcome).toMatchObject({ kind: 'error', errorType: 'ProgramSecretRefusedError' });
+    // A lookup publishes nothing and touches no checkpoint.
+    expect(await delivered(f.bus)).toEqual([]);
+    expect(await f.checkpoint('payroll')).toBeNull();
+  });
 });

@@ -71,12 +71,14 @@ function portsFor(
     }),
     refresh: async (): Promise<BankingCredentials> => credentials.get(),
   };
+  const config = loadPollerConfig({
+    SECRET_ID: 'arn:secret:default',
+    CHECKPOINT_TABLE: 't',
+    EVENT_BUS_NAME: 'bus',
+  });
   return {
-    config: loadPollerConfig({
-      SECRET_ID: 'arn:secret:default',
-      CHECKPOINT_TABLE: 't',
-      EVENT_BUS_NAME: 'bus',
-    }),
+    config,
+    programSecret: async (program) => config.programSecrets.get(program),
     upstream: () => ({ feed, credentials }),
     freshCredentials: () => credentials,
     bus: options.bus ?? new InMemoryPublisher(),

@@ -297,6 +297,49 @@ describe('runWorker', () => {
 
     await expect(runWorker(broken, options)).rejects.toThrow('table unreachable');
   });
+
+  it('reads the registry again after a failure, and polls every program once it answers', async () => {
+    const { worlds, deps, clock, workerLogger } = fleet({ cards: { kind: 'healthy', events: 3 } });
+    let failures = 2;
+    const flaky: WorkerDeps = {
+      ...deps,
+      registry: {
+        ...deps.registry,
+        list: (signal) =>
+          failures-- > 0 ? Promise.reject(new Error('throttled')) : deps.registry.list(signal),
+      },
+    };
+
+    const summary = await runWorker(flaky, options);
+
+    expect(published(worlds.get('cards'))).toEqual(upTo(3));
+    expect(summary.programs.completed).toBe(1);
+    expect(clock.sleeps.slice(0, 2)).toEqual([250, 500]);
+    expect(
+      workerLogger.lines.filter((line) => line.message.startsWith('Program registry not read')),
+    ).toHaveLength(2);
+  });
+
+  it('gives up reading the registry once no program could still be given a turn', async () => {
+    const { deps, clock } = fleet({ cards: { kind: 'healthy', events: 3 } });
+    const start = clock.now();
+    let reads = 0;
+    const broken: WorkerDeps = {
+      ...deps,
+      registry: {
+        ...deps.registry,
+        list: async () => {
+          reads += 1;
+          throw new Error('table unreachable');
+        },
+      },
+    };
+
+    await expect(runWorker(broken, options)).rejects.toThrow('table unreachable');
+    // 75 s less the 1 s reserve and a 5 s turn: the last read starts before 69 s.
+    expect(clock.now() - start).toBeLessThanOrEqual(69_000);
+    expect(reads).toBeGreaterThan(2);
+  });
 });
 
 describe('runWorker with more programs than lanes', () => {
