@@ -94,7 +94,7 @@ export const COST_TABLE: DocsTable = {
     ];
     const layout = row([
       'Workers × memory',
-      `⌈programs ÷ ${USAGE.programsPerWorker.value}⌉ × max(256, ${USAGE.workerBaseMb.value} + ${USAGE.programMb.value} × programs a worker) MB, *placeholder*`,
+      `⌈programs ÷ ${USAGE.programsPerWorker.value}⌉ × the least memory from 256 MB, in 64 MB steps, in which the byte budget runs a worker's programs at once (\`programsThatFit\`) and above their measured peak (${USAGE.workerBaseMb.value} MiB + ${USAGE.programMb.value} MiB a program)`,
       ...costs.map((cost) => `${cost.workers} × ${n(cost.workerMemoryMb)} MB`),
     ]);
     const items = Object.entries(ITEMS).map(([item, { name, formula }]) =>

@@ -6,6 +6,7 @@
  * formula cannot disagree; replacing a placeholder is changing its value here and regenerating.
  */
 import { METRIC_PLANS } from '../functions/adapters/observability/metric-plan.ts';
+import { programsThatFit } from '../functions/core/fleet/memory-share.ts';
 import { METRIC_NAMES } from '../functions/core/ports.ts';
 import { PER_PROGRAM_ALARMS_UP_TO } from '../infra/constructs/alarm-plan.ts';
 
@@ -49,18 +50,18 @@ export const USAGE = {
   },
   programsPerWorker: {
     value: 50,
-    provenance: 'placeholder',
+    provenance: 'derived',
     note: 'workers = ⌈programs ÷ 50⌉: each of its programs polled the whole run (`maxConcurrentPrograms` 50)',
   },
   workerBaseMb: {
-    value: 128,
-    provenance: 'placeholder',
-    note: "a worker's memory before its programs: Node, the bundle, one cycle (105 MiB peak RSS measured for one program caught up)",
+    value: 72,
+    provenance: 'measured',
+    note: "a worker's peak RSS with no program (bench:fleet: 71.5 MiB)",
   },
   programMb: {
-    value: 8,
-    provenance: 'placeholder',
-    note: "each program's share of a worker's memory, caught up (its connections, pages, lease)",
+    value: 2.5,
+    provenance: 'measured',
+    note: "each program's share of a worker's peak RSS (bench:fleet: 1.5–1.7 MiB caught up, about 2.4 with misbehaving programs)",
   },
   minMemoryMb: { value: 256, provenance: 'derived', note: "the function's default memory" },
   recordBytes: {
@@ -157,6 +158,16 @@ export interface FleetCost {
 type UsageValues = { readonly [K in keyof typeof USAGE]: number };
 
 /**
+ * A worker's memory, in 64 MB steps from `minMb`: enough for the byte budget to let `programs` run
+ * at once (`programsThatFit`, the code's own rule) and above the peak RSS measured for them.
+ */
+export function workerMemoryFor(programs: number, minMb: number, peakMb: number): number {
+  for (let mb = Math.max(minMb, Math.ceil(peakMb / 64) * 64); ; mb += 64) {
+    if (programsThatFit(mb * 1024 * 1024) >= programs) return mb;
+  }
+}
+
+/**
  * The month of a deployment of `programs` programs, healthy and with quiet feeds, item by item;
  * `overrides` replaces usage figures (what a setting changes).
  */
@@ -164,9 +175,10 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
   const u = <K extends keyof typeof USAGE>(key: K): number => overrides[key] ?? USAGE[key].value;
   const workers = Math.ceil(programs / u('programsPerWorker'));
   const perWorker = Math.ceil(programs / workers);
-  const workerMemoryMb = Math.max(
+  const workerMemoryMb = workerMemoryFor(
+    perWorker,
     u('minMemoryMb'),
-    Math.ceil((u('workerBaseMb') + u('programMb') * perWorker) / 64) * 64,
+    u('workerBaseMb') + u('programMb') * perWorker,
   );
   const perProgramAlarms = programs <= PER_PROGRAM_ALARMS_UP_TO;
   const runs = workers * u('ticks');
