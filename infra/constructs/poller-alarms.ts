@@ -267,6 +267,21 @@ export class PollerAlarms extends Construct {
         alarmDescription,
       });
 
+    /**
+     * Nothing finished for `stallAfter`: one-minute periods whatever the interval (see "Periods"
+     * above), and no data is exactly the failure this alarm exists for.
+     */
+    const noRunFor = (id: string, metric: cloudwatch.IMetric, alarmDescription: string) =>
+      this.alarm(id, {
+        metric,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: stallMinutes,
+        datapointsToAlarm: stallMinutes,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        alarmDescription,
+      });
+
     const perProgram = props.perProgramAlarms ?? true;
     for (const program of perProgram ? props.programs : []) {
       const suffix = pascalCase(program);
@@ -287,22 +302,12 @@ export class PollerAlarms extends Construct {
       );
       stall.set(
         program,
-        this.alarm(`Stall${suffix}`, {
-          // One-minute periods whatever the interval: see "Periods" above.
-          metric: props.metrics.metric('CycleDurationMs', program, {
-            statistic: 'SampleCount',
-            period: ONE_MINUTE,
-          }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-          evaluationPeriods: stallMinutes,
-          datapointsToAlarm: stallMinutes,
-          // No data is exactly the failure this alarm exists for.
-          treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-          alarmDescription:
-            `Program ${program}: no poll cycle completed for ${stallMinutes} minutes. ` +
+        noRunFor(
+          `Stall${suffix}`,
+          props.metrics.metric('CycleDurationMs', program, { statistic: 'SampleCount', period: ONE_MINUTE }),
+          `Program ${program}: no poll cycle completed for ${stallMinutes} minutes. ` +
             `Runbook: ${runbook('stall')}`,
-        }),
+        ),
       );
       failedEntries.set(
         program,
@@ -397,21 +402,15 @@ export class PollerAlarms extends Construct {
     this.workerStallAlarms =
       props.perConditionAlarms === true
         ? Array.from({ length: props.workers ?? 0 }, (_, worker) =>
-            this.alarm(`WorkerStall${worker}`, {
-              // As a program's stall alarm of old: one-minute periods, missing data breaching.
-              metric: props.metrics.workerMetric('WorkerDurationMs', worker, {
+            noRunFor(
+              `WorkerStall${worker}`,
+              props.metrics.workerMetric('WorkerDurationMs', worker, {
                 statistic: 'SampleCount',
                 period: ONE_MINUTE,
               }),
-              threshold: 1,
-              comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-              evaluationPeriods: stallMinutes,
-              datapointsToAlarm: stallMinutes,
-              treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-              alarmDescription:
-                `Worker ${worker}: no run finished for ${stallMinutes} minutes; none of its programs is polled. ` +
+              `Worker ${worker}: no run finished for ${stallMinutes} minutes; none of its programs is polled. ` +
                 `Runbook: ${runbook('worker-stall')}`,
-            }),
+            ),
           )
         : [];
 
