@@ -123,11 +123,18 @@ async function checkProgram(
   ];
   let route: BankRoute;
   try {
-    route = bankRoute(context.aws, deployment, program, flags);
+    route = await bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
     if (error instanceof UsageError && deployment.stackName !== undefined && flags.local !== true)
       return unchecked(failed(names.secret, error.message, error.fix), 'needs the poller function');
-    return unchecked(skipped(names.secret, message(error)), 'needs the secret');
+    if (error instanceof UsageError)
+      return unchecked(skipped(names.secret, message(error)), 'needs the secret');
+    // Not a flag missing: the program is not the deployment's, or its record names no secret of it.
+    const fix =
+      error instanceof CliError
+        ? error.fix
+        : "check the program's record (banking-events-poller programs list)";
+    return unchecked(failed(names.secret, message(error), fix), 'needs the secret');
   }
   if (route.kind === 'local') {
     return checkBank({

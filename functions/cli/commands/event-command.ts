@@ -58,7 +58,7 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
   const deployment = await context.deployment({ secretId: flags.secretId });
   const program = deployment.program(flags.program);
   const bySequence = /^\d+$/.test(key);
-  const route = bankRoute(context.aws, deployment, program, flags);
+  const route = await bankRoute(context.aws, deployment, program, flags);
   const answer = await find(context, route, program, key, bySequence);
   if (answer.found === 'unreadable') {
     throw new CliError(
@@ -102,7 +102,7 @@ async function find(
     });
   }
   // Lookups only: the query parameters of polls never go out.
-  const feed = feedFromSecret(context.aws, route.secretId, { limit: 1 });
+  const feed = feedFromSecret(context, route.secretId, { limit: 1 });
   const signal = AbortSignal.timeout(30_000);
   try {
     const event = bySequence

@@ -86,7 +86,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   checkRange(flags.from, flags.to);
   const deployment = await context.deployment({ eventBus: flags.eventBus, secretId: flags.secretId });
   const program = deployment.program(flags.program);
-  const route = bankRoute(context.aws, deployment, program, flags);
+  const route = await bankRoute(context.aws, deployment, program, flags);
   if (route.kind === 'function' && (flags.eventBus !== undefined || flags.eventSource !== undefined)) {
     throw new UsageError(
       '--event-bus and --event-source say where this machine publishes, but with --stack the deployed function publishes to its own bus',
@@ -122,7 +122,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
     route.kind === 'function'
       ? functionSteps(route.client, program, range)
       : replayRange(
-          feedFromSecret(context.aws, route.secretId, flags),
+          feedFromSecret(context, route.secretId, flags),
           eventBusName === undefined
             ? undefined
             : localPipeline(context, operatorBusOf(deployment).localPublisher(context, source)),

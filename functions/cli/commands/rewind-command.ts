@@ -97,7 +97,7 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
     program,
   });
   const needsFeed = target.kind === 'latest' || flags.feedCheck;
-  const feed = needsFeed ? feedAccess(context, deployment, program, target, flags) : undefined;
+  const feed = needsFeed ? await feedAccess(context, deployment, program, target, flags) : undefined;
 
   let state = await store.read();
   refuseWhileLeased(program, state, flags, Date.now());
@@ -178,16 +178,16 @@ type FeedAccess =
   | { readonly kind: 'local'; readonly feed: BankingEventFeed };
 
 /** The feed, needed for `latest`, and for the retention check unless skipped. */
-function feedAccess(
+async function feedAccess(
   context: CommandContext,
   deployment: Deployment,
   program: string,
   target: RewindTarget,
   flags: RewindFlags,
-): FeedAccess {
+): Promise<FeedAccess> {
   let route: BankRoute;
   try {
-    route = bankRoute(context.aws, deployment, program, flags);
+    route = await bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
     if (!(error instanceof UsageError) || target.kind === 'latest') throw error;
     throw new UsageError(
@@ -197,7 +197,7 @@ function feedAccess(
   }
   return route.kind === 'function'
     ? { kind: 'function', client: route.client, program }
-    : { kind: 'local', feed: feedFromSecret(context.aws, route.secretId, flags) };
+    : { kind: 'local', feed: feedFromSecret(context, route.secretId, flags) };
 }
 
 /** The first event a poll from the beginning answers with: the oldest the service still has. */
