@@ -31,6 +31,11 @@ export const LOCAL_OPTION_HELP =
   'run here: read the secret with your credentials and call the banking service from this machine ' +
   '(the simulator, or a service this machine may reach); default with --stack: the deployed function does it';
 
+/** The help line of `--secret-id` beside `--local`, the same for every command that has both. */
+export const SECRET_ID_OPTION_HELP =
+  "the program's secret, read here (--local, or without --stack; default: the stack's SecretArn<Program> " +
+  "output, else the program's record in its programs table)";
+
 export type BankRoute =
   | { readonly kind: 'function'; readonly client: OperatorClient }
   | { readonly kind: 'local'; readonly secretId: string };

@@ -10,7 +10,13 @@ import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
+import {
+  type BankRoute,
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type RouteFlags,
+  SECRET_ID_OPTION_HELP,
+} from '../operator-client.ts';
 
 interface EventFlags extends RouteFlags {
   readonly program?: string;
@@ -36,7 +42,7 @@ export function registerEventCommand(program: Command): void {
     )
     .option('--program <name>', "whose feed (default: the stack's first program)")
     .option('--local', LOCAL_OPTION_HELP)
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .option(
       '--event-source <source>',
       `source shown (default: the stack's, or ${SETTINGS.eventSource.default})`,

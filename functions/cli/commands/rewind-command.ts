@@ -20,6 +20,7 @@ import {
   LOCAL_OPTION_HELP,
   type OperatorClient,
   type RouteFlags,
+  SECRET_ID_OPTION_HELP,
 } from '../operator-client.ts';
 import { toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
@@ -66,7 +67,7 @@ export function registerRewindCommand(program: Command): void {
     .option('--no-feed-check', 'do not ask the banking service for its oldest event first')
     .option('--local', LOCAL_OPTION_HELP)
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
     .addOption(settingOption('pollLimit', 'events per page while fast-forwarding'))
