@@ -130,10 +130,11 @@ async function secretOf(
 ): Promise<SecretTarget> {
   if (flags.secretId !== undefined) return { secretId: flags.secretId, underPrefix: false };
   const prefix = deployment.secretsPrefix;
-  const named = prefix === undefined ? undefined : programSecretName(prefix, program);
   const known = await deploymentSecretOf(context.aws, deployment, program);
-  if (known !== undefined) return { secretId: known, underPrefix: known === named };
-  if (named !== undefined) return { secretId: named, underPrefix: true };
+  // A name under the prefix is the deployment's to create; an ARN names a secret that exists.
+  if (known !== undefined)
+    return { secretId: known, underPrefix: prefix !== undefined && known.startsWith(prefix) };
+  if (prefix !== undefined) return { secretId: programSecretName(prefix, program), underPrefix: true };
   return { secretId: deployment.secretId(program), underPrefix: false };
 }
 

@@ -6,6 +6,7 @@
  * record naming a secret that is not the deployment's, are refused by name. The program `cards`
  * has a bank of its own (a second simulator), so reading the wrong secret shows in what is printed.
  */
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
@@ -123,6 +124,40 @@ describe('--local commands for a program known by its record alone', () => {
       program: 'cards',
     }).read();
     expect(row.checkpoint).toBe(6);
+  });
+
+  it('run --secret-id, without a value, polls the program with the secret its record names', async () => {
+    const { current, cards } = await withCards();
+
+    const run = await current.cli([
+      ...['run', '--program', 'cards', '--secret-id', '--checkpoint-table'],
+      ...['--start-position', 'beginning', '--until-caught-up'],
+    ]);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(lines(run.stdout).map((line) => (JSON.parse(line) as PrintedEvent).detail.id)).toEqual(
+      cards.events().map((raw) => raw.id),
+    );
+  });
+
+  it("secret set --program writes the secret the program's record names, created under the prefix", async () => {
+    const { current } = await withCards();
+    const prefix = current.deployment.programs!.secretsPrefix;
+    const added = await current.cli(['programs', 'add', 'fx', '--secret-id', `${prefix}fx-v2`]);
+    expect(added.code, added.stderr).toBe(0);
+
+    const set = await current.cli(['secret', 'set', '--program', 'fx', '--json'], {
+      input: JSON.stringify({
+        base_url: 'https://bank.example.com',
+        client_id: 'fx',
+        client_secret: 'fx-value',
+      }),
+    });
+
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ created: true, clientId: 'fx' });
+    const stored = await aws.secretsManager.send(new GetSecretValueCommand({ SecretId: `${prefix}fx-v2` }));
+    expect(JSON.parse(stored.SecretString!)).toMatchObject({ client_id: 'fx' });
   });
 
   it('--secret-id still wins over the record', async () => {
