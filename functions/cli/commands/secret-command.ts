@@ -55,7 +55,7 @@ export function registerSecretCommand(program: Command): void {
     .option(
       '--program <name>',
       "whose secret, with --stack (default: the stack's first program). A program without a secret of the stack's " +
-        'has <secrets prefix><name>, created here if missing',
+        "has its record's, else <secrets prefix><name>; one under the prefix is created here if missing",
     )
     .option(
       '--kms-key-id <key>',
