@@ -300,14 +300,9 @@ export class StreamReader implements FeedSource {
 
   #awaitsCorroboration(ready: readonly BufferedEvent[], after: number | null): boolean {
     const jumps = this.#deps.jumps;
-    return (
-      after === null &&
-      jumps !== undefined &&
-      awaitsCorroboration(
-        ready.map((entry) => entry.event),
-        jumps,
-      )
-    );
+    // Only a lone event can await its corroboration.
+    if (after !== null || jumps === undefined || ready.length !== 1) return false;
+    return awaitsCorroboration([ready[0]!.event], jumps);
   }
 
   #onEvents(): void {
