@@ -88,9 +88,10 @@ describe('a slow Custom Event Bus at the end of a run', () => {
     expect(output).not.toContain('DEADLINE_EXCEEDED');
     expect(output).toContain('Events read were not sent before the end of the invocation');
 
-    // The rest, on runs that keep up: every event published once, in order, none twice.
+    // The rest, on runs that keep up: every event published once, in order, none twice. A few runs
+    // are enough; up to ten, so that a loaded machine that publishes less a run still gets there.
     let published = summary.published;
-    for (let run = 0; run < 3 && published < EVENTS; run += 1)
+    for (let run = 0; run < 10 && published < EVENTS; run += 1)
       published += summaryOf(await s.invoke()).published;
     expect(published).toBe(EVENTS);
     expect(entriesFrom(before)).toEqual(events.map((event) => ({ id: event.id, code: 'PUBLISHED' })));
