@@ -47,43 +47,49 @@ afterEach(async () => {
   }
 });
 
+/** The shipped function polling a scripted bank that holds `numbers`, as `program` in `mode`. */
+async function startScenario(
+  mode: (typeof MODES)[number],
+  name: string,
+  numbers: readonly number[],
+): Promise<Scenario> {
+  seed += 1;
+  const bank = await startScriptedBank({ seed });
+  bank.add(...numbers);
+  const program = aws.uniqueName(name);
+  const bus = await aws.createRecordedBus();
+  const lambda = pollerLambda({
+    artifact: inject('pollerArtifact'),
+    motoEndpoint: inject('motoEndpoint'),
+    secretId: await aws.createSecret(bank.secret),
+    checkpointTable: table,
+    eventBusName: bus.busName,
+    timeoutMs: 4_000,
+    environment: { DEFAULT_PROGRAM: program, ...mode.environment },
+  });
+  const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
+  const scenario: Scenario = {
+    bank,
+    lambda,
+    store,
+    async run() {
+      const invocation = await lambda.invoke({});
+      const gauges = emfDocuments(invocation.stdout)
+        .map((document) => document.SequenceJumpsHeld)
+        .filter((value): value is number => typeof value === 'number');
+      return {
+        checkpoint: summaryOf(invocation).checkpoint,
+        heldGauge: gauges.length === 0 ? undefined : Math.max(...gauges),
+      };
+    },
+    delivered: () => aws.drainQueue(bus.queueUrl),
+  };
+  open.push(scenario);
+  return scenario;
+}
+
 describe.each(MODES)('a bank with events 1, 2, 3 and 2^53 − 1, then 4 and 5 ($name)', (mode) => {
-  async function start(): Promise<Scenario> {
-    seed += 1;
-    const bank = await startScriptedBank({ seed });
-    bank.add(1, 2, 3, MAX);
-    const program = aws.uniqueName('jumps');
-    const bus = await aws.createRecordedBus();
-    const lambda = pollerLambda({
-      artifact: inject('pollerArtifact'),
-      motoEndpoint: inject('motoEndpoint'),
-      secretId: await aws.createSecret(bank.secret),
-      checkpointTable: table,
-      eventBusName: bus.busName,
-      timeoutMs: 4_000,
-      environment: { DEFAULT_PROGRAM: program, ...mode.environment },
-    });
-    const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
-    const scenario: Scenario = {
-      bank,
-      lambda,
-      store,
-      async run() {
-        const invocation = await lambda.invoke({});
-        const summary = summaryOf(invocation);
-        const gauges = emfDocuments(invocation.stdout)
-          .map((document) => document.SequenceJumpsHeld)
-          .filter((value): value is number => typeof value === 'number');
-        return {
-          checkpoint: summary.checkpoint,
-          heldGauge: gauges.length === 0 ? undefined : Math.max(...gauges),
-        };
-      },
-      delivered: () => aws.drainQueue(bus.queueUrl),
-    };
-    open.push(scenario);
-    return scenario;
-  }
+  const start = () => startScenario(mode, 'jumps', [1, 2, 3, MAX]);
 
   /** Runs 1 and 2 of the issue's case; what was delivered meanwhile. */
   async function heldAcrossRuns(s: Scenario) {
@@ -162,41 +168,7 @@ describe.each(MODES)('a bank with events 1, 2, 3 and 2^53 − 1, then 4 and 5 ($
 });
 
 describe.each(MODES)("a program's first run ($name)", (mode) => {
-  async function firstRun(...numbers: number[]) {
-    seed += 1;
-    const bank = await startScriptedBank({ seed });
-    bank.add(...numbers);
-    const program = aws.uniqueName('first-run');
-    const bus = await aws.createRecordedBus();
-    const lambda = pollerLambda({
-      artifact: inject('pollerArtifact'),
-      motoEndpoint: inject('motoEndpoint'),
-      secretId: await aws.createSecret(bank.secret),
-      checkpointTable: table,
-      eventBusName: bus.busName,
-      timeoutMs: 4_000,
-      environment: { DEFAULT_PROGRAM: program, ...mode.environment },
-    });
-    const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
-    const scenario: Scenario = {
-      bank,
-      lambda,
-      store,
-      async run() {
-        const invocation = await lambda.invoke({});
-        const gauges = emfDocuments(invocation.stdout)
-          .map((document) => document.SequenceJumpsHeld)
-          .filter((value): value is number => typeof value === 'number');
-        return {
-          checkpoint: summaryOf(invocation).checkpoint,
-          heldGauge: gauges.length === 0 ? undefined : Math.max(...gauges),
-        };
-      },
-      delivered: () => aws.drainQueue(bus.queueUrl),
-    };
-    open.push(scenario);
-    return scenario;
-  }
+  const firstRun = (...numbers: number[]) => startScenario(mode, 'first-run', numbers);
 
   const numbersOf = (delivered: readonly DeliveredEvent[], detailType: string) =>
     delivered
