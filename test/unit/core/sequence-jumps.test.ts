@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import type { HeldJump } from '../../../functions/core/checkpoint/store.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
@@ -214,7 +215,13 @@ describe('heldJumpQuarantine', () => {
   it('is an invalid_event with the code SEQUENCE_JUMP_HELD, the event as raw and its own number', () => {
     const event = makeEvent(MAX, { id: 'evt-max' });
 
-    const copy = heldJumpQuarantine(event, 3, 100_000, Date.parse('2026-11-26T00:00:00Z'));
+    const copy = heldJumpQuarantine(
+      event,
+      3,
+      100_000,
+      Date.parse('2026-11-26T00:00:00Z'),
+      CLASSIC_BUS_ENTRY_RULES,
+    );
 
     const detail = JSON.parse(copy.detail) as Record<string, unknown>;
     const fingerprint = createHash('sha256').update(event.detail).digest('hex');
@@ -240,9 +247,10 @@ describe('heldJumpQuarantine', () => {
     const [broken] = parsePollResponse(
       { text: JSON.stringify(value), value },
       { source: 'GET /events' },
+      CLASSIC_BUS_ENTRY_RULES,
     ).events;
 
-    expect(heldJumpQuarantine(broken!, 3, 100_000, 0)).toBe(broken);
+    expect(heldJumpQuarantine(broken!, 3, 100_000, 0, CLASSIC_BUS_ENTRY_RULES)).toBe(broken);
   });
 });
 
