@@ -4,6 +4,7 @@ import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbr
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import type { HeldJump } from '../../../functions/core/checkpoint/store.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
+import { nestingDepth } from '../../../functions/core/json-text.ts';
 import {
   awaitsCorroboration,
   HeldJumps,
@@ -240,6 +241,18 @@ describe('heldJumpQuarantine', () => {
     });
     expect((detail.error as { message: string }).message).toContain(`${MAX - 3} past 3`);
     expect(copy.invalid).toMatchObject({ sequenceNumber: MAX, fingerprint });
+  });
+
+  it('carries the event as text when, one level deeper in raw, the bus it is given would not process it', () => {
+    const event = makeEvent(MAX, { id: 'evt-deep' });
+    const depth = nestingDepth(event.detail, { start: 0, end: event.detail.length });
+    const at = (maxDetailDepth: number) =>
+      JSON.parse(
+        heldJumpQuarantine(event, 3, 100_000, 0, { ...CLASSIC_BUS_ENTRY_RULES, maxDetailDepth }).detail,
+      ) as Record<string, unknown>;
+
+    expect(at(depth + 1)).toMatchObject({ raw: JSON.parse(event.detail) });
+    expect(at(depth)).toMatchObject({ raw_is_text: true, raw: event.detail });
   });
 
   it('sends an event that failed validation too as the invalid_event it already is', () => {
