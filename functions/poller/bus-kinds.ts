@@ -1,8 +1,9 @@
 /**
  * What the handler does differently for each kind of bus (`EVENT_BUS_KIND`), in one place: how
- * `EVENT_BUS_NAME` addresses the bus, and which publisher a program's events go through. The
- * configuration reads the address here (`poller-config.ts`), the handler builds the publishers
- * here once per container; nothing else looks at the kind. The publishers are adapters
+ * `EVENT_BUS_NAME` addresses the bus, which publisher a program's events go through, and what
+ * the bus refuses in an entry (the feed quarantines by it). The configuration reads the address
+ * here (`poller-config.ts`), the handler builds the publishers and the feeds' rules here once per
+ * container (the operator's bank check too); nothing else looks at the kind. The publishers are adapters
  * (`adapters/aws/`).
  */
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -61,8 +62,8 @@ export const HANDLER_BUS_KINDS: Readonly<Record<EnvironmentValues['eventBusKind'
      * (`EVENT_GROUP_BY`), so each program has its own view of one publisher, over one signed client.
      */
     custom: {
-      entryRules: CUSTOM_BUS_ENTRY_RULES,
       address: (value) => parseEventBusV2Arn(value, 'Environment variable EVENT_BUS_NAME', 'EVENT_BUS_NAME'),
+      entryRules: CUSTOM_BUS_ENTRY_RULES,
       publishers(config, client) {
         const custom = new CustomBusPublisher({
           rpc: new EventBridgeV2Rpc({ client }),
