@@ -10,6 +10,7 @@
  * Bodies are 100-event pages of realistic events (stress values included), generated once.
  * Rounds alternate the two so drift on a shared machine hits both alike.
  */
+import { CLASSIC_BUS_ENTRY_RULES } from '../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { eventTextOf, normalizeEvent, parsePollResponse } from '../functions/core/event-model.ts';
 import { EventGenerator } from '../functions/simulator/event-generator.ts';
 import { createRandom } from '../functions/simulator/seeded-random.ts';
@@ -42,7 +43,11 @@ function pageBodies(): string[] {
 
 function lossless(body: string): number {
   let bytes = 0;
-  for (const event of parsePollResponse({ text: body, value: JSON.parse(body) }, origin).events) {
+  for (const event of parsePollResponse(
+    { text: body, value: JSON.parse(body) },
+    origin,
+    CLASSIC_BUS_ENTRY_RULES,
+  ).events) {
     bytes += event.detail.length;
   }
   return bytes;
@@ -52,7 +57,7 @@ function reparse(body: string): number {
   let bytes = 0;
   const parsed = JSON.parse(body) as { data: unknown[] };
   for (const raw of parsed.data) {
-    const event = normalizeEvent(eventTextOf(raw), origin);
+    const event = normalizeEvent(eventTextOf(raw), origin, CLASSIC_BUS_ENTRY_RULES);
     const { detail: _ignored, ...fields } = event;
     bytes += JSON.stringify(fields).length;
   }

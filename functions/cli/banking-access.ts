@@ -8,6 +8,7 @@ import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { systemClock } from '../adapters/system-clock.ts';
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type { CycleLogger, MetricName, MetricsSink } from '../core/ports.ts';
 import { CliError } from './cli-errors.ts';
@@ -29,6 +30,7 @@ export function feedFromSecret(
   context: Pick<CommandContext, 'aws' | 'closeAtEnd'>,
   secretId: string,
   flags: FeedFlags,
+  entryRules: BusEntryRules,
 ): BankingEventFeed {
   const credentials = new SecretsManagerCredentialsProvider({ client: context.aws.secretsManager, secretId });
   const connections = new BankConnections();
@@ -36,6 +38,7 @@ export function feedFromSecret(
   return new BankingEventFeed({
     credentials,
     tokens: new ClientCredentialsTokenProvider({ credentials, connections }),
+    entryRules,
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,

@@ -3,6 +3,7 @@
  * temporary rule, `doctor` describes the bus and sends it a probe event, `archive-replay` replays
  * the bus's archive and follows the replay, `replay --local` publishes with PutEvents.
  */
+
 import {
   DeleteRuleCommand,
   DescribeArchiveCommand,
@@ -17,9 +18,11 @@ import {
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CLASSIC_BUS_ENTRY_RULES } from '../adapters/aws/eventbridge-entry-rules.ts';
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { failed, ok, skipped } from '../adapters/banking-http/bank-checks.ts';
 import { systemClock } from '../adapters/system-clock.ts';
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { CliError, InterruptedError, UsageError } from './cli-errors.ts';
 import type { CommandContext } from './command-context.ts';
@@ -40,6 +43,7 @@ const FINAL_STATES = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class ClassicOperatorBus implements OperatorBus {
+  readonly entryRules: BusEntryRules = CLASSIC_BUS_ENTRY_RULES;
   readonly #deployment: Deployment;
 
   constructor(deployment: Deployment) {

@@ -5,7 +5,9 @@
  * the bus's retention with point-in-time copies of its subscribers, `status` shows the retention
  * window. The bus has no write probe and no `replay --local`.
  */
+import { CUSTOM_BUS_ENTRY_RULES } from '../adapters/aws/eventbridge-entry-rules.ts';
 import { failed, ok, skipped } from '../adapters/banking-http/bank-checks.ts';
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import { UsageError } from './cli-errors.ts';
 import type { CommandContext } from './command-context.ts';
@@ -30,6 +32,7 @@ import { STACK_OUTPUTS } from './stack-outputs.ts';
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class CustomOperatorBus implements OperatorBus {
+  readonly entryRules: BusEntryRules = CUSTOM_BUS_ENTRY_RULES;
   readonly #deployment: Deployment;
 
   constructor(deployment: Deployment) {

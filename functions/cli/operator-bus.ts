@@ -5,6 +5,7 @@
  * `--event-bus` or the stack's outputs; the commands ask it what differs and branch on nothing.
  * A new question is a method here and in each kind.
  */
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import type { CommandContext } from './command-context.ts';
 import type { CheckResult } from './doctor-report.ts';
@@ -50,6 +51,8 @@ export interface BusStatus {
 }
 
 export interface OperatorBus {
+  /** What the bus refuses in an entry: a command reading the feed itself quarantines by it, as the function does. */
+  readonly entryRules: BusEntryRules;
   /**
    * `tail`: checks the bus can take a temporary listener and names what feeds tail's queue from
    * it. Refuses the other kind's flags, creating nothing.

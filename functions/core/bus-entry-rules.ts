@@ -1,31 +1,18 @@
 /**
- * What the bus (EventBridge `PutEvents`) refuses in an entry, checked while an event is read so a
- * refused event is quarantined (`invalid-event.ts`) instead of stopping the feed at the bus, run
- * after run. Size is not here: an entry too large goes through the claim check (`claim-check.ts`).
- *
- * From the PutEvents API reference: `DetailType` is 1 to 128 characters; PutEvents "will only
- * process nested JSON up to 1000 levels deep" (earlier revisions said 1100: the lower is kept).
- * `Source` is a setting, checked once with the configuration (`settings.ts`, `eventSource`).
+ * What the bus refuses in an entry, as the edge states it for its bus (`adapters/aws/`), checked
+ * while an event is read so a refused event is quarantined (`invalid-event.ts`) instead of
+ * stopping the feed at the bus, run after run. The core holds none of the bus's numbers or
+ * wording: it applies whatever rules it is given. Size is not here: an entry too large goes
+ * through the claim check (`claim-check.ts`, `PublishLimits`).
  */
-
-/** Longest detail-type PutEvents accepts, in characters (counted as UTF-16 units: never fewer). */
-export const MAX_DETAIL_TYPE_LENGTH = 128;
-
-/** Deepest nesting of arrays and objects PutEvents processes in a `Detail`, the detail's own object included. */
-export const MAX_DETAIL_DEPTH = 1000;
-
-/**
- * Why the bus would refuse `detailType`, or `undefined` when it would not: longer than 128
- * characters, or holding a control character or a lone surrogate (which UTF-8 cannot carry; the
- * request would hold a replacement character, not the type that rules match on).
- */
-export function detailTypeProblem(detailType: string): string | undefined {
-  if (detailType.length > MAX_DETAIL_TYPE_LENGTH) {
-    return `is ${detailType.length} characters long; an EventBridge detail-type has at most ${MAX_DETAIL_TYPE_LENGTH}`;
-  }
-  if (/\p{Cc}/u.test(detailType))
-    return 'holds a control character, which an EventBridge detail-type must not';
-  if (/\p{Cs}/u.test(detailType))
-    return 'holds a lone surrogate, which UTF-8 (and so EventBridge) cannot carry';
-  return undefined;
+export interface BusEntryRules {
+  /** The bus as a refusal names it, e.g. in "… levels deep; <busName> processes at most 1000". */
+  readonly busName: string;
+  /** Deepest nesting of arrays and objects the bus processes in a detail, the detail's own object included. */
+  readonly maxDetailDepth: number;
+  /**
+   * Why the bus would refuse `detailType`, or `undefined` when it would not; the reason follows
+   * the field's name in a message ("data[3].type is 129 characters long; …").
+   */
+  detailTypeProblem(detailType: string): string | undefined;
 }

@@ -17,6 +17,7 @@
  */
 
 import type { BankingEvent } from './banking-event.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 import { claimCheckKey, claimCheckPointer } from './claim-check.ts';
 import { ConfigurationError, PublishError } from './errors.ts';
 import { EARLIER_ENTRY_FAILED } from './group-sequencer.ts';
@@ -54,6 +55,7 @@ const LONGEST_BUCKET = 'b'.repeat(63);
 
 export class ClaimCheckPublisher implements EventPublisher {
   readonly limits: PublishLimits;
+  readonly entryRules: BusEntryRules;
   /** The bus's, when it has groups: a claim-checked event keeps the group of the event it stands for. */
   readonly eventGroup?: (event: BankingEvent) => string | undefined;
   readonly #deps: ClaimCheckPublisherDeps;
@@ -73,6 +75,7 @@ export class ClaimCheckPublisher implements EventPublisher {
     this.#deps = deps;
     this.#maxEntryBytes = options.maxEntryBytes;
     this.limits = deps.inner.limits;
+    this.entryRules = deps.inner.entryRules;
     const { inner } = deps;
     // Defined only when the bus has it: the pipeline keeps no group bookkeeping for a bus without groups.
     if (inner.eventGroup !== undefined) this.eventGroup = (event) => inner.eventGroup?.(event);

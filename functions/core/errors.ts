@@ -205,8 +205,8 @@ export class EventTooLargeError extends PollerError {
   constructor(eventId: string, sequenceNumber: number, sizeBytes: number, limitBytes: number) {
     super(
       EventTooLargeError.code,
-      `Event ${eventId} (sequence ${sequenceNumber}) is ${sizeBytes} bytes as a PutEvents entry; the limit is ${limitBytes}. ` +
-        'The checkpoint stays before it; configure a claim-check bucket (CLAIM_CHECK_BUCKET) so such events go through S3.',
+      `Event ${eventId} (sequence ${sequenceNumber}) is ${sizeBytes} bytes as an entry on the bus; the limit is ${limitBytes}. ` +
+        'The checkpoint stays before it; configure a claim-check bucket (CLAIM_CHECK_BUCKET) so such events go through the claim check.',
       { context: { eventId, sequenceNumber, sizeBytes, limitBytes } },
     );
   }

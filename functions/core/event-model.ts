@@ -1,5 +1,5 @@
 import type { BankingEvent, EventText, FeedPage } from './banking-event.ts';
-import { detailTypeProblem, MAX_DETAIL_DEPTH } from './bus-entry-rules.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 import {
   EventUnprocessableError,
   EventUnpublishableError,
@@ -50,7 +50,7 @@ function preview(value: unknown): string {
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
 }
 
-/** Refuses what the bus would refuse (`bus-entry-rules.ts`): the event is quarantined with the reason. */
+/** Refuses what the bus would refuse (`BusEntryRules`): the event is quarantined with the reason. */
 function refuse(origin: PayloadOrigin, field: string, problem: string): never {
   const context = { source: origin.source, status: origin.status, field };
   throw new EventUnpublishableError(`${describe(origin)}: ${field} ${problem}`, context);
@@ -93,17 +93,22 @@ function requireString(
 
 /**
  * Validates one raw event and returns it normalized; `path` names it in errors, e.g. `data[3]`. What
- * the bus would refuse is refused too (`EventUnpublishableError`), so that it is quarantined.
+ * the bus would refuse by `rules` is refused too (`EventUnpublishableError`), so that it is quarantined.
  */
-export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 'event'): BankingEvent {
+export function normalizeEvent(
+  source: EventText,
+  origin: PayloadOrigin,
+  rules: BusEntryRules,
+  path = 'event',
+): BankingEvent {
   const raw = source.value;
   // Measured on the text, before anything that recurses over the value (a preview, a copy).
   const depth = nestingDepth(source.text, source.span);
-  if (depth > MAX_DETAIL_DEPTH) {
+  if (depth > rules.maxDetailDepth) {
     refuse(
       origin,
       path,
-      `nests arrays and objects ${depth} levels deep; EventBridge PutEvents processes at most ${MAX_DETAIL_DEPTH}`,
+      `nests arrays and objects ${depth} levels deep; ${rules.busName} processes at most ${rules.maxDetailDepth}`,
     );
   }
   if (!isJsonObject(raw)) return fail(origin, path, 'an object', raw);
@@ -114,7 +119,7 @@ export function normalizeEvent(source: EventText, origin: PayloadOrigin, path = 
     fail(origin, `${path}.created_dt`, 'an ISO 8601 timestamp', createdDt);
   }
   const type = requireString(raw, 'type', origin, path).toLowerCase();
-  const typeProblem = detailTypeProblem(type);
+  const typeProblem = rules.detailTypeProblem(type);
   if (typeProblem !== undefined) refuse(origin, `${path}.type`, typeProblem);
   const data = raw.data;
   if (!isJsonObject(data)) return fail(origin, `${path}.data`, 'an object', data);
@@ -170,9 +175,13 @@ export function eventFailure(error: unknown, origin: PayloadOrigin, path: string
  * that is not that shape is refused (`PayloadValidationError`); an event inside it that fails
  * validation is not: it becomes an `invalid_event` (see `invalid-event.ts` for the number the
  * checkpoint treats it under; one without a usable number is placed by `selectNewEvents`), so
- * one bad event neither blocks the feed nor goes missing.
+ * one bad event neither blocks the feed nor goes missing. `rules`: what the bus accepts.
  */
-export function parsePollResponse(document: JsonDocument | RecoveredPage, origin: PayloadOrigin): FeedPage {
+export function parsePollResponse(
+  document: JsonDocument | RecoveredPage,
+  origin: PayloadOrigin,
+  rules: BusEntryRules,
+): FeedPage {
   const body = document.value;
   if (!isJsonObject(body)) return fail(origin, 'body', 'a JSON object', body);
   // A missing `data` is not "no events": it is an answer we do not understand (a proxy's page, an API change).
@@ -198,7 +207,7 @@ export function parsePollResponse(document: JsonDocument | RecoveredPage, origin
     if (unreadable !== undefined) return unreadableEntry(unreadable, index, origin);
     const source: EventText = { value: raw, text, span: spans[index]! };
     try {
-      return { event: normalizeEvent(source, origin, `data[${index}]`) };
+      return { event: normalizeEvent(source, origin, rules, `data[${index}]`) };
     } catch (error) {
       const failure = eventFailure(error, origin, `data[${index}]`);
       return { source, error: failure, sequenceNumber: usableSequenceNumber(raw, readSequence) };
@@ -210,6 +219,7 @@ export function parsePollResponse(document: JsonDocument | RecoveredPage, origin
       : invalidEvent(entry.source, entry.error, {
           sequenceNumber: entry.sequenceNumber,
           receivedAt: origin.receivedAt ?? Date.now(),
+          rules,
         }),
   );
   // Stable: events sharing a number keep their order; quarantined ones without a number come first,

@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BankingEvent, EventText } from './banking-event.ts';
-import { MAX_DETAIL_DEPTH } from './bus-entry-rules.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 import type { PollerError } from './errors.ts';
 import { isJsonObject } from './json-object.ts';
 import { compactText, nestingDepth } from './json-text.ts';
@@ -35,6 +35,8 @@ export interface InvalidEventOptions {
   readonly sequenceNumber: number | null;
   /** When the answer arrived (epoch ms): the event's time when its `created_dt` is unusable. */
   readonly receivedAt: number;
+  /** What the bus accepts: `raw` goes as JSON only when the bus processes it one level deeper. */
+  readonly rules: BusEntryRules;
 }
 
 /** The provisional number of an event without a usable one, before `placeInvalidEvent`: first in its page. */
@@ -100,7 +102,7 @@ export function invalidEvent(
     `"fingerprint":"${fingerprint}"`,
     // Spliced as text: the event goes to quarantine exactly as the bank sent it. Within `raw` it
     // sits one level deeper than it came: beyond the bus's depth, it goes as a string.
-    ...(!unparsed && nestingDepth(source.text, source.span) < MAX_DETAIL_DEPTH
+    ...(!unparsed && nestingDepth(source.text, source.span) < options.rules.maxDetailDepth
       ? [`"raw":${rawText}`]
       : [`"raw_is_text":true`, `"raw":${JSON.stringify(rawText)}`]),
   ];

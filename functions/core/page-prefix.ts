@@ -11,6 +11,7 @@
  * skipped number, looked up by gap repair like any other.
  */
 import type { FeedPage } from './banking-event.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 import { PageTooLargeError, PageUnreadableError } from './errors.ts';
 import { type PayloadOrigin, parsePollResponse } from './event-model.ts';
 import { skipWhitespace, valueEnd } from './json-text.ts';
@@ -42,7 +43,12 @@ class Malformed extends Error {}
  * @throws PageUnreadableError when what was read is not the start of a JSON object with `data`
  * @throws PageTooLargeError when no event of `data` ends within what was read
  */
-export function parsePagePrefix(text: string, origin: PayloadOrigin, bytesRead: number): FeedPage {
+export function parsePagePrefix(
+  text: string,
+  origin: PayloadOrigin,
+  bytesRead: number,
+  rules: BusEntryRules,
+): FeedPage {
   const where = origin.status === undefined ? origin.source : `${origin.source} (HTTP ${origin.status})`;
   const context = { source: origin.source, status: origin.status, bytesRead };
   let part: CompletePart;
@@ -77,7 +83,7 @@ export function parsePagePrefix(text: string, origin: PayloadOrigin, bytesRead: 
     }
     document = recovered;
   }
-  const page = parsePollResponse(document, origin);
+  const page = parsePollResponse(document, origin, rules);
   if (page.events.length === 0 && !part.closed) throw noEvent();
   return { ...page, cut: { bytesRead } };
 }

@@ -5,6 +5,7 @@
  * in-memory ones. The checkpoint store has a module of its own (`checkpoint/store.ts`).
  */
 import type { BankingEvent, FeedPage } from './banking-event.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 
 /**
  * Wall clock and waiting, injectable so tests can run a whole budget in microseconds.
@@ -166,6 +167,8 @@ export interface PublishLimits {
  */
 export interface EventPublisher {
   readonly limits: PublishLimits;
+  /** What its bus refuses in an entry's detail-type and detail (a quarantined copy is shaped by it). */
+  readonly entryRules: BusEntryRules;
   /** Bytes this event counts for against `maxBatchBytes` and `maxEntryBytes`. */
   entrySize(event: BankingEvent): number;
   send(batch: readonly BankingEvent[], signal: AbortSignal): Promise<readonly EntryOutcome[]>;

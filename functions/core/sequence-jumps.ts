@@ -61,6 +61,7 @@
  * refuses them and the event is quarantined as invalid (`PAYLOAD_INVALID`) at a position of its own.
  */
 import type { BankingEvent, EventText } from './banking-event.ts';
+import type { BusEntryRules } from './bus-entry-rules.ts';
 import type { HeldJump } from './checkpoint/store.ts';
 import { SequenceJumpError } from './errors.ts';
 import { invalidEvent } from './invalid-event.ts';
@@ -185,6 +186,7 @@ export function heldJumpQuarantine(
   previous: number,
   maxJump: number,
   receivedAt: number,
+  rules: BusEntryRules,
 ): BankingEvent {
   if (event.invalid !== undefined) return event;
   const source: EventText = {
@@ -193,7 +195,7 @@ export function heldJumpQuarantine(
     span: { start: 0, end: event.detail.length },
   };
   const error = new SequenceJumpError(event.sequence_number, previous, maxJump, event.id);
-  return invalidEvent(source, error, { sequenceNumber: event.sequence_number, receivedAt });
+  return invalidEvent(source, error, { sequenceNumber: event.sequence_number, receivedAt, rules });
 }
 
 function keyOf(sequenceNumber: number, eventId: string): string {

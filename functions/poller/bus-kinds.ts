@@ -1,15 +1,18 @@
 /**
  * What the handler does differently for each kind of bus (`EVENT_BUS_KIND`), in one place: how
- * `EVENT_BUS_NAME` addresses the bus, and which publisher a program's events go through. The
- * configuration reads the address here (`poller-config.ts`), the handler builds the publishers
- * here once per container; nothing else looks at the kind. The publishers are adapters
+ * `EVENT_BUS_NAME` addresses the bus, which publisher a program's events go through, and what
+ * the bus refuses in an entry (the feed quarantines by it). The configuration reads the address
+ * here (`poller-config.ts`), the handler builds the publishers and the feeds' rules here once per
+ * container (the operator's bank check too); nothing else looks at the kind. The publishers are adapters
  * (`adapters/aws/`).
  */
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { CLASSIC_BUS_ENTRY_RULES, CUSTOM_BUS_ENTRY_RULES } from '../adapters/aws/eventbridge-entry-rules.ts';
 import { EventBridgePublisher } from '../adapters/aws/eventbridge-publisher.ts';
 import { CustomBusPublisher } from '../adapters/aws/eventbridgev2/custom-bus-publisher.ts';
 import { parseEventBusV2Arn } from '../adapters/aws/eventbridgev2/event-bus-arn.ts';
 import { EventBridgeV2Rpc } from '../adapters/aws/eventbridgev2/rpc-v2-cbor-client.ts';
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import type { EventPublisher } from '../core/ports.ts';
 import type { EnvironmentValues } from '../settings/environment.ts';
 
@@ -32,6 +35,8 @@ export interface HandlerBusKind {
    * @throws ConfigurationError naming the variable and the expected form
    */
   address(value: string): string;
+  /** What the bus refuses in an entry: the publishers state it too, and the feed quarantines by it. */
+  readonly entryRules: BusEntryRules;
   /** The publishers, over `client` (it supplies credentials, region and endpoint to hand-signed requests). */
   publishers(config: BusConfig, client: EventBridgeClient): BusPublishers;
 }
@@ -41,6 +46,7 @@ export const HANDLER_BUS_KINDS: Readonly<Record<EnvironmentValues['eventBusKind'
     /** A name, or an ARN for a bus of another account. The bus needs no program: one publisher serves all. */
     classic: {
       address: (value) => value,
+      entryRules: CLASSIC_BUS_ENTRY_RULES,
       publishers(config, client) {
         const classic = new EventBridgePublisher({
           client,
@@ -57,6 +63,7 @@ export const HANDLER_BUS_KINDS: Readonly<Record<EnvironmentValues['eventBusKind'
      */
     custom: {
       address: (value) => parseEventBusV2Arn(value, 'Environment variable EVENT_BUS_NAME', 'EVENT_BUS_NAME'),
+      entryRules: CUSTOM_BUS_ENTRY_RULES,
       publishers(config, client) {
         const custom = new CustomBusPublisher({
           rpc: new EventBridgeV2Rpc({ client }),

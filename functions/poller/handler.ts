@@ -140,7 +140,11 @@ function getRuntime(): Runtime {
         }
         return publisher;
       },
-      upstreams: new Upstreams({ secretsManager, credentialsTtlSeconds: config.credentialsTtlSeconds }),
+      upstreams: new Upstreams({
+        secretsManager,
+        credentialsTtlSeconds: config.credentialsTtlSeconds,
+        entryRules: HANDLER_BUS_KINDS[config.eventBusKind].entryRules,
+      }),
       claimCheckStore,
       registry: programRegistry(config, dynamodb),
       secretScope: new ProgramSecretScope({

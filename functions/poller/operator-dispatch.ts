@@ -21,6 +21,7 @@ import type {
 import { PublishPipeline } from '../core/publish-pipeline.ts';
 import { type ReplayStep, replayRange } from '../core/range-replay.ts';
 import { fastForward } from '../core/start-position.ts';
+import { HANDLER_BUS_KINDS } from './bus-kinds.ts';
 import { deliverAnswer, type OperatorAnswer, ReplayPage } from './operator-answer.ts';
 import type {
   DoctorBankRequest,
@@ -256,6 +257,7 @@ async function doctorBank(
     secretId,
     credentials,
     timeoutMs,
+    entryRules: HANDLER_BUS_KINDS[ports.config.eventBusKind].entryRules,
     cursorParam: ports.config.pollCursorParam,
     limitParam: ports.config.pollLimitParam,
   });

@@ -11,6 +11,7 @@ import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
+import type { BusEntryRules } from '../core/bus-entry-rules.ts';
 import type { MetricsSink } from '../core/ports.ts';
 
 /**
@@ -39,6 +40,8 @@ export interface FeedReading {
 export interface UpstreamsOptions {
   readonly secretsManager: SecretsManagerClient;
   readonly credentialsTtlSeconds: number;
+  /** What the deployment's bus accepts: an event it would refuse is quarantined as it is read. */
+  readonly entryRules: BusEntryRules;
 }
 
 const NO_METRICS: MetricsSink = { add: () => {} };
@@ -90,7 +93,7 @@ export class Upstreams {
   }
 
   #build(secretId: string, reading: FeedReading): Upstream {
-    const { secretsManager, credentialsTtlSeconds } = this.#options;
+    const { secretsManager, credentialsTtlSeconds, entryRules } = this.#options;
     const credentials = new SecretsManagerCredentialsProvider({
       client: secretsManager,
       secretId,
@@ -108,6 +111,7 @@ export class Upstreams {
       feed: new BankingEventFeed({
         credentials,
         tokens,
+        entryRules,
         cursorParam: reading.pollCursorParam,
         limitParam: reading.pollLimitParam,
         limit: reading.pollLimit,
@@ -116,6 +120,7 @@ export class Upstreams {
       stream: new BankingEventStream({
         credentials,
         tokens,
+        entryRules,
         cursorParam: reading.streamCursorParam,
         maxMessageChars: reading.maxPageBytes,
       }),

@@ -126,3 +126,33 @@ export function busByteLimits(source: ts.SourceFile): string[] {
   visit(source);
   return found;
 }
+
+/**
+ * AWS services the adapters speak to, as the core's code would name them: a message or a name
+ * holding one is the adapter's to word (`BusEntryRules.busName` carries the bus's name in).
+ */
+const AWS_SERVICE_NAMES = ['EventBridge', 'PutEvents', 'DynamoDB', 'SecretsManager', 'Secrets Manager'];
+
+/** Where the code (its comments aside) names an AWS service, in an identifier, a string or a template. */
+export function awsServiceNames(source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isIdentifier(node) ||
+      ts.isPrivateIdentifier(node) ||
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateHead(node) ||
+      ts.isTemplateMiddle(node) ||
+      ts.isTemplateTail(node)
+    ) {
+      const name = AWS_SERVICE_NAMES.find((service) =>
+        node.text.toLowerCase().includes(service.toLowerCase()),
+      );
+      if (name !== undefined) found.push(`${where(source, node)} names ${name}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}

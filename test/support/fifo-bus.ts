@@ -1,3 +1,4 @@
+import { CLASSIC_BUS_ENTRY_RULES } from '../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import type { BankingEvent } from '../../functions/core/banking-event.ts';
 import { PublishError } from '../../functions/core/errors.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../functions/core/ports.ts';
@@ -42,6 +43,7 @@ export interface FifoBusOptions {
  */
 export class FifoBus implements EventPublisher {
   readonly limits: PublishLimits;
+  readonly entryRules = CLASSIC_BUS_ENTRY_RULES;
   readonly requests: BusRequest[] = [];
   /** Every accepted entry, in acceptance order. */
   readonly accepted: BankingEvent[] = [];

@@ -1,3 +1,4 @@
+import { CLASSIC_BUS_ENTRY_RULES } from '../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import type { BankingEvent, FeedPage } from '../../functions/core/banking-event.ts';
 import type {
   CycleLogger,
@@ -104,6 +105,7 @@ export class InMemoryFeed implements EventFeed {
 /** A publisher that records accepted events and can reject chosen entries a number of times. */
 export class InMemoryPublisher implements EventPublisher {
   readonly limits: PublishLimits;
+  readonly entryRules = CLASSIC_BUS_ENTRY_RULES;
   readonly accepted: BankingEvent[] = [];
   readonly batches: number[][] = [];
   readonly #rejections = new Map<number, { times: number; failure: PublishFailure }>();

@@ -27,6 +27,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { MemoryCheckpointStore } from '../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { BankingEvent, FeedPage } from '../../functions/core/banking-event.ts';
 import type {
@@ -418,6 +419,7 @@ function busRefusal(event: BankingEvent): EntryOutcome | undefined {
  */
 export class ScheduledBus implements EventPublisher {
   readonly limits = { maxEntriesPerBatch: 10, maxBatchBytes: 4_000, maxEntryBytes: 4_000 };
+  readonly entryRules = CLASSIC_BUS_ENTRY_RULES;
   constructor(
     private readonly sink: InMemoryPublisher,
     private readonly schedule: FaultSchedule,
@@ -578,6 +580,7 @@ export function bankRecords(
   const events = modules.parsePollResponse(
     { text, value: JSON.parse(text) as unknown },
     { source: 'GET /events', status: 200 },
+    CLASSIC_BUS_ENTRY_RULES,
   ).events;
   // The answer comes in sequence order; a jump puts positions out of it.
   const indexOf = new Map(numbers.map((sequence, index) => [sequence, index]));

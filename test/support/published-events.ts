@@ -4,6 +4,7 @@
  * fixtures for the subscriber kit and the schema tests that cannot drift from the poller.
  */
 
+import { CLASSIC_BUS_ENTRY_RULES } from '../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import type { BankingEvent } from '../../functions/core/banking-event.ts';
 import { claimCheckKey, claimCheckPointer } from '../../functions/core/claim-check.ts';
 import { parsePollResponse, selectNewEvents } from '../../functions/core/event-model.ts';
@@ -16,6 +17,7 @@ export function publishedFromText(text: string): BankingEvent[] {
   const page = parsePollResponse(
     { text, value: JSON.parse(text) },
     { source: 'GET /events', status: 200, receivedAt: Date.parse('2026-11-23T10:00:00Z') },
+    CLASSIC_BUS_ENTRY_RULES,
   );
   return selectNewEvents(page.events, 0);
 }

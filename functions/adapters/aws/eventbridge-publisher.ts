@@ -5,7 +5,9 @@
  */
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { BankingEvent } from '../../core/banking-event.ts';
+import type { BusEntryRules } from '../../core/bus-entry-rules.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
+import { CLASSIC_BUS_ENTRY_RULES } from './eventbridge-entry-rules.ts';
 import {
   type BusRules,
   nonEmpty,
@@ -69,6 +71,7 @@ function classicRules(eventBusName: string): BusRules {
  */
 export class EventBridgePublisher implements EventPublisher {
   readonly limits: PublishLimits;
+  readonly entryRules: BusEntryRules = CLASSIC_BUS_ENTRY_RULES;
 
   readonly #entries: PutEventsEntries;
   readonly #rules: BusRules;

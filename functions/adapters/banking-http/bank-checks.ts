@@ -6,6 +6,7 @@
  * the base URL's host and the client id, never the secret or a token (every text is redacted
  * with both before it is returned).
  */
+import type { BusEntryRules } from '../../core/bus-entry-rules.ts';
 import { ClientCertificateError, DeadlineExceededError } from '../../core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { redact } from '../secret-redaction.ts';
@@ -32,6 +33,8 @@ export interface BankCheckOptions {
   /** Read afresh: a cached value would hide a secret changed since. */
   readonly credentials: CredentialsProvider;
   readonly timeoutMs: number;
+  /** What the deployment's bus accepts: the first event, if one the bus would refuse, is read as quarantined. */
+  readonly entryRules: BusEntryRules;
   readonly cursorParam?: string;
   readonly limitParam?: string;
 }
@@ -135,6 +138,7 @@ async function checkTokenAndFeedOver(
   const feed = new BankingEventFeed({
     credentials,
     tokens,
+    entryRules: options.entryRules,
     cursorParam: options.cursorParam,
     limitParam: options.limitParam,
     limit: 1,

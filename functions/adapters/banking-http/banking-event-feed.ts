@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { BankingEvent, FeedPage } from '../../core/banking-event.ts';
+import type { BusEntryRules } from '../../core/bus-entry-rules.ts';
 import { ConfigurationError, PageUnreadableError, PayloadValidationError } from '../../core/errors.ts';
 import {
   eventFailure,
@@ -52,6 +53,8 @@ export interface BankingEventFeedOptions {
   readonly credentials: CredentialsProvider;
   /** Usually the handler's module-scope `ClientCredentialsTokenProvider`. */
   readonly tokens: AccessTokenSource;
+  /** What the bus accepts (its adapter's `BusEntryRules`): an event it would refuse is quarantined as it is read. */
+  readonly entryRules: BusEntryRules;
   /**
    * Overrides the dispatcher of the tokens (tests).
    * @default the dispatcher each token was issued over: the token provider's connections
@@ -105,7 +108,7 @@ export interface BankingEventFeedOptions {
  * holds a token, a secret or a query string.
  *
  * @example
- * const feed = new BankingEventFeed({ credentials, tokens });
+ * const feed = new BankingEventFeed({ credentials, tokens, entryRules: CLASSIC_BUS_ENTRY_RULES });
  * const page = await feed.poll({ after: checkpoint, signal: AbortSignal.timeout(remainingMs) });
  */
 export class BankingEventFeed implements EventFeed, EventLookup {
@@ -116,9 +119,11 @@ export class BankingEventFeed implements EventFeed, EventLookup {
   readonly #maxBodyBytes: number;
   readonly #maxPageBytes: number;
   readonly #clock: () => number;
+  readonly #entryRules: BusEntryRules;
 
   constructor(options: BankingEventFeedOptions) {
     this.#requests = new AuthenticatedRequests(options);
+    this.#entryRules = options.entryRules;
     this.#clock = options.clock ?? Date.now;
     this.#cursorParam = parseQueryParameterName(
       options.cursorParam ?? SETTINGS.pollCursorParam.default,
@@ -183,10 +188,10 @@ export class BankingEventFeed implements EventFeed, EventLookup {
       });
       const page =
         read.kind === 'cut'
-          ? parsePagePrefix(read.text, origin, read.bytesRead)
+          ? parsePagePrefix(read.text, origin, read.bytesRead, this.#entryRules)
           : read.document === undefined
             ? EMPTY_PAGE
-            : parsePollResponse(read.document, origin);
+            : parsePollResponse(read.document, origin, this.#entryRules);
       return page.events.length === 0 ? page : { ...page, asked: this.#limit };
     });
   }
@@ -245,10 +250,10 @@ export class BankingEventFeed implements EventFeed, EventLookup {
   async #fetchSingle(path: string, signal: AbortSignal, quarantineAt?: number): Promise<BankingEvent | null> {
     const exchange: Exchange = { target: { method: 'GET', path }, source: `GET ${path}`, signal };
     return this.#getJson<BankingEvent | null>(exchange, EVENT_NOT_FOUND, (payload, origin) => {
-      if (payload === undefined) return normalizeEvent(eventTextOf(undefined), origin, 'event');
+      if (payload === undefined) return normalizeEvent(eventTextOf(undefined), origin, this.#entryRules);
       const source = singleEventText(payload);
       try {
-        return normalizeEvent(source, origin, 'event');
+        return normalizeEvent(source, origin, this.#entryRules);
       } catch (error) {
         const failure = eventFailure(error, origin, 'event');
         if (quarantineAt === undefined) throw failure;
@@ -258,6 +263,7 @@ export class BankingEventFeed implements EventFeed, EventLookup {
         const quarantined = invalidEvent(source, failure, {
           sequenceNumber: own,
           receivedAt: origin.receivedAt ?? this.#clock(),
+          rules: this.#entryRules,
         });
         // Without a number of its own it is the event asked for: placed at that number.
         return own === null

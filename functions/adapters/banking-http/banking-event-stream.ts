@@ -4,6 +4,7 @@
  * (`stream/stream-reader.ts`); this module opens one connection and reads it.
  */
 import type { Dispatcher } from 'undici';
+import type { BusEntryRules } from '../../core/bus-entry-rules.ts';
 import { PayloadValidationError, UpstreamHttpError } from '../../core/errors.ts';
 import { parseQueryParameterName } from '../../core/name-rules.ts';
 import type { CredentialsProvider, EventStream, StreamMessage, StreamRequest } from '../../core/ports.ts';
@@ -25,6 +26,8 @@ export interface BankingEventStreamOptions {
   readonly credentials: CredentialsProvider;
   /** Usually the same token provider as the feed's, so both share one token. */
   readonly tokens: AccessTokenSource;
+  /** What the bus accepts (its adapter's `BusEntryRules`): a streamed event it would refuse is read again by a poll, which quarantines it. */
+  readonly entryRules: BusEntryRules;
   /** Overrides the dispatcher of the tokens (tests). @default the dispatcher each token was issued over */
   readonly dispatcher?: Dispatcher;
   /**
@@ -56,16 +59,18 @@ export interface BankingEventStreamOptions {
  * `PayloadValidationError`. Leaving the iteration early closes the connection.
  *
  * @example
- * const stream = new BankingEventStream({ credentials, tokens });
+ * const stream = new BankingEventStream({ credentials, tokens, entryRules: CLASSIC_BUS_ENTRY_RULES });
  * for await (const message of await stream.open({ after: 41, signal })) console.log(message);
  */
 export class BankingEventStream implements EventStream {
   readonly #requests: AuthenticatedRequests;
   readonly #cursorParam: string;
   readonly #maxMessageChars: number;
+  readonly #entryRules: BusEntryRules;
 
   constructor(options: BankingEventStreamOptions) {
     this.#requests = new AuthenticatedRequests(options);
+    this.#entryRules = options.entryRules;
     this.#cursorParam = parseQueryParameterName(
       options.cursorParam ?? SETTINGS.streamCursorParam.default,
       'BankingEventStream: cursorParam',
@@ -126,7 +131,7 @@ export class BankingEventStream implements EventStream {
           yield { kind: 'retry', retryMs: item.retryMs };
           continue;
         }
-        const message = parseStreamMessage(item.message, origin);
+        const message = parseStreamMessage(item.message, origin, this.#entryRules);
         // A named message that holds no events is something else (a heartbeat, a notice): skip it.
         const named = item.message.event !== undefined && item.message.event !== 'message';
         if (message.kind === 'unreadable' && named) continue;

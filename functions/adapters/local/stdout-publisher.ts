@@ -1,7 +1,9 @@
 import type { Writable } from 'node:stream';
 import type { BankingEvent } from '../../core/banking-event.ts';
+import type { BusEntryRules } from '../../core/bus-entry-rules.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../core/ports.ts';
 import { SETTINGS } from '../../settings/settings.ts';
+import { CLASSIC_BUS_ENTRY_RULES } from '../aws/eventbridge-entry-rules.ts';
 
 /**
  * The local mode's bus: each event becomes one NDJSON line, shaped like the EventBridge event a
@@ -13,6 +15,8 @@ export class StdoutPublisher implements EventPublisher {
     maxBatchBytes: 1024 * 1024,
     maxEntryBytes: 1024 * 1024,
   };
+  /** The classic bus's, as its events are shaped like the classic bus's. */
+  readonly entryRules: BusEntryRules = CLASSIC_BUS_ENTRY_RULES;
   readonly #out: Writable;
   readonly #source: string;
 

@@ -152,6 +152,7 @@ async function checkProgram(
         cache: new Map(),
       }),
       timeoutMs: flags.timeout * 1000,
+      entryRules: operatorBusOf(deployment).entryRules,
       cursorParam: flags.cursorParam,
       limitParam: flags.limitParam,
     });

@@ -10,6 +10,8 @@ import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
+import type { Deployment } from '../deployment.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import {
   type BankRoute,
   bankRoute,
@@ -65,7 +67,7 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
   const program = deployment.program(flags.program);
   const bySequence = /^\d+$/.test(key);
   const route = await bankRoute(context.aws, deployment, program, flags);
-  const answer = await find(context, route, program, key, bySequence);
+  const answer = await find(context, route, program, key, bySequence, deployment);
   if (answer.found === 'unreadable') {
     throw new CliError(
       `The banking service answered with an event this poller cannot read: ${answer.message}`,
@@ -98,6 +100,7 @@ async function find(
   program: string,
   key: string,
   bySequence: boolean,
+  deployment: Deployment,
 ): Promise<LookUp> {
   if (route.kind === 'function') {
     return route.client.send({
@@ -108,7 +111,7 @@ async function find(
     });
   }
   // Lookups only: the query parameters of polls never go out.
-  const feed = feedFromSecret(context, route.secretId, { limit: 1 });
+  const feed = feedFromSecret(context, route.secretId, { limit: 1 }, operatorBusOf(deployment).entryRules);
   const signal = AbortSignal.timeout(30_000);
   try {
     const event = bySequence

@@ -128,7 +128,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
     route.kind === 'function'
       ? functionSteps(route.client, program, range)
       : replayRange(
-          feedFromSecret(context, route.secretId, flags),
+          feedFromSecret(context, route.secretId, flags, operatorBusOf(deployment).entryRules),
           eventBusName === undefined
             ? undefined
             : localPipeline(context, operatorBusOf(deployment).localPublisher(context, source)),

@@ -14,6 +14,7 @@ import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { refuseWhileLeased, waitForLease } from '../lease-wait.ts';
+import { operatorBusOf } from '../operator-bus-kinds.ts';
 import {
   type BankRoute,
   bankRoute,
@@ -198,7 +199,10 @@ async function feedAccess(
   }
   return route.kind === 'function'
     ? { kind: 'function', client: route.client, program }
-    : { kind: 'local', feed: feedFromSecret(context, route.secretId, flags) };
+    : {
+        kind: 'local',
+        feed: feedFromSecret(context, route.secretId, flags, operatorBusOf(deployment).entryRules),
+      };
 }
 
 /** The first event a poll from the beginning answers with: the oldest the service still has. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../adapters/aws/eventbridge-entry-rules.ts';
 import { EventBridgePublisher } from '../../adapters/aws/eventbridge-publisher.ts';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
 import { BankConnections } from '../../adapters/banking-http/bank-connections.ts';
@@ -179,6 +180,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const feed = new BankingEventFeed({
     credentials: upstream.credentials,
     tokens,
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,
@@ -187,6 +189,7 @@ async function run(context: CommandContext, flags: RunFlags): Promise<void> {
   const stream = new BankingEventStream({
     credentials: upstream.credentials,
     tokens,
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
     cursorParam: flags.cursorParam,
     maxMessageChars: memory.pageBytes,
   });

@@ -44,7 +44,13 @@ export class JumpWatch {
     const { clock, logger, metrics } = this.#deps;
     const maxJump = this.#jumps.maxJump;
     // With no cursor yet, the readers judged it against the origin.
-    const copy = heldJumpQuarantine(jump, previous ?? SEQUENCE_ORIGIN, maxJump, clock.now());
+    const copy = heldJumpQuarantine(
+      jump,
+      previous ?? SEQUENCE_ORIGIN,
+      maxJump,
+      clock.now(),
+      this.#deps.publisher.entryRules,
+    );
     const fingerprint = copy.invalid!.fingerprint;
     metrics.add('SequenceJumpsHeld', 'None', this.#jumps.awaitingDecision);
     logger.warn(

@@ -13,6 +13,7 @@
  */
 
 import type { BankingEvent } from '../banking-event.ts';
+import type { BusEntryRules } from '../bus-entry-rules.ts';
 import { eventFailure, normalizeEvent, type PayloadOrigin } from '../event-model.ts';
 import { isJsonObject } from '../json-object.ts';
 import { compactText, elementSpans, memberSpans, rootSpan, type Span } from '../json-text.ts';
@@ -34,9 +35,13 @@ export interface SseMessage {
  * which reports a payload error of its own if the service's data is broken.
  *
  * @example
- * parseStreamMessage({ id: '7', data: '[{"id":"…","sequence_number":"7",…}]' }, { source: 'GET /events/stream' });
+ * parseStreamMessage({ id: '7', data: '[{"id":"…","sequence_number":"7",…}]' }, { source: 'GET /events/stream' }, rules);
  */
-export function parseStreamMessage(message: SseMessage, origin: PayloadOrigin): StreamMessage {
+export function parseStreamMessage(
+  message: SseMessage,
+  origin: PayloadOrigin,
+  rules: BusEntryRules,
+): StreamMessage {
   const lastEventId = parseMessageId(message.id);
   const unreadable = (reason: string): StreamMessage => ({ kind: 'unreadable', lastEventId, reason });
   let value: unknown;
@@ -59,7 +64,7 @@ export function parseStreamMessage(message: SseMessage, origin: PayloadOrigin): 
   }
   try {
     const events = sources.map(({ value: raw, span }, index) =>
-      streamedEvent(normalizeEvent({ value: raw, text, span }, origin, `data[${index}]`)),
+      streamedEvent(normalizeEvent({ value: raw, text, span }, origin, rules, `data[${index}]`)),
     );
     events.sort((a, b) => a.event.sequence_number - b.event.sequence_number);
     return { kind: 'events', lastEventId, events };

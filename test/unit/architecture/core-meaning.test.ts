@@ -3,7 +3,8 @@
  * imports): the publisher classifies its own failures and states its own limits, and the core
  * decides by those words alone. So the core's code (comments aside) names no AWS error code (any
  * `…Exception`, any name the AWS adapters classify, the adapters' `awsError`), matches none with
- * a pattern, and holds none of the bus's byte limits; and its publish path follows whatever limits
+ * a pattern, names no AWS service (a refusal's wording is the adapter's: `BusEntryRules`), and
+ * holds none of the bus's byte limits; and its publish path follows whatever limits
  * a publisher states, limits no bus has included. Each static check is also run on a source that
  * breaks it, so that it is known to catch what it looks for.
  */
@@ -16,7 +17,7 @@ import { ClaimCheckPublisher } from '../../../functions/core/claim-check-publish
 import { ConfigurationError } from '../../../functions/core/errors.ts';
 import type { ClaimCheckStore } from '../../../functions/core/ports.ts';
 import { PublishPipeline } from '../../../functions/core/publish-pipeline.ts';
-import { awsErrorNames, busByteLimits, parseSource } from '../../support/core-meaning.ts';
+import { awsErrorNames, awsServiceNames, busByteLimits, parseSource } from '../../support/core-meaning.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   InMemoryPublisher,
@@ -75,6 +76,10 @@ describe('the core, by meaning', () => {
     expect(core.flatMap(awsErrorNames)).toEqual([]);
   });
 
+  it('names no AWS service in a name, a message or a string', () => {
+    expect(core.flatMap(awsServiceNames)).toEqual([]);
+  });
+
   it("holds none of the bus's byte limits", () => {
     const found = core
       .flatMap(busByteLimits)
@@ -94,6 +99,10 @@ describe('the core, by meaning', () => {
         'const MAX_ENTRY = 1_048_576;',
         'const OLD_CAP = 256 * 1024;',
         'const DEFAULT = 1_000_000;',
+        '// EventBridge PutEvents in a comment is fine',
+        'const reason = `too deep; EventBridge PutEvents processes at most ` + max;',
+        "const table = 'checkpoints in DynamoDB';",
+        'const putEventsRequests = 0;',
       ].join('\n'),
     );
 
@@ -108,6 +117,11 @@ describe('the core, by meaning', () => {
       'broken.ts:6 holds 1048576 (1_048_576)',
       'broken.ts:7 holds 262144 (256 * 1024)',
       'broken.ts:8 holds 1000000 (1_000_000)',
+    ]);
+    expect(awsServiceNames(broken)).toEqual([
+      'broken.ts:10 names EventBridge',
+      'broken.ts:11 names DynamoDB',
+      'broken.ts:12 names PutEvents',
     ]);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The event group an event is published in: the program's, an account's, a transaction's, or none.
  */
+
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { PayloadValidationError } from '../../../functions/core/errors.ts';
 import { eventGroupOf } from '../../../functions/core/event-groups.ts';
 import { invalidEvent } from '../../../functions/core/invalid-event.ts';
@@ -44,7 +46,11 @@ describe('eventGroupOf', () => {
       new PayloadValidationError('GET /events (HTTP 200): data[0].sequence_number is missing', {
         field: 'data[0].sequence_number',
       }),
-      { sequenceNumber: null, receivedAt: Date.parse('2026-11-26T10:00:00Z') },
+      {
+        sequenceNumber: null,
+        receivedAt: Date.parse('2026-11-26T10:00:00Z'),
+        rules: CLASSIC_BUS_ENTRY_RULES,
+      },
     );
 
     expect(eventGroupOf(quarantined, 'account', 'retail')).toBe('retail');

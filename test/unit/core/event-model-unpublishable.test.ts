@@ -4,7 +4,13 @@
  * a `RangeError` are quarantined with their reason; the events around them are kept.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_DETAIL_DEPTH, MAX_DETAIL_TYPE_LENGTH } from '../../../functions/core/bus-entry-rules.ts';
+import {
+  CLASSIC_BUS_ENTRY_RULES,
+  CUSTOM_BUS_ENTRY_RULES,
+  MAX_DETAIL_DEPTH,
+  MAX_DETAIL_TYPE_LENGTH,
+} from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
+import type { BusEntryRules } from '../../../functions/core/bus-entry-rules.ts';
 import { EventUnpublishableError } from '../../../functions/core/errors.ts';
 import {
   eventFailure,
@@ -30,7 +36,7 @@ function eventText(
 /** A page as the bank sends it: parsed by `JSON.parse` (which does not recurse), text kept. */
 function page(...events: string[]) {
   const text = `{"data":[${events.join(',')}],"last_sequence_number":null}`;
-  return parsePollResponse({ text, value: JSON.parse(text) as unknown }, origin);
+  return parsePollResponse({ text, value: JSON.parse(text) as unknown }, origin, CLASSIC_BUS_ENTRY_RULES);
 }
 
 function nested(open: string, close: string, depth: number, inner = ''): string {
@@ -136,7 +142,11 @@ describe('eventFailure', () => {
   it('is what normalizeEvent throws for a too-deep event read on its own (a lookup)', () => {
     const text = eventText(9, { dataText: nested('[', ']', 100_000) });
     const act = () =>
-      normalizeEvent({ value: JSON.parse(text), text, span: { start: 0, end: text.length } }, origin);
+      normalizeEvent(
+        { value: JSON.parse(text), text, span: { start: 0, end: text.length } },
+        origin,
+        CLASSIC_BUS_ENTRY_RULES,
+      );
     expect(act).toThrow(EventUnpublishableError);
   });
 });
@@ -153,5 +163,65 @@ describe('one id at two sequence numbers', () => {
       ['shared', 6],
       [fresh[2]!.id, 7],
     ]);
+  });
+});
+
+describe('the rules the edge states for its bus', () => {
+  /** Rules no bus has: 4 levels, and one type refused; any length of type accepted. */
+  const RULES: BusEntryRules = {
+    busName: 'Test Bus',
+    maxDetailDepth: 4,
+    detailTypeProblem: (type) => (type === 'forbidden' ? 'is refused by the test bus' : undefined),
+  };
+
+  function pageUnder(rules: BusEntryRules, ...events: string[]) {
+    const text = `{"data":[${events.join(',')}],"last_sequence_number":null}`;
+    return parsePollResponse({ text, value: JSON.parse(text) as unknown }, origin, rules).events;
+  }
+
+  it('are what the core refuses by, worded with the name it is given', () => {
+    // The event's object is level 1, data level 2, each array one more.
+    const events = pageUnder(
+      RULES,
+      eventText(1, { dataText: '{"deep":[[]]}' }),
+      eventText(2, { dataText: '{"deep":[[[]]]}' }),
+      eventText(3, { type: 'forbidden' }),
+      eventText(4, { type: 'z'.repeat(MAX_DETAIL_TYPE_LENGTH + 1) }),
+    );
+
+    expect(events.map((event) => event.type)).toEqual([
+      'transaction',
+      'invalid_event',
+      'invalid_event',
+      'z'.repeat(MAX_DETAIL_TYPE_LENGTH + 1),
+    ]);
+    const errors = events.slice(1, 3).map((event) => (JSON.parse(event.detail) as { error: unknown }).error);
+    expect(errors).toEqual([
+      {
+        code: 'EVENT_UNPUBLISHABLE',
+        field: 'data[1]',
+        message:
+          'GET /events (HTTP 200): data[1] nests arrays and objects 5 levels deep; Test Bus processes at most 4',
+      },
+      {
+        code: 'EVENT_UNPUBLISHABLE',
+        field: 'data[2].type',
+        message: 'GET /events (HTTP 200): data[2].type is refused by the test bus',
+      },
+    ]);
+  });
+
+  it('decide whether a quarantined event goes as JSON or as text', () => {
+    // Depth 3 as received: within `raw` it is 4, which the rules allow; depth 4 would be 5.
+    const [asJson] = pageUnder(RULES, eventText(1, { dataText: '{"deep":[]}', type: 'forbidden' }));
+    const [asText] = pageUnder(RULES, eventText(1, { dataText: '{"deep":[[]]}', type: 'forbidden' }));
+
+    expect(JSON.parse(asJson!.detail)).not.toHaveProperty('raw_is_text');
+    expect(JSON.parse(asText!.detail)).toMatchObject({ raw_is_text: true });
+  });
+
+  it('are the same for both kinds of bus, none other being documented for the Custom Event Bus', () => {
+    expect(CUSTOM_BUS_ENTRY_RULES).toBe(CLASSIC_BUS_ENTRY_RULES);
+    expect(CLASSIC_BUS_ENTRY_RULES.busName).toBe('EventBridge PutEvents');
   });
 });

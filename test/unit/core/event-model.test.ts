@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { PayloadValidationError } from '../../../functions/core/errors.ts';
 import {
   eventTextOf,
@@ -12,9 +13,9 @@ import { makeEvent } from '../../support/in-memory-ports.ts';
 const origin = { source: 'GET /events', status: 200 };
 /** The validation behaviour does not depend on the text: these take values, as JSON.stringify writes them. */
 const normalizeEvent = (value: unknown, from = origin, path?: string) =>
-  normalizeEventText(eventTextOf(value), from, path);
+  normalizeEventText(eventTextOf(value), from, CLASSIC_BUS_ENTRY_RULES, path);
 const parsePollResponse = (value: unknown, from = origin) =>
-  parsePollDocument({ text: JSON.stringify(value), value }, from);
+  parsePollDocument({ text: JSON.stringify(value), value }, from, CLASSIC_BUS_ENTRY_RULES);
 const raw = {
   id: '5a1c8c1e-0000-4000-8000-000000000001',
   program_id: 'f0e1d2c3-0000-4000-8000-000000000002',
@@ -179,7 +180,11 @@ describe('the published detail', () => {
   ], "last_sequence_number": 7, "limit": 100 }`;
 
   it("is the bank's own text, token for token, with only sequence_number and type normalized", () => {
-    const [event] = parsePollDocument({ text: body, value: JSON.parse(body) }, origin).events;
+    const [event] = parsePollDocument(
+      { text: body, value: JSON.parse(body) },
+      origin,
+      CLASSIC_BUS_ENTRY_RULES,
+    ).events;
 
     expect(event!.detail).toBe(
       '{"id":"e-1","program_id":"p-1","sequence_number":7,"created_dt":"2026-11-22T00:00:00.000+00:00",' +
@@ -199,6 +204,7 @@ describe('the published detail', () => {
     const event = normalizeEventText(
       { value: JSON.parse(text), text, span: { start: 0, end: text.length } },
       origin,
+      CLASSIC_BUS_ENTRY_RULES,
     );
 
     expect(event.detail).toBe(
@@ -214,7 +220,7 @@ describe('the published detail', () => {
       )
       .join(',')}]}`;
 
-    const { events } = parsePollDocument({ text, value: JSON.parse(text) }, origin);
+    const { events } = parsePollDocument({ text, value: JSON.parse(text) }, origin, CLASSIC_BUS_ENTRY_RULES);
 
     expect(events.map((e) => [e.id, e.sequence_number])).toEqual([
       ['a', 8],
@@ -229,8 +235,12 @@ describe('the published detail', () => {
       '{"id":"other","program_id":"p","sequence_number":1,"created_dt":"2026-11-22T00:00:00Z","type":"t","data":{}}';
     const value = { ...JSON.parse(text), id: 'mine' };
 
-    expect(() => normalizeEventText({ value, text, span: { start: 0, end: text.length } }, origin)).toThrow(
-      /text located for event mine is another event's/,
-    );
+    expect(() =>
+      normalizeEventText(
+        { value, text, span: { start: 0, end: text.length } },
+        origin,
+        CLASSIC_BUS_ENTRY_RULES,
+      ),
+    ).toThrow(/text located for event mine is another event's/);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { parsePollResponse, selectLateEvents, selectNewEvents } from '../../../functions/core/event-model.ts';
 import { INVALID_EVENT_TYPE } from '../../../functions/core/invalid-event.ts';
 
@@ -7,7 +8,7 @@ const origin = { source: 'GET /events', status: 200, receivedAt: Date.parse('202
 /** A poll answer as text, so the raw payload can be checked token for token. */
 function page(eventsText: readonly string[], tail = '') {
   const text = `{"data":[${eventsText.join(',')}]${tail}}`;
-  return parsePollResponse({ text, value: JSON.parse(text) }, origin);
+  return parsePollResponse({ text, value: JSON.parse(text) }, origin, CLASSIC_BUS_ENTRY_RULES);
 }
 
 function event(sequence: number | string | null, overrides: Record<string, string> = {}): string {

@@ -71,7 +71,7 @@ const MUTANTS: readonly Mutant[] = [
     edits: [
       {
         file: 'core/event-model.ts',
-        find: '  if (depth > MAX_DETAIL_DEPTH) {',
+        find: '  if (depth > rules.maxDetailDepth) {',
         replace: '  if (depth > Number.MAX_SAFE_INTEGER) {',
       },
     ],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { PageUnreadableError } from '../../../functions/core/errors.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { parsePagePrefix } from '../../../functions/core/page-prefix.ts';
@@ -18,7 +19,7 @@ const PAGE = `{"limit":3,\r\n "data": [ ${eventText(1)} ,\n${eventText(2)},${eve
 /** The sequence numbers of the events of `text` cut after `length` characters; the error's code if refused. */
 function read(text: string, length: number): number[] | string {
   try {
-    return parsePagePrefix(text.slice(0, length), origin, length).events.map(
+    return parsePagePrefix(text.slice(0, length), origin, length, CLASSIC_BUS_ENTRY_RULES).events.map(
       (event) => event.sequence_number,
     );
   } catch (error) {
@@ -28,7 +29,11 @@ function read(text: string, length: number): number[] | string {
 
 describe('parsePagePrefix', () => {
   it('reads, at every cut, exactly the events that end before it, published as a whole read would publish them', () => {
-    const whole = parsePollResponse({ text: PAGE, value: JSON.parse(PAGE) }, origin).events;
+    const whole = parsePollResponse(
+      { text: PAGE, value: JSON.parse(PAGE) },
+      origin,
+      CLASSIC_BUS_ENTRY_RULES,
+    ).events;
     const ends = [1, 2, 3].map((n) => PAGE.indexOf(eventText(n)) + eventText(n).length);
 
     for (let length = 1; length <= PAGE.length; length += 1) {
@@ -38,7 +43,7 @@ describe('parsePagePrefix', () => {
         expect(read(PAGE, length), `cut at ${length}`).toBe('PAGE_TOO_LARGE');
         continue;
       }
-      const page = parsePagePrefix(PAGE.slice(0, length), origin, length);
+      const page = parsePagePrefix(PAGE.slice(0, length), origin, length, CLASSIC_BUS_ENTRY_RULES);
       expect(page.events, `cut at ${length}`).toEqual(whole.slice(0, complete));
       expect(page.cut).toEqual({ bytesRead: length });
     }
@@ -60,7 +65,7 @@ describe('parsePagePrefix', () => {
     const broken = eventText(2, '{"amount":NaN}');
     const text = `{"data":[${eventText(1)},${broken},${eventText(3)},${eventText(4)}`;
 
-    const page = parsePagePrefix(text, origin, text.length);
+    const page = parsePagePrefix(text, origin, text.length, CLASSIC_BUS_ENTRY_RULES);
 
     expect(page.events.map((event) => [event.sequence_number, event.type])).toEqual([
       [-1, 'invalid_event'],
@@ -74,7 +79,9 @@ describe('parsePagePrefix', () => {
     ['members not separated', `{"limit":3 "data":[${eventText(1)},`],
     ['events not separated', `{"data":[${eventText(1)} ${eventText(2)},`],
   ])('refuses what is not the start of a page (%s) as unreadable', (_label, text) => {
-    expect(() => parsePagePrefix(text, origin, text.length)).toThrow(PageUnreadableError);
+    expect(() => parsePagePrefix(text, origin, text.length, CLASSIC_BUS_ENTRY_RULES)).toThrow(
+      PageUnreadableError,
+    );
   });
 
   it.each([2, 3])(
@@ -92,7 +99,7 @@ describe('parsePagePrefix', () => {
   it('refuses a page cut before its data began, naming the bytes read', () => {
     const text = `{"last_sequence_number":3,"limit":100,"da`;
 
-    expect(() => parsePagePrefix(text, origin, 4096)).toThrow(
+    expect(() => parsePagePrefix(text, origin, 4096, CLASSIC_BUS_ENTRY_RULES)).toThrow(
       expect.objectContaining({
         code: 'PAGE_TOO_LARGE',
         context: expect.objectContaining({ bytesRead: 4096 }),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import { recoverPage } from '../../../functions/core/page-recovery.ts';
 
@@ -20,7 +21,7 @@ describe('recoverPage', () => {
     const recovered = recoverPage(text);
 
     expect(recovered?.unreadableEvents).toEqual(new Map([[1, broken]]));
-    const page = parsePollResponse(recovered!, origin);
+    const page = parsePollResponse(recovered!, origin, CLASSIC_BUS_ENTRY_RULES);
     expect(page.lastSequenceNumber).toBe(3);
     // The unreadable event has no number the poller could read: it comes first, placed later.
     expect(page.events.map((event) => [event.sequence_number, event.type])).toEqual([

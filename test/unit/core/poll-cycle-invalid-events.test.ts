@@ -2,7 +2,9 @@
  * The cycle with quarantined events: pages built by the real parser from answers holding bad
  * events, over in-memory ports and a virtual clock.
  */
+
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { FeedPage } from '../../../functions/core/banking-event.ts';
 import { PublishError } from '../../../functions/core/errors.ts';
@@ -35,7 +37,11 @@ function answer(events: readonly unknown[], lastSequenceNumber?: number): FeedPa
     data: events,
     ...(lastSequenceNumber === undefined ? {} : { last_sequence_number: lastSequenceNumber }),
   };
-  return parsePollResponse({ text: JSON.stringify(value), value }, { source: 'GET /events', status: 200 });
+  return parsePollResponse(
+    { text: JSON.stringify(value), value },
+    { source: 'GET /events', status: 200 },
+    CLASSIC_BUS_ENTRY_RULES,
+  );
 }
 
 function setup(committed: number | null = null) {

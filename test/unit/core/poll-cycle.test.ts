@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { MemoryCheckpointStore } from '../../../functions/adapters/local/memory-checkpoint-store.ts';
 import type { CheckpointStore } from '../../../functions/core/checkpoint/store.ts';
 import { computeDeadline, computeHardDeadline } from '../../../functions/core/cycle-budget.ts';
@@ -385,6 +386,7 @@ describe('runPollCycle repairing gaps', () => {
     const [broken] = parsePollResponse(
       { text: JSON.stringify(value), value },
       { source: 'GET /events', status: 200 },
+      CLASSIC_BUS_ENTRY_RULES,
     ).events;
     const lookup = new InMemoryLookup(clock, [broken!]);
     feed.script({ page: { events: [makeEvent(4), makeEvent(6)], lastSequenceNumber: 6 } });

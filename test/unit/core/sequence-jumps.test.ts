@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import type { HeldJump } from '../../../functions/core/checkpoint/store.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
+import { nestingDepth } from '../../../functions/core/json-text.ts';
 import {
   awaitsCorroboration,
   HeldJumps,
@@ -214,7 +216,13 @@ describe('heldJumpQuarantine', () => {
   it('is an invalid_event with the code SEQUENCE_JUMP_HELD, the event as raw and its own number', () => {
     const event = makeEvent(MAX, { id: 'evt-max' });
 
-    const copy = heldJumpQuarantine(event, 3, 100_000, Date.parse('2026-11-26T00:00:00Z'));
+    const copy = heldJumpQuarantine(
+      event,
+      3,
+      100_000,
+      Date.parse('2026-11-26T00:00:00Z'),
+      CLASSIC_BUS_ENTRY_RULES,
+    );
 
     const detail = JSON.parse(copy.detail) as Record<string, unknown>;
     const fingerprint = createHash('sha256').update(event.detail).digest('hex');
@@ -235,14 +243,27 @@ describe('heldJumpQuarantine', () => {
     expect(copy.invalid).toMatchObject({ sequenceNumber: MAX, fingerprint });
   });
 
+  it('carries the event as text when, one level deeper in raw, the bus it is given would not process it', () => {
+    const event = makeEvent(MAX, { id: 'evt-deep' });
+    const depth = nestingDepth(event.detail, { start: 0, end: event.detail.length });
+    const at = (maxDetailDepth: number) =>
+      JSON.parse(
+        heldJumpQuarantine(event, 3, 100_000, 0, { ...CLASSIC_BUS_ENTRY_RULES, maxDetailDepth }).detail,
+      ) as Record<string, unknown>;
+
+    expect(at(depth + 1)).toMatchObject({ raw: JSON.parse(event.detail) });
+    expect(at(depth)).toMatchObject({ raw_is_text: true, raw: event.detail });
+  });
+
   it('sends an event that failed validation too as the invalid_event it already is', () => {
     const value = { data: [{ id: 'e-j', program_id: 'p', sequence_number: MAX, type: 'T' }] };
     const [broken] = parsePollResponse(
       { text: JSON.stringify(value), value },
       { source: 'GET /events' },
+      CLASSIC_BUS_ENTRY_RULES,
     ).events;
 
-    expect(heldJumpQuarantine(broken!, 3, 100_000, 0)).toBe(broken);
+    expect(heldJumpQuarantine(broken!, 3, 100_000, 0, CLASSIC_BUS_ENTRY_RULES)).toBe(broken);
   });
 });
 

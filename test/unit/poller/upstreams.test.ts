@@ -1,5 +1,6 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { type FeedReading, Upstreams } from '../../../functions/poller/upstreams.ts';
 import { RecordingMetrics } from '../../support/in-memory-ports.ts';
 
@@ -16,7 +17,11 @@ const reading: FeedReading = {
 
 describe('Upstreams', () => {
   it('keeps one upstream per secret and way of reading, reused while the container is warm', () => {
-    const upstreams = new Upstreams({ secretsManager: client, credentialsTtlSeconds: 300 });
+    const upstreams = new Upstreams({
+      secretsManager: client,
+      credentialsTtlSeconds: 300,
+      entryRules: CLASSIC_BUS_ENTRY_RULES,
+    });
     const metrics = new RecordingMetrics();
 
     const first = upstreams.get('bep/Test/cards', reading, metrics);
@@ -29,7 +34,11 @@ describe('Upstreams', () => {
   });
 
   it('reports to the metrics of the program it serves now', () => {
-    const upstreams = new Upstreams({ secretsManager: client, credentialsTtlSeconds: 300 });
+    const upstreams = new Upstreams({
+      secretsManager: client,
+      credentialsTtlSeconds: 300,
+      entryRules: CLASSIC_BUS_ENTRY_RULES,
+    });
     const [cards, other] = [new RecordingMetrics(), new RecordingMetrics()];
 
     upstreams.get('bep/Test/shared', reading, cards);
@@ -39,7 +48,11 @@ describe('Upstreams', () => {
   });
 
   it('drops the upstreams used longest ago beyond what it keeps', async () => {
-    const upstreams = new Upstreams({ secretsManager: client, credentialsTtlSeconds: 300 });
+    const upstreams = new Upstreams({
+      secretsManager: client,
+      credentialsTtlSeconds: 300,
+      entryRules: CLASSIC_BUS_ENTRY_RULES,
+    });
     const metrics = new RecordingMetrics();
     const [a, b, c] = ['a', 'b', 'c'].map((name) => upstreams.get(`bep/Test/${name}`, reading, metrics));
     upstreams.get('bep/Test/a', reading, metrics);

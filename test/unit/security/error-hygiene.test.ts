@@ -5,11 +5,13 @@
  * logs failures, and the output is scanned. Powertools prints an error's cause chain with all of
  * its fields, so a secret anywhere in an error, its context or its causes would show here.
  */
+
 import { generateKeyPairSync } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { ProgramSecretScope } from '../../../functions/adapters/aws/program-secret-scope.ts';
 import { SecretsManagerCredentialsProvider } from '../../../functions/adapters/aws/secrets-manager-credentials.ts';
 import { BankingEventFeed } from '../../../functions/adapters/banking-http/banking-event-feed.ts';
@@ -100,7 +102,13 @@ async function feedAgainst(
   });
   const dispatcher = new Agent();
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
-  const feed = new BankingEventFeed({ credentials, tokens, dispatcher, maxPageBytes: options.maxPageBytes });
+  const feed = new BankingEventFeed({
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
+    credentials,
+    tokens,
+    dispatcher,
+    maxPageBytes: options.maxPageBytes,
+  });
   return {
     feed,
     close: async () => {
@@ -276,6 +284,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, () => unknown]> = [
         clientSecret: CLIENT_SECRET,
       });
       const feed = new BankingEventFeed({
+        entryRules: CLASSIC_BUS_ENTRY_RULES,
         credentials,
         tokens: new ClientCredentialsTokenProvider({ credentials }),
       });

@@ -21,9 +21,11 @@
 import { createHash } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { BankingEvent } from '../../../core/banking-event.ts';
+import type { BusEntryRules } from '../../../core/bus-entry-rules.ts';
 import { type EventGroupBy, eventGroupOf } from '../../../core/event-groups.ts';
 import type { EntryOutcome, EventPublisher, PublishLimits } from '../../../core/ports.ts';
 import { boundedClientConfig } from '../bounded-client-config.ts';
+import { CUSTOM_BUS_ENTRY_RULES } from '../eventbridge-entry-rules.ts';
 import {
   type BusRules,
   nonEmpty,
@@ -90,6 +92,7 @@ export interface CustomBusPublisherOptions extends PutEventsEntriesOptions {
  */
 export class CustomBusPublisher implements EventPublisher {
   readonly limits: PublishLimits;
+  readonly entryRules: BusEntryRules = CUSTOM_BUS_ENTRY_RULES;
 
   readonly #rpc: EventBridgeV2Rpc;
   readonly #eventBusArn: string;

@@ -3,7 +3,9 @@
  * client certificate signed by the bank's CA (certificates made by openssl in a temporary
  * directory), and through a CONNECT proxy when the environment names one.
  */
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { BankConnections } from '../../../../functions/adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
@@ -89,6 +91,7 @@ function clientOf(
   open.push(connections);
   const tokens = new ClientCredentialsTokenProvider({ credentials, connections });
   const feed = new BankingEventFeed({
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
     credentials,
     tokens,
     cursorParam: 'after',

@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
 import {
@@ -100,6 +101,7 @@ async function setup(
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
   const authRetries: string[] = [];
   const feed = new BankingEventFeed({
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
     credentials,
     tokens,
     dispatcher,
@@ -139,6 +141,7 @@ describe('BankingEventFeed.poll: the request', () => {
     cleanups.push(() => dispatcher.destroy());
     const credentials = new FakeCredentials(service.baseUrl);
     const feed = new BankingEventFeed({
+      entryRules: CLASSIC_BUS_ENTRY_RULES,
       credentials,
       tokens: new ClientCredentialsTokenProvider({ credentials, dispatcher }),
       dispatcher,
@@ -185,10 +188,18 @@ describe('BankingEventFeed.poll: the request', () => {
     const credentials = new FakeCredentials('http://127.0.0.1:1');
     const tokens = new ClientCredentialsTokenProvider({ credentials });
 
-    expect(() => new BankingEventFeed({ credentials, tokens, limit: 0 })).toThrow(
-      'limit must be a positive integer',
-    );
-    expect(() => new BankingEventFeed({ credentials, tokens, cursorParam: 'a&b' })).toThrow('cursorParam');
+    expect(
+      () => new BankingEventFeed({ entryRules: CLASSIC_BUS_ENTRY_RULES, credentials, tokens, limit: 0 }),
+    ).toThrow('limit must be a positive integer');
+    expect(
+      () =>
+        new BankingEventFeed({
+          entryRules: CLASSIC_BUS_ENTRY_RULES,
+          credentials,
+          tokens,
+          cursorParam: 'a&b',
+        }),
+    ).toThrow('cursorParam');
   });
 });
 

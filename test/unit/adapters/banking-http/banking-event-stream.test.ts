@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { BankingEventStream } from '../../../../functions/adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
 import {
@@ -82,7 +83,13 @@ async function setup(script: Responder[]) {
   cleanups.push(() => dispatcher.destroy());
   const credentials = new FakeCredentials(server.baseUrl);
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
-  const stream = new BankingEventStream({ credentials, tokens, dispatcher, maxMessageChars: 10_000 });
+  const stream = new BankingEventStream({
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
+    credentials,
+    tokens,
+    dispatcher,
+    maxMessageChars: 10_000,
+  });
   const calls = () => server.requests.filter((request) => request.url !== TOKEN_PATH);
   return { stream, credentials, calls };
 }

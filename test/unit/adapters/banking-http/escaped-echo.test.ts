@@ -4,9 +4,11 @@
  * Powertools Logger as the handler logs failures. Neither the message, the context nor the
  * logged line may show the secret or the token in any encoding, or a prefix of 8+ of either.
  */
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { BankingEventFeed } from '../../../../functions/adapters/banking-http/banking-event-feed.ts';
 import { BankingEventStream } from '../../../../functions/adapters/banking-http/banking-event-stream.ts';
 import { ClientCredentialsTokenProvider } from '../../../../functions/adapters/banking-http/token-cache.ts';
@@ -74,8 +76,13 @@ async function pollAgainst(
   });
   const dispatcher = new Agent();
   const tokens = new ClientCredentialsTokenProvider({ credentials, dispatcher });
-  const feed = new BankingEventFeed({ credentials, tokens, dispatcher });
-  const stream = new BankingEventStream({ credentials, tokens, dispatcher });
+  const feed = new BankingEventFeed({ entryRules: CLASSIC_BUS_ENTRY_RULES, credentials, tokens, dispatcher });
+  const stream = new BankingEventStream({
+    entryRules: CLASSIC_BUS_ENTRY_RULES,
+    credentials,
+    tokens,
+    dispatcher,
+  });
   const signal = AbortSignal.timeout(10_000);
   let error: unknown;
   try {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { ReusedIdWatch } from '../../../../functions/core/cycle/reused-id-watch.ts';
 import { parsePollResponse } from '../../../../functions/core/event-model.ts';
 import { makeEvent, RecordingLogger, RecordingMetrics } from '../../../support/in-memory-ports.ts';
@@ -33,6 +34,7 @@ describe('ReusedIdWatch', () => {
     const quarantined = parsePollResponse(
       { text, value: JSON.parse(text) },
       { source: 'GET /events' },
+      CLASSIC_BUS_ENTRY_RULES,
     ).events;
 
     watch.observe([makeEvent(3, { id: 'same' })]);

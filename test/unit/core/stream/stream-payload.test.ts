@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import { parsePollResponse } from '../../../../functions/core/event-model.ts';
 import type { StreamMessage } from '../../../../functions/core/ports.ts';
 import { parseStreamMessage } from '../../../../functions/core/stream/stream-payload.ts';
@@ -29,7 +30,11 @@ function generatedEvents(count: number): RawEvent[] {
 /** The detail a poll of the same event gives. */
 function pollDetail(event: RawEvent): string {
   const text = `{"data":[${wireText(event)}],"last_sequence_number":${event.sequence_number},"limit":100}`;
-  return parsePollResponse({ text, value: JSON.parse(text) }, { source: 'GET /events' }).events[0]!.detail;
+  return parsePollResponse(
+    { text, value: JSON.parse(text) },
+    { source: 'GET /events' },
+    CLASSIC_BUS_ENTRY_RULES,
+  ).events[0]!.detail;
 }
 
 function eventsOf(message: StreamMessage) {
@@ -47,6 +52,7 @@ describe('parseStreamMessage', () => {
         data: `[${events.map((event) => streamEventText(event, 'documented')).join(',')}]`,
       },
       ORIGIN,
+      CLASSIC_BUS_ENTRY_RULES,
     );
 
     const streamed = eventsOf(message);
@@ -67,6 +73,7 @@ describe('parseStreamMessage', () => {
     const message = parseStreamMessage(
       { id: '300', data: `[${events.map((event) => streamEventText(event, 'type-preserved')).join(',')}]` },
       ORIGIN,
+      CLASSIC_BUS_ENTRY_RULES,
     );
 
     const streamed = eventsOf(message);
@@ -90,7 +97,11 @@ describe('parseStreamMessage', () => {
     setDataText(event, '{ "account_id" : "acc-1", "limit": 9223372036854775807, "ratio": 1.50 }');
 
     const [streamed] = eventsOf(
-      parseStreamMessage({ id: '12', data: `[${streamEventText(event, 'documented')}]` }, ORIGIN),
+      parseStreamMessage(
+        { id: '12', data: `[${streamEventText(event, 'documented')}]` },
+        ORIGIN,
+        CLASSIC_BUS_ENTRY_RULES,
+      ),
     );
 
     expect(streamed!.needsRecovery).toBe(false);
@@ -103,7 +114,9 @@ describe('parseStreamMessage', () => {
 
   it('reads a single event sent without an array, and sorts a message by sequence number', () => {
     const [a, b] = events;
-    const single = eventsOf(parseStreamMessage({ data: streamEventText(a!, 'type-preserved') }, ORIGIN));
+    const single = eventsOf(
+      parseStreamMessage({ data: streamEventText(a!, 'type-preserved') }, ORIGIN, CLASSIC_BUS_ENTRY_RULES),
+    );
     const swapped = eventsOf(
       parseStreamMessage(
         {
@@ -111,6 +124,7 @@ describe('parseStreamMessage', () => {
           data: `[${streamEventText(b!, 'type-preserved')},${streamEventText(a!, 'type-preserved')}]`,
         },
         ORIGIN,
+        CLASSIC_BUS_ENTRY_RULES,
       ),
     );
 
@@ -140,14 +154,14 @@ describe('parseStreamMessage', () => {
       /data\[0\]\.type is 129 characters long/,
     ],
   ])('calls a message that is %s unreadable, keeping its id', (_name, message, reason) => {
-    const parsed = parseStreamMessage(message, ORIGIN);
+    const parsed = parseStreamMessage(message, ORIGIN, CLASSIC_BUS_ENTRY_RULES);
 
     expect(parsed).toMatchObject({ kind: 'unreadable', lastEventId: 5 });
     expect(parsed.kind === 'unreadable' && parsed.reason).toMatch(reason);
   });
 
   it.each([undefined, '', 'abc', '-1', '1.5', '99999999999999999999'])('reads id %j as no id', (id) => {
-    expect(parseStreamMessage({ id, data: '[]' }, ORIGIN)).toEqual({
+    expect(parseStreamMessage({ id, data: '[]' }, ORIGIN, CLASSIC_BUS_ENTRY_RULES)).toEqual({
       kind: 'events',
       lastEventId: null,
       events: [],

@@ -4,8 +4,10 @@
  * de-duplication id), how each result is read (PUBLISHED and DEDUPLICATED accepted, errors and
  * missing results failed), and how a request that failed as a whole is classified.
  */
+
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CLASSIC_BUS_ENTRY_RULES } from '../../../../../functions/adapters/aws/eventbridge-entry-rules.ts';
 import {
   CustomBusPublisher,
   deduplicationIdOf,
@@ -154,7 +156,11 @@ describe('CustomBusPublisher', () => {
     const quarantined = invalidEvent(
       { value: JSON.parse(text), text, span: { start: 0, end: text.length } },
       new PayloadValidationError('data[0].sequence_number is missing', { field: 'data[0].sequence_number' }),
-      { sequenceNumber: null, receivedAt: Date.parse('2026-11-26T10:00:00Z') },
+      {
+        sequenceNumber: null,
+        receivedAt: Date.parse('2026-11-26T10:00:00Z'),
+        rules: CLASSIC_BUS_ENTRY_RULES,
+      },
     );
 
     expect(deduplicationIdOf(quarantined)).toBe(quarantined.invalid!.fingerprint);
