@@ -70,12 +70,13 @@ export const USAGE = {
     note: 'a program record in the registry (name, secret, state, owner, a few settings)',
   },
   leaseChecksPerTick: {
-    value: 3,
+    value: 23,
     provenance: 'derived',
     note:
-      "the hand-over's strongly consistent reads: the next run sleeps until one check interval before the holder's " +
-      'deadline (its lease expiry less skew and margin), reads then, at the deadline, and once more after the release ' +
-      '(about 50 ms later with a quiet feed); 51 before, one every 100 ms of the ~5 s wait (poll-cycle.test.ts counts them)',
+      "the hand-over's strongly consistent reads, at most: the next run sleeps until one check interval before the holder " +
+      'may first stop (its lease expiry less skew, margin and the 2 s min poll window), then reads every 100 ms until the ' +
+      'release: 23 with a quiet feed (the last poll cut at the deadline), as few as 3 when the last poll returns early; 51 ' +
+      'before, one every 100 ms of the ~5 s wait (poll-cycle.test.ts counts them)',
   },
   checkpointWrites: {
     value: 130_000,

@@ -95,8 +95,10 @@ export async function runPollCycle(deps: CycleDeps, options: PollCycleOptions): 
       // Waiting past the point where no poll fits would only take the lease to give it back.
       waitMs: Math.min(settings.leaseWaitMs, budget.untilDeadline() - settings.minPollWindowMs),
       checkIntervalMs: settings.leaseCheckIntervalMs,
-      // A holder keeps back at most the margin this run keeps (the deployment's), and adds at most the skew cap.
-      holderStopsBeforeExpiryMs: CYCLE_DEFAULTS.maxLeaseSkewMs + settings.safetyMarginMs,
+      // A holder keeps back at most the margin this run keeps (the deployment's), and adds at most the skew cap;
+      // it starts no poll within its min poll window of its deadline, so it may stop that much earlier.
+      holderStopsBeforeExpiryMs:
+        CYCLE_DEFAULTS.maxLeaseSkewMs + settings.safetyMarginMs + settings.minPollWindowMs,
       signal: budget.deadlineSignal,
     });
     if (!lease.acquired) {

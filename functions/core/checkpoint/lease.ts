@@ -31,8 +31,9 @@ export interface LeaseHandoverRequest {
   readonly checkIntervalMs: number;
   /**
    * How long before its lease's expiry a live holder stops polling at the earliest: the most skew
-   * a holder adds to its expiry plus the safety margin it keeps back (never more than this
-   * run's). Its hand-over is not looked for before then, less one check interval.
+   * a holder adds to its expiry, the safety margin it keeps back and its min poll window (no poll
+   * starts that close to its deadline; neither more than this run's). Its hand-over is not looked
+   * for before then, less one check interval.
    */
   readonly holderStopsBeforeExpiryMs: number;
   /** Ends the wait early (the invocation's deadline). */
@@ -58,21 +59,24 @@ export function uniqueLeaseOwner(invocationId: string): string {
  * never both win.
  *
  * The refused grant tells when the holder's lease expires: its end plus skew, so it stops polling
- * no earlier than `holderStopsBeforeExpiryMs` before that, then publishes, commits and releases.
- * The wait sleeps until one check interval before that moment and only then reads every check
- * interval: 3 reads a hand-over instead of one every check of the whole overlap (51 at 100 ms over
- * 5 s). Never past `waitMs`: when the holder is not due before, the wait reads once at its end. A
- * holder that releases early (its cycle failed, or it stopped polling before its deadline) is
- * found no later than when it was due: that costs at most the overlap window, and only when the
- * holder ends inside it. A crashed holder's lease is taken once it expires, as before.
+ * no earlier than `holderStopsBeforeExpiryMs` before that (its margin, and its min poll window: a
+ * poll that returns within it is its last), then publishes, commits and releases. The wait sleeps
+ * until one check interval before that moment and only then reads every check interval: from 3
+ * reads a hand-over (a holder whose last poll ends early) to 23 (a quiet feed, whose last poll is
+ * cut at the deadline), instead of one every check of the whole overlap (51 at 100 ms over 5 s).
+ * Never past `waitMs`: when the holder is not due before, the wait reads once at its end. A holder
+ * that releases early (its cycle failed) is found no later than when it was due: that costs at
+ * most the overlap window, and only when the holder fails inside it. A crashed holder's lease is
+ * taken once it expires, as before.
  *
- * Timeline, ticks every 60 s, runs polling 65 s (timeout 75 s, margin 10 s, skew 5 s):
+ * Timeline, ticks every 60 s, runs polling 65 s (timeout 75 s, margin 10 s, skew 5 s, min poll
+ * window 2 s):
  * ```
- * t=0     A takes the lease (expires t=80), polls until t=65
- * t=60    B finds A's lease: sleeps until t=64.9 (80 − 5 − 10 − 0.1)
- * t=64.9  B reads: still A's; t=65 again
- * t=65    A stops polling, publishes what it holds, commits, releases (t≈65.05)
- * t=65.1  B reads the lease free, takes it, polls from A's checkpoint
+ * t=0     A takes the lease (expires t=80), polls until t=63 to 65
+ * t=60    B finds A's lease: sleeps until t=62.9 (80 − 5 − 10 − 2 − 0.1)
+ * t=62.9  B reads: still A's; again every 100 ms
+ * t=64.2  A's last poll returns with less than 2 s left: it publishes what it holds, commits, releases (t≈64.25)
+ * t=64.3  B reads the lease free, takes it, polls from A's checkpoint
  * ```
  */
 export async function takeLease(deps: LeaseHandoverDeps, request: LeaseHandoverRequest): Promise<LeaseGrant> {

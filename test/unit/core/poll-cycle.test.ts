@@ -899,8 +899,10 @@ describe('runPollCycle handing the lease over', () => {
 });
 
 describe('runPollCycle handing the lease over: the reads of the wait', () => {
-  // The schedule's defaults: ticks every 60 s, timeout 75 s, margin 10 s, skew 5 s, lease wait 20 s.
-  // The holder started 60 s ago: it stops polling 5 s after this run starts, its lease expires at 20 s.
+  // The schedule's defaults: ticks every 60 s, timeout 75 s, margin 10 s, skew 5 s, min poll window
+  // 2 s, lease wait 20 s. The holder started 60 s ago: its lease expires at 20 s, it stops polling
+  // 5 s after this run starts (a quiet feed: its last poll cut there) or up to 2 s earlier (a poll
+  // that returns within its min poll window is its last).
   const successor = { ...invocation, owner: 'successor', remainingMs: 75_000, leaseWaitMs: 20_000 };
 
   function countingReads(checkpoints: MemoryCheckpointStore, clock: FakeClock): number[] {
@@ -913,7 +915,7 @@ describe('runPollCycle handing the lease over: the reads of the wait', () => {
     return reads;
   }
 
-  it('reads the lease only from one check before the holder is due to hand over: 3 reads, not 51', async () => {
+  it('reads the lease only from one check before the holder may stop: 23 reads when it stops last, not 51', async () => {
     const { deps, checkpoints, clock, metrics } = setup(5);
     const start = clock.now();
     await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 20_000, now: start });
@@ -924,8 +926,23 @@ describe('runPollCycle handing the lease over: the reads of the wait', () => {
     const summary = await runPollCycle(deps, successor);
 
     expect(summary).toMatchObject({ status: 'completed', published: 5 });
-    expect(reads.map((at) => at - start)).toEqual([4_900, 5_000, 5_100]);
+    expect(reads.map((at) => at - start)).toEqual(Array.from({ length: 23 }, (_, i) => 2_900 + i * 100));
     expect(metrics.last('HandoverWaitMs')).toBe(5_100);
+  });
+
+  it('takes over within one check from a holder whose last poll ended inside its min poll window', async () => {
+    const { deps, checkpoints, clock, metrics } = setup(5);
+    const start = clock.now();
+    await checkpoints.acquireLease({ owner: 'predecessor', expiresAt: start + 20_000, now: start });
+    const reads = countingReads(checkpoints, clock);
+    // Its last poll returned 1.8 s before its deadline: no poll starts then, so it ends there.
+    void clock.sleep(3_250).then(() => checkpoints.releaseLease('predecessor'));
+
+    const summary = await runPollCycle(deps, successor);
+
+    expect(summary).toMatchObject({ status: 'completed', published: 5 });
+    expect(reads.map((at) => at - start)).toEqual([2_900, 3_000, 3_100, 3_200, 3_300]);
+    expect(metrics.last('HandoverWaitMs')).toBe(3_300);
   });
 
   it('finds a holder that released early no later than when it was due', async () => {
@@ -938,8 +955,8 @@ describe('runPollCycle handing the lease over: the reads of the wait', () => {
     const summary = await runPollCycle(deps, successor);
 
     expect(summary.status).toBe('completed');
-    expect(reads.map((at) => at - start)).toEqual([4_900]);
-    expect(metrics.last('HandoverWaitMs')).toBe(4_900);
+    expect(reads.map((at) => at - start)).toEqual([2_900]);
+    expect(metrics.last('HandoverWaitMs')).toBe(2_900);
   });
 
   it('looks again only when a run that took the lease meanwhile is due, reading once at the end of its wait', async () => {
@@ -960,7 +977,10 @@ describe('runPollCycle handing the lease over: the reads of the wait', () => {
     const summary = await runPollCycle(deps, successor);
 
     expect(summary.status).toBe('lease-busy');
-    expect(reads.map((at) => at - start)).toEqual([4_900, 5_000, 5_100, 20_000]);
+    expect(reads.map((at) => at - start)).toEqual([
+      ...Array.from({ length: 23 }, (_, i) => 2_900 + i * 100),
+      20_000,
+    ]);
     expect(metrics.sum('LeaseBusy')).toBe(1);
   });
 
