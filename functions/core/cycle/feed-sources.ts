@@ -38,6 +38,7 @@ export function openFeedSources(
     random: deps.random,
     recordedGaps,
     jumps,
+    cpuTurns: deps.cpuTurns,
   };
   const pages = new FeedReader(
     { ...reading, feed: deps.feed },

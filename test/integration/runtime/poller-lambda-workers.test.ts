@@ -16,12 +16,13 @@ import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
+import { STEP_PAGE_BYTES } from '../../../functions/core/fleet/cpu-turns.ts';
 import type { ProgramSettings } from '../../../functions/core/fleet/program-record.ts';
 import type { WorkerSummary } from '../../../functions/core/fleet/worker-summary.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import type { RecordedBus } from '../../support/aws-test-env.ts';
 import type { Invocation, LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
-import { LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
+import { bankEventText, LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
 import { emfDocuments, pollerLambda, usePollerScenarios } from '../../support/poller-lambda.ts';
 import { createQueue } from '../../support/sqs-queues.ts';
 
@@ -391,6 +392,14 @@ describe('workers of the deployed function', () => {
     // The pages larger than asked for were read in parts within the program's part of the memory:
     // the worker answered (no out-of-memory crash), and said so under that program's name.
     expect(huge.polls[0]).toMatchObject({ answered: 65_000 });
+    // ...and in short steps on the thread the programs share (`cpu-turns.ts`): no part parsed at
+    // once holds more than STEP_PAGE_BYTES of its text, so the others never wait behind megabytes.
+    const cursors = huge.polls.map((poll) => poll.after ?? 0);
+    const mostInAStep = Math.floor(STEP_PAGE_BYTES / bankEventText(1).length);
+    expect(cursors.length).toBeGreaterThan(1);
+    for (let index = 1; index < cursors.length; index += 1) {
+      expect(cursors[index]! - cursors[index - 1]!, `poll ${index}`).toBeLessThanOrEqual(mostInAStep);
+    }
     expect(
       emfDocuments(run.stdout).some((doc) => doc.Program === 'huge-pages' && Number(doc.OversizePages) > 0),
     ).toBe(true);
