@@ -37,6 +37,9 @@
  * once a second to `<dir>` (`support/loop-probe-hook.mjs`), and each compared window lists the
  * slowest 2 % of each group's events with when they were created, to set side by side.
  *
+ * The misbehaving windows are also taken together (`misbehaving_both_halves`): each group of
+ * workers on both sides once, so what the groups differ by on their own cancels out.
+ *
  * Results: bench/results/fleet-<date>.json (or `--out`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -600,8 +603,15 @@ async function runFleet(fleet: FleetDeployment, results: Record<string, unknown>
   }
 
   const phasesOut: Record<string, unknown>[] = [];
+  const misbehavingLags: Array<{
+    lags: Record<string, number[]>;
+    affected: Set<string>;
+    control: Set<string>;
+  }> = [];
   for (const window of windows) {
     const lags = await fleet.bus.call('lags', window);
+    if (window.name.startsWith('misbehaving') && window.compare !== undefined)
+      misbehavingLags.push({ lags, ...window.compare });
     const slowest =
       setup.loopProbeDir === undefined || window.compare === undefined
         ? {}
@@ -622,6 +632,7 @@ async function runFleet(fleet: FleetDeployment, results: Record<string, unknown>
     });
   }
   results.phases = phasesOut;
+  if (misbehavingLags.length === 2) results.misbehaving_both_halves = bothHalves(misbehavingLags);
   results.other_phases = schedule.records
     .filter((record) => !windows.some((window) => window.name === record.name))
     .map((record) => ({ name: record.name, minutes: round(record.minutes, 2), ...usageFigures(record) }));
@@ -658,6 +669,34 @@ async function runFleet(fleet: FleetDeployment, results: Record<string, unknown>
       dir: setup.loopProbeDir,
       pids: Object.fromEntries(fleet.shards.map((shard) => [shard.worker, shard.pids])),
     };
+}
+
+/**
+ * The two misbehaving windows together: the others in the workers with misbehaving programs (B's
+ * in the first, A's in the second) against the control workers (A's, then B's). Each group of
+ * workers is on both sides once, so what one group's workers differ by on their own (their place
+ * in the schedule's stagger, say: the caught-up window shows it) cancels out, and each side has
+ * twice the events.
+ */
+function bothHalves(
+  halves: ReadonlyArray<{
+    lags: Readonly<Record<string, number[]>>;
+    affected: ReadonlySet<string>;
+    control: ReadonlySet<string>;
+  }>,
+) {
+  const merged: Record<string, number[]> = {};
+  const affected = new Set<string>();
+  const control = new Set<string>();
+  halves.forEach((half, index) => {
+    for (const [programId, lags] of Object.entries(half.lags)) {
+      const key = `${programId}#${index}`;
+      merged[key] = lags;
+      if (half.affected.has(programId)) affected.add(key);
+      if (half.control.has(programId)) control.add(key);
+    }
+  });
+  return sideBySide(merged, affected, control);
 }
 
 /**
