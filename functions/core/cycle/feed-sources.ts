@@ -36,9 +36,9 @@ export function openFeedSources(
     metrics: deps.metrics,
     logger: deps.logger,
     random: deps.random,
+    cpuTurns: deps.cpuTurns,
     recordedGaps,
     jumps,
-    cpuTurns: deps.cpuTurns,
   };
   const pages = new FeedReader(
     { ...reading, feed: deps.feed },
