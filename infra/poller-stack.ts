@@ -101,7 +101,7 @@ export class PollerStack extends Stack {
     // What the operator CLI reads with --stack (functions/cli/deployment.ts).
     // Outputs name each program of the props only while they stay few: CloudFormation allows 200
     // outputs a stack. Beyond, the default program alone; the others are records of the programs
-    // table, as those an operator adds (`programs list`; `--secret-id` where a command needs one).
+    // table, as those an operator adds (`programs list`; the CLI finds their secrets there).
     const named =
       config.programs.length <= PROGRAM_OUTPUTS_MAX ? config.programs : config.programs.slice(0, 1);
     const namedPrograms = new Set(named.map((program) => program.name));

@@ -121,14 +121,14 @@ export const USAGE = {
     note: "the default stack's alarms that are no program's (errors, throttles, DLQs, queues)",
   },
   perProgramAlarms: {
-    value: 6,
+    value: 7,
     provenance: 'derived',
-    note: 'lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy',
+    note: 'lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy, oversize pages',
   },
   conditionAlarms: {
-    value: 6,
+    value: 7,
     provenance: 'derived',
-    note: 'one per condition over every program (6 on the custom bus), in every deployment',
+    note: 'one per condition over every program (8 on the custom bus), in every deployment',
   },
 } as const satisfies Record<string, Usage>;
 
@@ -238,7 +238,7 @@ export function fleetCost(programs: number, overrides: Partial<UsageValues> = {}
 export const SECRETS_CACHED_PER_WORKER: Partial<UsageValues> = { fleetSecretCalls: USAGE.secretCalls.value };
 
 /** Today's design, per program and month with a quiet feed (docs/cost.md, "Per program, per month"). */
-export const TODAY_PER_PROGRAM = 12.19;
+export const TODAY_PER_PROGRAM = 12.29;
 /** The same when the goal was set (issue 35), before the hand-over's reads were timed on the holder's deadline. */
 export const GOAL_BASELINE_PER_PROGRAM = 12.44;
 /** The scales docs/cost.md's fleet table shows. */

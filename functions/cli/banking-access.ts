@@ -4,13 +4,14 @@
  * has no Lambda deadline to stop it, so it gives up after a few failures in a row).
  */
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
+import { BankConnections } from '../adapters/banking-http/bank-connections.ts';
 import { BankingEventFeed } from '../adapters/banking-http/banking-event-feed.ts';
 import { ClientCredentialsTokenProvider } from '../adapters/banking-http/token-cache.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { FeedReader } from '../core/feed-reader.ts';
 import type { CycleLogger, MetricName, MetricsSink } from '../core/ports.ts';
-import type { AwsClients } from './aws-clients.ts';
 import { CliError } from './cli-errors.ts';
+import type { CommandContext } from './command-context.ts';
 import type { Terminal } from './terminal.ts';
 
 /** The feed's settings as the flags give them (`settingOption`); left out, the settings table's defaults. */
@@ -20,12 +21,21 @@ export interface FeedFlags {
   readonly limit?: number;
 }
 
-/** The feed behind a program's secret. */
-export function feedFromSecret(aws: AwsClients, secretId: string, flags: FeedFlags): BankingEventFeed {
-  const credentials = new SecretsManagerCredentialsProvider({ client: aws.secretsManager, secretId });
+/**
+ * The feed behind a program's secret, over connections of its own that are destroyed when the
+ * command ends (`closeAtEnd`): nothing the bank keeps open outlives the command.
+ */
+export function feedFromSecret(
+  context: Pick<CommandContext, 'aws' | 'closeAtEnd'>,
+  secretId: string,
+  flags: FeedFlags,
+): BankingEventFeed {
+  const credentials = new SecretsManagerCredentialsProvider({ client: context.aws.secretsManager, secretId });
+  const connections = new BankConnections();
+  context.closeAtEnd(connections);
   return new BankingEventFeed({
     credentials,
-    tokens: new ClientCredentialsTokenProvider({ credentials }),
+    tokens: new ClientCredentialsTokenProvider({ credentials, connections }),
     cursorParam: flags.cursorParam,
     limitParam: flags.limitParam,
     limit: flags.limit,

@@ -52,8 +52,29 @@ export class InterruptedError extends CliError {
   }
 }
 
+/**
+ * A program its deployment does not have: no output of its stack and no record of its programs
+ * table name it. Nothing was read or changed.
+ */
+export class ProgramUnknownError extends CliError {
+  static override readonly code = 'PROGRAM_UNKNOWN';
+
+  readonly program: string;
+
+  constructor(program: string, problem: string, fix: string) {
+    super(problem, fix, { code: ProgramUnknownError.code, exitCode: EXIT_CODES.usage });
+    this.program = program;
+  }
+}
+
 /** The CLI's own errors, each with its stable `code`. */
-export const CLI_ERRORS = [CliError, UsageError, RefusedError, InterruptedError] as const;
+export const CLI_ERRORS = [
+  CliError,
+  UsageError,
+  RefusedError,
+  InterruptedError,
+  ProgramUnknownError,
+] as const;
 
 export interface Failure {
   readonly message: string;

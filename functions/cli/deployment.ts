@@ -137,10 +137,17 @@ export class Deployment {
 
   /** The secrets of the stack's own programs (`SecretArn<Program>` outputs). */
   stackSecretIds(): string[] {
-    return (this.programs ?? []).flatMap((program) => {
-      const secret = this.output(STACK_OUTPUTS.secretArn(program));
-      return secret === undefined ? [] : [secret];
-    });
+    return [...this.stackSecrets().values()];
+  }
+
+  /** The secrets the stack's outputs name, by program (`SecretArn<Program>`; none without `--stack`). */
+  stackSecrets(): Map<string, string> {
+    return new Map(
+      (this.programs ?? []).flatMap((program): [string, string][] => {
+        const secret = this.output(STACK_OUTPUTS.secretArn(program));
+        return secret === undefined ? [] : [[program, secret]];
+      }),
+    );
   }
 
   get checkpointTable(): string {
@@ -186,6 +193,12 @@ export class Deployment {
     return this.#require('event bus', this.#flags.eventBus, STACK_OUTPUTS.eventBusName, '--event-bus NAME');
   }
 
+  /** `--secret-id`, when given: it wins over what the stack and its programs table name. */
+  get secretIdFlag(): string | undefined {
+    return this.#flags.secretId;
+  }
+
+  /** `--secret-id`, else the stack's `SecretArn<Program>` output (its records: `program-secret.ts`). */
   secretId(program: string): string {
     return this.#require('secret', this.#flags.secretId, STACK_OUTPUTS.secretArn(program), '--secret-id ID');
   }

@@ -18,6 +18,7 @@ import type { AwsClients } from './aws-clients.ts';
 import { CliError, UsageError } from './cli-errors.ts';
 import type { Deployment } from './deployment.ts';
 import { OPERATOR_ANSWER_PREFIX } from './operator-resource-names.ts';
+import { localSecretId } from './program-secret.ts';
 
 /** The flags that choose where: `--local`, and `--secret-id` (which only the local path reads). */
 export interface RouteFlags {
@@ -30,22 +31,28 @@ export const LOCAL_OPTION_HELP =
   'run here: read the secret with your credentials and call the banking service from this machine ' +
   '(the simulator, or a service this machine may reach); default with --stack: the deployed function does it';
 
+/** The help line of `--secret-id` beside `--local`, the same for every command that has both. */
+export const SECRET_ID_OPTION_HELP =
+  "the program's secret, read here (--local, or without --stack; default: the stack's SecretArn<Program> " +
+  "output, else the program's record in its programs table)";
+
 export type BankRoute =
   | { readonly kind: 'function'; readonly client: OperatorClient }
   | { readonly kind: 'local'; readonly secretId: string };
 
 /**
- * The function for a stack, unless `--local`; without a stack, the secret named by `--secret-id`.
+ * The function for a stack, unless `--local`; else the secret named by `--secret-id`, or the
+ * program's as its deployment names it (its stack's outputs, else its record: `program-secret.ts`).
  * `--secret-id` with a stack but without `--local` is refused: it would read the secret here.
  */
-export function bankRoute(
+export async function bankRoute(
   aws: AwsClients,
   deployment: Deployment,
   program: string,
   flags: RouteFlags,
-): BankRoute {
+): Promise<BankRoute> {
   if (flags.local === true || deployment.stackName === undefined)
-    return { kind: 'local', secretId: deployment.secretId(program) };
+    return { kind: 'local', secretId: await localSecretId(aws, deployment, program) };
   if (flags.secretId !== undefined) {
     throw new UsageError(
       '--secret-id reads the secret on this machine, but with --stack the deployed function reads its own',

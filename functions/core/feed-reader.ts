@@ -5,7 +5,7 @@ import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
 import { type ReadRoom, withinRoom } from './memory-budget.ts';
 import type { Clock, CpuTurns, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
-import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from './sequence-jumps.ts';
+import { type JumpRule, splitAtJump } from './sequence-jumps.ts';
 
 export interface FeedReaderDeps {
   readonly feed: EventFeed;
@@ -244,7 +244,7 @@ export class FeedReader implements FeedSource {
     const { trusted, held } =
       this.#deps.jumps === undefined
         ? { trusted: fresh, held: [] }
-        : splitAtJump(fresh, after ?? SEQUENCE_ORIGIN, this.#deps.jumps);
+        : splitAtJump(fresh, after, this.#deps.jumps);
     if (trusted.length === 0 && late.length === 0) {
       // Held events alone: the feed answers at once while it has them, so this is paced too.
       this.#paceAnswerWithoutEvents(startedAt);

@@ -13,10 +13,12 @@
  * means one request in flight at a time, by design.
  *
  * An entry that ends without being accepted (rejected for good, cut short by the deadline, not
- * sent because publishing was halted) blocks its group: later entries of it are never sent (the
- * pipeline reports them failed with `EARLIER_ENTRY_FAILED`), so the checkpoint, which only moves
- * over a contiguous accepted prefix, stays before the first of them and the next run sends them
- * again in order. Other groups go on.
+ * sent because publishing was halted or its first send came too late) blocks its group: later
+ * entries of it are never sent, so the checkpoint, which only moves over a contiguous accepted
+ * prefix, stays before the first of them and the next run sends them again in order. Other groups
+ * go on. Behind an entry that was sent and not accepted, the pipeline reports them failed with
+ * `EARLIER_ENTRY_FAILED`; behind one never sent (the start deadline, a halt), unsent like it: the
+ * bus has none of them, and a run that stops at its deadline is not a failure.
  *
  * The one break this cannot prevent: within one request, the bus rejected an entry of a group
  * and accepted a later entry of the same group. The API does not say in which order a FIFO
@@ -42,7 +44,12 @@ interface Ticket {
   readonly order: number;
   readonly group: GroupState;
   accepted: boolean;
+  /** How its batch ended without it accepted: never sent, or sent and not accepted. */
+  givenUp?: GivenUp;
 }
+
+/** How a batch ended for its entries not accepted (`BatchTurn.settle`). */
+export type GivenUp = 'unsent' | 'failed';
 
 /** The entries of one group not accepted yet, in registration order, and who waits on them. */
 class GroupState {
@@ -83,13 +90,18 @@ export interface HeldBackEntry {
   readonly errorMessage: string;
 }
 
-/** What a batch may do once its turn came: nothing (publishing halted), or send what is not held back. */
+/**
+ * What a batch may do once its turn came: nothing (publishing halted), or send what is not held
+ * back. `heldBack`: behind an entry of its group sent and not accepted (failed); `unsent`: behind
+ * one never sent.
+ */
 export type TurnOutcome =
   | { readonly kind: 'halted' }
   | {
       readonly kind: 'go';
       readonly send: readonly BankingEvent[];
       readonly heldBack: readonly HeldBackEntry[];
+      readonly unsent: readonly BankingEvent[];
     };
 
 export interface GroupSequencerDeps {
@@ -176,10 +188,12 @@ export class BatchTurn {
     if (this.#shared.halted) return { kind: 'halted' };
     const send: BankingEvent[] = [];
     const heldBack: HeldBackEntry[] = [];
+    const unsent: BankingEvent[] = [];
     for (const event of this.#batch) {
       const ticket = this.#tickets.get(event);
       const blocker = ticket === undefined ? undefined : blockerOf(ticket);
       if (blocker === undefined) send.push(event);
+      else if (blocker.givenUp === 'unsent') unsent.push(event);
       else {
         const { id, sequence_number } = blocker.event;
         heldBack.push({
@@ -189,7 +203,7 @@ export class BatchTurn {
         });
       }
     }
-    return { kind: 'go', send, heldBack };
+    return { kind: 'go', send, heldBack, unsent };
   }
 
   /** The bus accepted this event of the batch. */
@@ -243,12 +257,16 @@ export class BatchTurn {
     });
   }
 
-  /** The batch is done: what it did not get accepted blocks the rest of its group. */
-  settle(): void {
+  /**
+   * The batch is done: what it did not get accepted blocks the rest of its group, as `givenUp`
+   * says (`unsent`: nothing of the batch was sent).
+   */
+  settle(givenUp: GivenUp = 'failed'): void {
     for (const ticket of this.#tickets.values()) {
       const { group } = ticket;
-      if (ticket.accepted || (group.blockedBy !== undefined && group.blockedBy.order < ticket.order))
-        continue;
+      if (ticket.accepted) continue;
+      ticket.givenUp = givenUp;
+      if (group.blockedBy !== undefined && group.blockedBy.order < ticket.order) continue;
       group.blockedBy = ticket;
       group.wakeAll();
     }

@@ -2,7 +2,7 @@ import { type BackoffOptions, fullJitterDelay } from './backoff.ts';
 import type { BankingEvent } from './banking-event.ts';
 import { planBatches } from './batch-planner.ts';
 import { ConfigurationError, PollerError, PublishError } from './errors.ts';
-import { type BatchTurn, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
+import { type BatchTurn, type GivenUp, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
 import type {
   Clock,
   CpuTurns,
@@ -62,7 +62,8 @@ export interface PublishRequest {
   /**
    * Aborts when no batch may be sent for the first time any more, shortly before `signal`, so that
    * those sent are answered in time: a batch not sent by then is `unsent` (the bus has none of it),
-   * not failed. Batches of event groups wait for their turn instead. @default `signal`
+   * not failed. A batch of event groups still waiting for its turn then is unsent too, and so is
+   * what of its groups comes after it. @default `signal`
    */
   readonly startSignal?: AbortSignal;
   /** Called once per event the bus accepted, as soon as it is known. */
@@ -168,20 +169,33 @@ export class PublishPipeline {
     turn: BatchTurn,
     request: PublishRequest,
   ): Promise<BatchResult> {
+    // How what the batch did not get accepted ends: never sent (so what follows in its groups is
+    // unsent too), or sent and not accepted (what follows is held back, failed).
+    let givenUp: GivenUp = 'failed';
+    const unsent = (count: number, failed: FailedEvent[] = []): BatchResult => {
+      givenUp = 'unsent';
+      return { accepted: 0, failed, unsent: count };
+    };
+    // A turn that comes too late to be answered is not taken, as a first send is not started then.
+    const { startSignal = request.signal } = request;
+    const tooLate = () => startSignal !== request.signal && startSignal.aborted;
     try {
       let outcome: TurnOutcome;
       try {
-        outcome = await turn.wait(request.signal);
+        outcome = await turn.wait(startSignal);
       } catch (error) {
+        if (tooLate()) return unsent(batch.length);
         return { accepted: 0, failed: asFailed(batch, 'DeadlineExceeded', error), unsent: 0 };
       }
-      if (outcome.kind === 'halted' || this.#halted) return { accepted: 0, failed: [], unsent: batch.length };
+      if (outcome.kind === 'halted' || this.#halted) return unsent(batch.length);
       const { send, heldBack } = outcome;
-      if (send.length === 0) return { accepted: 0, failed: [...heldBack], unsent: 0 };
+      const behindUnsent = outcome.unsent.length;
+      if (send.length === 0 || tooLate()) return unsent(send.length + behindUnsent, [...heldBack]);
       const sent = await this.#sendWithRetries(send, turn, request);
-      return { ...sent, failed: [...sent.failed, ...heldBack] };
+      if (sent.accepted === 0 && sent.failed.length === 0) givenUp = 'unsent';
+      return { ...sent, failed: [...sent.failed, ...heldBack], unsent: sent.unsent + behindUnsent };
     } finally {
-      turn.settle();
+      turn.settle(givenUp);
     }
   }
 
@@ -194,8 +208,8 @@ export class PublishPipeline {
     let accepted = 0;
     // Attempts that count against `maxAttempts`: throttled ones are bounded by the budget alone.
     let counted = 0;
-    // Without a turn to keep, a first send too late to be answered is not started at all.
-    const firstSend = (turn === undefined ? request.startSignal : undefined) ?? request.signal;
+    // A first send too late to be answered is not started at all.
+    const firstSend = request.startSignal ?? request.signal;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#halted) return { accepted, failed: [], unsent: pending.length };
       try {

@@ -10,14 +10,26 @@
  * message's `id:`) are taken in ascending order, each compared with the number before it that was
  * trusted: the cursor, or the read's previous trusted event. More than `maxJump` above it is a
  * jump. That event is held, and so is every event above it in the read; the events below it are
- * trusted as usual, so 4 and 5, created after a held 9007199254740991, are published. A read with
- * no cursor (a row reading from the beginning of the feed, or the `latest` start position's walk)
- * judges its first event against `SEQUENCE_ORIGIN`, 0: numbers count from 1, and the first event a
- * row ever reads may be the broken one (taken as a baseline, a lone 2^53 − 1 would pass every event
- * created after it). A program whose oldest event lies beyond the bound (its numbering began long
- * before the feed's retention) therefore has that event held on its first run: an operator accepts
- * it (`beginning`), or passes the backlog over with `rewind --to latest` (`latest`), or starts the
- * program at a sequence number, or raises the bound.
+ * trusted as usual, so 4 and 5, created after a held 9007199254740991, are published.
+ *
+ * **A row's first read** (no cursor: a row reading from the beginning of the feed, or the `latest`
+ * start position's walk) has no number before its first event. Numbers count from 1, so it is
+ * judged against `SEQUENCE_ORIGIN`, 0, unless the read corroborates it (`firstReadBaseline`): the
+ * next event of the same read lies within `maxJump` of it. A corroborated first event is the
+ * baseline, trusted however far above 0 it lies: a program whose numbering began long before the
+ * feed's retention (its oldest event at 48,000,000, say) starts without an operator. A lone first
+ * event is not corroborated, and neither is one whose next lies beyond the bound: a lone
+ * 2^53 − 1, taken as a baseline, would pass every event created after it (the issue this module
+ * exists for), so it is held as before; so is 1,000,000 before 2^53 − 1, which holds both. Nor is
+ * a first event above one held already (`JumpRule.heldBelow`): trusting it would pass the held one
+ * by. Corroboration is bounded by the read: a poll's page, or a stream's micro-batch, which waits
+ * for a second event no longer than its linger (`StreamReader`, 100 ms by default) while the row
+ * has no cursor. An event that only a later read corroborates was held (and quarantined) first;
+ * once a read with it first and its next within the bound comes (a poll asks from the beginning
+ * again, since a held event is never registered), it is trusted, and its record goes with the
+ * checkpoint. What stays held on a first run is an operator's: accept it (`beginning`), pass the
+ * backlog over with `rewind --to latest` (`latest`), start the program at a sequence number, or
+ * raise the bound.
  *
  * **What holding does.** A held event is never registered: the cursor, the checkpoint, gap
  * detection and gap repair do not see it, so the next poll's cursor does not move past it, nor
@@ -73,6 +85,11 @@ export interface JumpRule {
   readonly maxJump: number;
   /** The operator's decision on this event, when it is a held one they decided on. */
   decisionOf(event: BankingEvent): HeldJump['decision'] | undefined;
+  /**
+   * Whether an event held (recorded, and not rejected, or being quarantined) lies below this
+   * number: a row's first read may then not take an event at it as its baseline. Absent: none is.
+   */
+  heldBelow?(sequenceNumber: number): boolean;
 }
 
 /** A read's events after the cursor, split at the first jump. */
@@ -85,27 +102,27 @@ export interface JumpSplit {
 
 /**
  * Splits `events` (ascending, all after `cursor`) at the first jump: everything before it is
- * trusted, it and everything after it held. Rejected events are left out of both. With no cursor,
- * the first event is the baseline; the readers pass `cursor ?? SEQUENCE_ORIGIN`.
+ * trusted, it and everything after it held. Rejected events are left out of both. With no cursor
+ * (a row's first read), the first event is judged against `firstReadBaseline`.
  *
  * @example
  * splitAtJump([e(4), e(5), e(9007199254740991)], 3, rule); // trusted 4, 5; held 9007199254740991
+ * splitAtJump([e(1_000_000), e(1_000_001)], null, rule); // trusted both: corroborated
+ * splitAtJump([e(9007199254740991)], null, rule); // held: alone, judged against 0
  */
-export function splitAtJump(
-  events: readonly BankingEvent[],
-  cursor: number | null,
-  rule: JumpRule,
-): JumpSplit {
+export function splitAtJump(read: readonly BankingEvent[], cursor: number | null, rule: JumpRule): JumpSplit {
+  // A first read leaves rejected events out before its baseline is chosen: one below the baseline
+  // would otherwise pass as within the bound of it.
+  const events = cursor === null ? read.filter((event) => rule.decisionOf(event) !== 'rejected') : read;
+  const from = cursor ?? firstReadBaseline(events, rule);
   const last = events.at(-1)?.sequence_number;
   // Nearly every read: its highest number is within the bound of the cursor, so every step is.
-  const mayJump =
-    last !== undefined && (cursor === null ? hasJump(events, rule.maxJump) : last - cursor > rule.maxJump);
-  if (!mayJump) return { trusted: events, held: [] };
+  if (last === undefined || last - from <= rule.maxJump) return { trusted: events, held: [] };
   const trusted: BankingEvent[] = [];
   const held: BankingEvent[] = [];
-  let previous = cursor;
+  let previous = from;
   for (const event of events) {
-    const beyond = previous !== null && event.sequence_number - previous > rule.maxJump;
+    const beyond = event.sequence_number - previous > rule.maxJump;
     const decision = beyond || held.length > 0 ? rule.decisionOf(event) : undefined;
     if (decision === 'rejected') continue;
     if (held.length > 0 || (beyond && decision !== 'accepted')) {
@@ -127,12 +144,35 @@ export function isJumpGap(gap: { readonly from: number; readonly to: number }, m
   return gap.to + 1 - (gap.from - 1) > maxJump;
 }
 
-/** Whether two neighbours of `events` (ascending) lie more than `maxJump` apart. */
-function hasJump(events: readonly BankingEvent[], maxJump: number): boolean {
-  for (let index = 1; index < events.length; index += 1) {
-    if (events[index]!.sequence_number - events[index - 1]!.sequence_number > maxJump) return true;
-  }
-  return false;
+/**
+ * The number a row's first read (no cursor) judges its first event against: just below that event
+ * when the read corroborates it (the next event lies within `maxJump` of it, and no held event
+ * lies below it), else `SEQUENCE_ORIGIN`. See "A row's first read" above. `events` ascending,
+ * without rejected ones.
+ */
+export function firstReadBaseline(events: readonly BankingEvent[], rule: JumpRule): number {
+  const [first, next] = events;
+  if (first === undefined || first.sequence_number - SEQUENCE_ORIGIN <= rule.maxJump) return SEQUENCE_ORIGIN;
+  if (next === undefined || next.sequence_number - first.sequence_number > rule.maxJump)
+    return SEQUENCE_ORIGIN;
+  if (rule.heldBelow?.(first.sequence_number) === true) return SEQUENCE_ORIGIN;
+  return first.sequence_number - 1;
+}
+
+/**
+ * Whether a row's first read of `events` (ascending) would judge its first event against
+ * `SEQUENCE_ORIGIN` for want of a next one: it lies beyond the bound and nothing follows it. A
+ * stream's micro-batch then waits a little for one (`StreamReader`).
+ */
+export function awaitsCorroboration(events: readonly BankingEvent[], rule: JumpRule): boolean {
+  const first = events[0];
+  return (
+    events.length === 1 &&
+    first !== undefined &&
+    first.sequence_number - SEQUENCE_ORIGIN > rule.maxJump &&
+    rule.decisionOf(first) === undefined &&
+    rule.heldBelow?.(first.sequence_number) !== true
+  );
 }
 
 /**
@@ -171,8 +211,8 @@ export class HeldJumps implements JumpRule {
   /** Ascending by sequence number. */
   #records: HeldJump[];
   readonly #byKey: Map<string, HeldJump>;
-  /** Jumps handed out for quarantine in this run whose copy the bus has not accepted yet. */
-  readonly #quarantining = new Set<string>();
+  /** Jumps handed out for quarantine in this run whose copy the bus has not accepted yet: key → number. */
+  readonly #quarantining = new Map<string, number>();
   #changed = false;
 
   constructor(records: readonly HeldJump[], options: { maxJump?: number; maxHeld?: number } = {}) {
@@ -209,6 +249,15 @@ export class HeldJumps implements JumpRule {
     return this.#byKey.get(keyOf(event.sequence_number, event.id))?.decision;
   }
 
+  heldBelow(sequenceNumber: number): boolean {
+    for (const record of this.#records) {
+      if (record.sequenceNumber >= sequenceNumber) break;
+      if (record.decision !== 'rejected') return true;
+    }
+    for (const number of this.#quarantining.values()) if (number < sequenceNumber) return true;
+    return false;
+  }
+
   /**
    * The jump of `held` (its first event) when it is still to be quarantined: neither recorded nor
    * being quarantined. It is then noted as being quarantined, so no other read hands it out again.
@@ -218,7 +267,7 @@ export class HeldJumps implements JumpRule {
     if (jump === undefined) return undefined;
     const key = keyOf(jump.sequence_number, jump.id);
     if (this.#byKey.has(key) || this.#quarantining.has(key)) return undefined;
-    this.#quarantining.add(key);
+    this.#quarantining.set(key, jump.sequence_number);
     return jump;
   }
 

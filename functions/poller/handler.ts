@@ -16,6 +16,7 @@ import type { Context } from 'aws-lambda';
 import { boundedClientConfig } from '../adapters/aws/bounded-client-config.ts';
 import { DynamoDbCheckpointStore } from '../adapters/aws/dynamodb-checkpoint-store.ts';
 import { DynamoDbProgramRegistry } from '../adapters/aws/dynamodb-program-registry.ts';
+import { lookUpProgramSecret } from '../adapters/aws/program-secret-lookup.ts';
 import { ProgramSecretScope } from '../adapters/aws/program-secret-scope.ts';
 import { S3ClaimCheckStore } from '../adapters/aws/s3-claim-check-store.ts';
 import { SecretsManagerCredentialsProvider } from '../adapters/aws/secrets-manager-credentials.ts';
@@ -369,12 +370,16 @@ async function operatorRequest(event: unknown, context: Context): Promise<Operat
     return await runOperatorRequest(request, {
       config: current.config,
       // A program an operator added is known by its record alone; its secret must be the deployment's.
-      programSecret: async (program, signal) => {
-        const own = current.config.programSecrets.get(program);
-        if (own !== undefined) return own;
-        const record = await current.registry.get(program, signal);
-        return record === undefined ? undefined : current.secretScope.check(program, record.secretId);
-      },
+      programSecret: (program, signal) =>
+        lookUpProgramSecret(
+          program,
+          {
+            stackSecrets: current.config.programSecrets,
+            registry: current.registry,
+            scope: current.secretScope,
+          },
+          signal,
+        ),
       upstream: (secretId) =>
         current.upstreams.get(
           secretId,

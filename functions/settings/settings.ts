@@ -184,7 +184,7 @@ export const SETTINGS = {
   }),
   perProgramAlarms: setting(flag(), {
     doc:
-      'Six alarms per program of `programs` (seven on the custom bus), each named for its program, left out ' +
+      'Seven alarms per program of `programs` (eight on the custom bus), each named for its program, left out ' +
       "of the deployment's alarms over every program, which name the program either way",
     whenAbsent: 'on with at most 5 programs in `programs`, off above',
     actsIn: ['infra/constructs/poller-props-resolution.ts#resolvePollerProps'],

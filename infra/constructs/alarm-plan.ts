@@ -1,12 +1,12 @@
 /**
  * How a deployment's programs are alarmed, and so which of their metrics carry `Program`.
  *
- * - **Per program** (today's alarms): six alarms for each program named in `programs` (seven on
+ * - **Per program** (today's alarms): seven alarms for each program named in `programs` (eight on
  *   the custom bus), each on that program's metrics. Clear and cheap for a few programs; at a
- *   hundred they are 600 resources, past what one stack holds, and every metric of every program
+ *   hundred they are 700 resources, past what one stack holds, and every metric of every program
  *   is billed.
  * - **Per condition**: one alarm for each condition (lag, stall, rejected entries, unfilled gaps,
- *   sequence jumps held, lease busy, broken order) over a Metrics Insights query grouped by
+ *   sequence jumps held, oversize pages, lease busy, broken order) over a Metrics Insights query grouped by
  *   `Program`: each program is a contributor with its own state, named in the notification. The
  *   alarms do not grow with the programs, and a program costs a metric only while something is
  *   wrong with it (`PROGRAM_METRICS=alarmed`, `functions/adapters/observability/metric-plan.ts`).

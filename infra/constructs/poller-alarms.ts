@@ -8,21 +8,21 @@ import type { IAlarmActionStrategy } from './alarm-actions.ts';
 import { pascalCase } from './construct-names.ts';
 import type { RouteQueues } from './event-routing.ts';
 import { mapRecord } from './map-members.ts';
-import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
+import { ORDER_BROKEN, OVERSIZE_PAGES, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerAlarmsProps {
   /** Program names: with `perProgramAlarms`, every custom-metric alarm exists once per program (its `Program` dimension). */
   readonly programs: string[];
   /**
    * One set of alarms per program of `programs`, each on its `Program` dimension: clear for a few
-   * programs; six resources per program (seven on the custom bus).
+   * programs; seven resources per program (eight on the custom bus).
    *
    * @default true
    */
   readonly perProgramAlarms?: boolean;
   /**
-   * One alarm per condition (lag, stall, rejected entries, unfilled gaps, sequence jumps held, lease
-   * busy, broken order) over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
+   * One alarm per condition (lag, stall, rejected entries, unfilled gaps, sequence jumps held,
+   * oversize pages, lease busy, broken order) over every program but those of `programs` with alarms of their own (`perProgramAlarms`): a
    * Metrics Insights query grouped by `Program`, each program a contributor with its own state,
    * named in the notification. Needs the handler's metrics of each program (`PROGRAM_METRICS`,
    * either plan).
@@ -75,6 +75,21 @@ const METRICS_INSIGHTS_WINDOW = Duration.hours(3);
 const FAILURE_DATAPOINTS = 3;
 const FAILURE_WINDOW = 5;
 
+/**
+ * One oversize page in one schedule interval. A bank that ignores `limit` answers more than asked
+ * for only while more is waiting (a backlog, a catch-up), which may be a single poll: a pattern
+ * over several intervals would miss it. Nothing is lost meanwhile, so it goes back to OK with the
+ * next interval without one.
+ */
+const OVERSIZE_PAGES_ALARM = {
+  threshold: 1,
+  comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+  evaluationPeriods: 1,
+  treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+} as const;
+const OVERSIZE_PAGES_MEANS =
+  'feed answered a page with more events than the poll asked for, or one too long to read at once';
+
 /*
  * Periods. The handler flushes its metrics once per invocation, and Lambda reports Errors and
  * Throttles per invocation too: one data point per program and schedule interval. With
@@ -110,6 +125,8 @@ export interface ProgramConditionAlarms {
   readonly leaseBusy: cloudwatch.Alarm;
   /** Events held past an implausible sequence jump, awaiting an operator's decision. */
   readonly sequenceJumps: cloudwatch.Alarm;
+  /** Pages of the feed with more events than asked for, or too long to read at once. */
+  readonly oversizePages: cloudwatch.Alarm;
   /** Custom bus only: a group's order broken by a partial failure; `undefined` on the classic bus. */
   readonly orderBroken?: cloudwatch.Alarm;
 }
@@ -179,6 +196,17 @@ export class PollerAlarms extends Construct {
    * @jsii ignore
    */
   public readonly sequenceJumpsAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  /**
+   * Per program: the feed answered a page with more events than the poll asked for (a bank that
+   * ignores `limit`, or a `pollLimitParam` that is not its name), or one too long to read at once
+   * in the function's memory (`OversizePages`). At once, on one such page: nothing is lost (the
+   * page is read in parts), but the bank is not keeping to the page size the memory was sized for.
+   *
+   * A `Map`, for TypeScript; every language has `oversizePagesAlarmsByProgram`.
+   *
+   * @jsii ignore
+   */
+  public readonly oversizePagesAlarms: ReadonlyMap<string, cloudwatch.Alarm>;
   /** With `perConditionAlarms`: one alarm per condition over every program; `undefined` without. */
   public readonly conditionAlarms: ProgramConditionAlarms | undefined;
   /** With `perConditionAlarms`: worker `i`'s stall alarm at index `i` (no run finished for `stallAfter`). */
@@ -229,6 +257,10 @@ export class PollerAlarms extends Construct {
   /** `sequenceJumpsAlarms` as a plain object: program → alarm. */
   get sequenceJumpsAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
     return mapRecord(this.sequenceJumpsAlarms);
+  }
+  /** `oversizePagesAlarms` as a plain object: program → alarm. */
+  get oversizePagesAlarmsByProgram(): { readonly [program: string]: cloudwatch.Alarm } {
+    return mapRecord(this.oversizePagesAlarms);
   }
   /** `deadLetterAlarms` as a plain object: route name → alarm. */
   get deadLetterAlarmsByRoute(): { readonly [route: string]: cloudwatch.Alarm } {
@@ -389,6 +421,21 @@ export class PollerAlarms extends Construct {
       );
     }
     this.sequenceJumpsAlarms = sequenceJumps;
+    const oversizePages = new Map<string, cloudwatch.Alarm>();
+    // After every other per-program alarm, so the alarms before it keep their order in the template.
+    for (const program of perProgram ? props.programs : []) {
+      oversizePages.set(
+        program,
+        this.alarm(`OversizePages${pascalCase(program)}`, {
+          metric: props.metrics.metric(OVERSIZE_PAGES, program, { statistic: 'Sum', period: tick }),
+          ...OVERSIZE_PAGES_ALARM,
+          alarmDescription:
+            `Program ${program}: the ${OVERSIZE_PAGES_MEANS}; it was read in parts and nothing is lost, but the ` +
+            `bank ignores the page size or the function's memory is too small for its pages. Runbook: ${runbook('oversize-pages')}`,
+        }),
+      );
+    }
+    this.oversizePagesAlarms = oversizePages;
     this.lagAlarms = lag;
     this.leaseBusyAlarms = leaseBusy;
     this.stallAlarms = stall;
@@ -567,6 +614,14 @@ export class PollerAlarms extends Construct {
           "A program's feed sent an event numbered implausibly far past the numbers before it; it is held and " +
           'quarantined, and the checkpoint stays below it until an operator accepts or rejects the jump. ' +
           `${named}. Runbook: ${runbook('sequence-jumps')}`,
+      }),
+      oversizePages: this.alarm('ProgramsOversizePages', {
+        metric: query(OVERSIZE_PAGES, 'SUM'),
+        ...OVERSIZE_PAGES_ALARM,
+        alarmDescription:
+          `A program's ${OVERSIZE_PAGES_MEANS}; it was read in parts and nothing is lost, but ` +
+          "the bank ignores the page size or the function's memory is too small for its pages. " +
+          `${named}. Runbook: ${runbook('oversize-pages')}`,
       }),
       orderBroken:
         props.customBus === true

@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { MetricName } from '../../functions/core/ports.ts';
 import type { Route, RouteQueues } from './event-routing.ts';
-import { ORDER_BROKEN, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
+import { ORDER_BROKEN, OVERSIZE_PAGES, type PollerMetrics, SEQUENCE_JUMPS_HELD } from './poller-metrics.ts';
 
 export interface PollerDashboardProps {
   readonly programs: string[];
@@ -139,6 +139,7 @@ export class PollerDashboard extends Construct {
           total('StreamReconnects', 'Sum', 'stream reconnects'),
           total('InvalidEvents', 'Sum', 'quarantined (invalid_event)'),
           total('ClaimChecks', 'Sum', 'claim-checked (too large)'),
+          total(OVERSIZE_PAGES, 'Sum', 'pages larger than asked for'),
         ],
         width: WIDTH,
         height: HEIGHT,
@@ -237,6 +238,7 @@ export class PollerDashboard extends Construct {
             label: `${p} sequence jumps held (awaiting a decision)`,
           }),
           metrics.metric('ClaimChecks', p, { statistic: 'Sum', label: `${p} claim-checked (too large)` }),
+          metrics.metric(OVERSIZE_PAGES, p, { statistic: 'Sum', label: `${p} pages larger than asked for` }),
         ]),
         width: WIDTH,
         height: HEIGHT,
@@ -273,6 +275,7 @@ function programsInTrouble(metrics: PollerMetrics): cloudwatch.TableWidget {
       worst('CycleFailures', 'SUM'),
       worst('StalledRuns', 'SUM'),
       worst(SEQUENCE_JUMPS_HELD, 'MAX'),
+      worst(OVERSIZE_PAGES, 'SUM'),
     ],
     summary: { columns: [cloudwatch.TableSummaryColumn.SUM, cloudwatch.TableSummaryColumn.MAXIMUM] },
     width: WIDTH,

@@ -9,6 +9,9 @@ export const ORDER_BROKEN: MetricName = 'OrderBroken';
 /** Sequence jumps awaiting a decision (a gauge, per program): graphed and alarmed. */
 export const SEQUENCE_JUMPS_HELD: MetricName = 'SequenceJumpsHeld';
 
+/** Pages of the feed larger than asked for or than is read at once (a count, per program): graphed and alarmed. */
+export const OVERSIZE_PAGES: MetricName = 'OversizePages';
+
 /** `POWERTOOLS_SERVICE_NAME` of the handler, and so the `service` dimension of every custom metric. */
 export const POLLER_SERVICE_NAME = SETTINGS.serviceName.default;
 

@@ -102,8 +102,8 @@ export interface BankingEventsPollerProps {
   readonly createProgramSecrets?: boolean;
   /**
    * Alarms of their own for each program of `programs` (lag, stall, failed entries, sequence gaps,
-   * sequence jumps, lease busy; order broken on the custom bus), as before, and their rows on the
-   * dashboard. They add six or seven resources per program, and the alarms over every program
+   * sequence jumps, lease busy, oversize pages; order broken on the custom bus), as before, and their
+   * rows on the dashboard. They add seven or eight resources per program, and the alarms over every program
    * leave those programs out; those alarms name the program either way.
    *
    * @default - on with at most 5 programs in `programs`, off above

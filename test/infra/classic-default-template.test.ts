@@ -10,7 +10,8 @@
  * a scan of the programs table and the read of the secrets under the prefix, and the alarms over
  * every program (`ProgramsLag`, `ProgramsStall`, `ProgramsFailedEntries`, `ProgramsSequenceGaps`,
  * `ProgramsSequenceJumps`, `ProgramsLeaseBusy`: a program the CLI adds has no alarm of its own)
- * with `WorkerStall0`, in the dashboard's alarm list too (CHANGELOG.md lists them). Only the
+ * with `WorkerStall0`, in the dashboard's alarm list too (CHANGELOG.md lists them); issue 32's
+ * oversize-pages alarms (`OversizePagesDefault`, `ProgramsOversizePages`) and their dashboard lines. Only the
  * functions' asset keys are left out: each is the hash of its bundle, which every change to it moves.
  */
 import { readFileSync } from 'node:fs';

@@ -486,6 +486,25 @@ describe('alarms', () => {
     expect(synth.stack.poller.alarms.sequenceJumpsAlarms.size).toBe(1);
   });
 
+  it('raises a page larger than asked for at once, in the interval it came, missing data not breaching', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'BankingEventsPoller',
+      MetricName: 'OversizePages',
+      Dimensions: dimensions,
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp(
+        '^Program default: the feed answered a page with more events than the poll asked for.*Runbook: docs/runbook.md#alarm-oversize-pages$',
+      ),
+    });
+    expect(synth.stack.poller.alarms.oversizePagesAlarms.size).toBe(1);
+    expect(Object.keys(synth.stack.poller.alarms.oversizePagesAlarmsByProgram)).toEqual(['default']);
+  });
+
   it('gives the function the jump bound it is configured with', () => {
     const strict = synthPollerApp({ maxSequenceJump: 5_000 });
     try {
@@ -572,8 +591,8 @@ describe('alarms', () => {
     const topic = ref(id(poller.alarmTopic!));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
 
-    // 9 of the stack, the default program's 6, 6 over every program and the worker's stall alarm.
-    expect(alarms).toHaveLength(22);
+    // 9 of the stack, the default program's 7, 7 over every program and the worker's stall alarm.
+    expect(alarms).toHaveLength(24);
     for (const [logicalId, alarm] of alarms) {
       expect(alarm.AlarmActions, logicalId).toEqual([topic]);
       expect(alarm.OKActions, logicalId).toEqual([topic]);
@@ -907,8 +926,8 @@ describe('dashboard', () => {
     for (const queue of queues) expect(text).toContain(JSON.stringify(getAtt(id(queue), 'QueueName')));
     for (const route of routes) expect(text).toContain(JSON.stringify(ref(id(route.rule))));
     const alarms = resourcesOfType('AWS::CloudWatch::Alarm');
-    // 9 of the stack, the default program's 6, 6 over every program and the worker's stall alarm.
-    expect(alarms).toHaveLength(22);
+    // 9 of the stack, the default program's 7, 7 over every program and the worker's stall alarm.
+    expect(alarms).toHaveLength(24);
     for (const [logicalId] of alarms) expect(text).toContain(JSON.stringify(getAtt(logicalId)));
   });
 });

@@ -9,6 +9,7 @@
 import { ClientCertificateError, DeadlineExceededError } from '../../core/errors.ts';
 import type { BankingCredentials, CredentialsProvider } from '../../core/ports.ts';
 import { redact } from '../secret-redaction.ts';
+import { BankConnections } from './bank-connections.ts';
 import { BankingEventFeed } from './banking-event-feed.ts';
 import { checkBankTls, checkValidity, daysLeft } from './client-certificate.ts';
 import { ClientCredentialsTokenProvider } from './token-cache.ts';
@@ -99,8 +100,25 @@ async function checkTokenAndFeed(
   names: ReturnType<typeof bankCheckNames>,
   held: string[],
 ): Promise<CheckResult[]> {
+  // The checks' own connections, destroyed once they are done: a check is one-shot, in the CLI
+  // (whose process would otherwise hold them) as in a warm function (which would keep them open).
+  const connections = new BankConnections();
+  try {
+    return await checkTokenAndFeedOver(connections, options, value, names, held);
+  } finally {
+    await connections.destroy();
+  }
+}
+
+async function checkTokenAndFeedOver(
+  connections: BankConnections,
+  options: BankCheckOptions,
+  value: BankingCredentials,
+  names: ReturnType<typeof bankCheckNames>,
+  held: string[],
+): Promise<CheckResult[]> {
   const { credentials, timeoutMs } = options;
-  const tokens = new ClientCredentialsTokenProvider({ credentials });
+  const tokens = new ClientCredentialsTokenProvider({ credentials, connections });
   try {
     held.push(await tokens.getToken(AbortSignal.timeout(timeoutMs)));
   } catch (error) {

@@ -91,7 +91,8 @@ export const METRIC_PLANS: Readonly<Record<MetricName, MetricPlan>> = {
   // Days, not a count (its unit is Count for the alarms users made on it): 0 days left is news.
   ClientCertificateDaysLeft: gauge({ atMost: CERTIFICATE_DAYS_NOTICE }),
   OrderBroken: count(ALWAYS),
-  OversizePages: count(),
+  // A bank that ignores `limit` is alarmed per program (the alarm over every program reads this).
+  OversizePages: count(ALWAYS),
   CycleFailures: count(ALWAYS),
   StalledRuns: count(ALWAYS),
   // Jumps awaiting an operator's decision: sent only while there are some, every run until decided.

@@ -19,7 +19,13 @@ import type { Deployment } from '../deployment.ts';
 import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
 import type { OperatorBus } from '../operator-bus.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
-import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
+import {
+  type BankRoute,
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type RouteFlags,
+  SECRET_ID_OPTION_HELP,
+} from '../operator-client.ts';
 import { positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { settingOption } from '../setting-options.ts';
@@ -54,7 +60,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
     .option('--event-bus <name-or-arn>', 'the bus (default: from --stack)')
     .option('--local', LOCAL_OPTION_HELP)
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .option('--no-write-probes', 'skip the write probes of the table and the bus')
     .option('--timeout <seconds>', 'how long to wait for the banking service', positiveNumber, 15)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
@@ -123,11 +129,18 @@ async function checkProgram(
   ];
   let route: BankRoute;
   try {
-    route = bankRoute(context.aws, deployment, program, flags);
+    route = await bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
     if (error instanceof UsageError && deployment.stackName !== undefined && flags.local !== true)
       return unchecked(failed(names.secret, error.message, error.fix), 'needs the poller function');
-    return unchecked(skipped(names.secret, message(error)), 'needs the secret');
+    if (error instanceof UsageError)
+      return unchecked(skipped(names.secret, message(error)), 'needs the secret');
+    // Not a flag missing: the program is not the deployment's, or its record names no secret of it.
+    const fix =
+      error instanceof CliError
+        ? error.fix
+        : "check the program's record (banking-events-poller programs list)";
+    return unchecked(failed(names.secret, message(error), fix), 'needs the secret');
   }
   if (route.kind === 'local') {
     return checkBank({

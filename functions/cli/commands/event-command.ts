@@ -10,7 +10,13 @@ import { SETTINGS } from '../../settings/settings.ts';
 import { feedFromSecret } from '../banking-access.ts';
 import { CliError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import { type BankRoute, bankRoute, LOCAL_OPTION_HELP, type RouteFlags } from '../operator-client.ts';
+import {
+  type BankRoute,
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type RouteFlags,
+  SECRET_ID_OPTION_HELP,
+} from '../operator-client.ts';
 
 interface EventFlags extends RouteFlags {
   readonly program?: string;
@@ -36,7 +42,7 @@ export function registerEventCommand(program: Command): void {
     )
     .option('--program <name>', "whose feed (default: the stack's first program)")
     .option('--local', LOCAL_OPTION_HELP)
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .option(
       '--event-source <source>',
       `source shown (default: the stack's, or ${SETTINGS.eventSource.default})`,
@@ -58,7 +64,7 @@ async function lookUp(context: CommandContext, key: string, flags: EventFlags): 
   const deployment = await context.deployment({ secretId: flags.secretId });
   const program = deployment.program(flags.program);
   const bySequence = /^\d+$/.test(key);
-  const route = bankRoute(context.aws, deployment, program, flags);
+  const route = await bankRoute(context.aws, deployment, program, flags);
   const answer = await find(context, route, program, key, bySequence);
   if (answer.found === 'unreadable') {
     throw new CliError(
@@ -102,7 +108,7 @@ async function find(
     });
   }
   // Lookups only: the query parameters of polls never go out.
-  const feed = feedFromSecret(context.aws, route.secretId, { limit: 1 });
+  const feed = feedFromSecret(context, route.secretId, { limit: 1 });
   const signal = AbortSignal.timeout(30_000);
   try {
     const event = bySequence

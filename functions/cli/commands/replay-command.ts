@@ -15,7 +15,13 @@ import { CliError, InterruptedError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { onInterrupt } from '../interrupt.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
-import { bankRoute, LOCAL_OPTION_HELP, type OperatorClient, type RouteFlags } from '../operator-client.ts';
+import {
+  bankRoute,
+  LOCAL_OPTION_HELP,
+  type OperatorClient,
+  type RouteFlags,
+  SECRET_ID_OPTION_HELP,
+} from '../operator-client.ts';
 import { positiveInteger, positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
@@ -64,7 +70,7 @@ export function registerReplayCommand(program: Command): void {
       '--event-source <source>',
       `source of the events published from here (--local; default: the stack's, or ${SETTINGS.eventSource.default})`,
     )
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .option('--hold-seconds <s>', 'a poll answering nothing for this long ends the feed', positiveNumber, 10)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
@@ -86,7 +92,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
   checkRange(flags.from, flags.to);
   const deployment = await context.deployment({ eventBus: flags.eventBus, secretId: flags.secretId });
   const program = deployment.program(flags.program);
-  const route = bankRoute(context.aws, deployment, program, flags);
+  const route = await bankRoute(context.aws, deployment, program, flags);
   if (route.kind === 'function' && (flags.eventBus !== undefined || flags.eventSource !== undefined)) {
     throw new UsageError(
       '--event-bus and --event-source say where this machine publishes, but with --stack the deployed function publishes to its own bus',
@@ -122,7 +128,7 @@ async function replay(context: CommandContext, flags: ReplayFlags): Promise<void
     route.kind === 'function'
       ? functionSteps(route.client, program, range)
       : replayRange(
-          feedFromSecret(context.aws, route.secretId, flags),
+          feedFromSecret(context, route.secretId, flags),
           eventBusName === undefined
             ? undefined
             : localPipeline(context, operatorBusOf(deployment).localPublisher(context, source)),

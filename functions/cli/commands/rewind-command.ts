@@ -20,6 +20,7 @@ import {
   LOCAL_OPTION_HELP,
   type OperatorClient,
   type RouteFlags,
+  SECRET_ID_OPTION_HELP,
 } from '../operator-client.ts';
 import { toJson } from '../output-format.ts';
 import { startProgress } from '../progress-bar.ts';
@@ -66,7 +67,7 @@ export function registerRewindCommand(program: Command): void {
     .option('--no-feed-check', 'do not ask the banking service for its oldest event first')
     .option('--local', LOCAL_OPTION_HELP)
     .option('--checkpoint-table <name>', 'the checkpoint table (default: from --stack)')
-    .option('--secret-id <id>', "the program's secret, read here (--local, or without --stack)")
+    .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
     .addOption(settingOption('pollLimit', 'events per page while fast-forwarding'))
@@ -97,7 +98,7 @@ async function rewind(context: CommandContext, flags: RewindFlags): Promise<void
     program,
   });
   const needsFeed = target.kind === 'latest' || flags.feedCheck;
-  const feed = needsFeed ? feedAccess(context, deployment, program, target, flags) : undefined;
+  const feed = needsFeed ? await feedAccess(context, deployment, program, target, flags) : undefined;
 
   let state = await store.read();
   refuseWhileLeased(program, state, flags, Date.now());
@@ -178,16 +179,16 @@ type FeedAccess =
   | { readonly kind: 'local'; readonly feed: BankingEventFeed };
 
 /** The feed, needed for `latest`, and for the retention check unless skipped. */
-function feedAccess(
+async function feedAccess(
   context: CommandContext,
   deployment: Deployment,
   program: string,
   target: RewindTarget,
   flags: RewindFlags,
-): FeedAccess {
+): Promise<FeedAccess> {
   let route: BankRoute;
   try {
-    route = bankRoute(context.aws, deployment, program, flags);
+    route = await bankRoute(context.aws, deployment, program, flags);
   } catch (error) {
     if (!(error instanceof UsageError) || target.kind === 'latest') throw error;
     throw new UsageError(
@@ -197,7 +198,7 @@ function feedAccess(
   }
   return route.kind === 'function'
     ? { kind: 'function', client: route.client, program }
-    : { kind: 'local', feed: feedFromSecret(context.aws, route.secretId, flags) };
+    : { kind: 'local', feed: feedFromSecret(context, route.secretId, flags) };
 }
 
 /** The first event a poll from the beginning answers with: the oldest the service still has. */

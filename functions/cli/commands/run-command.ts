@@ -35,6 +35,7 @@ import { onInterrupt } from '../interrupt.ts';
 import { startLiveStatusLine } from '../live-status-line.ts';
 import { deadLocalOwnerPid, localInvocationId } from '../local-lease-owner.ts';
 import { positiveNumber } from '../option-parsers.ts';
+import { localSecretId } from '../program-secret.ts';
 import { ProgressReporter } from '../progress-reporter.ts';
 import { settingOption } from '../setting-options.ts';
 import { cycleBudget, stopAfter } from '../stop-after.ts';
@@ -370,7 +371,7 @@ async function startUpstream(
   checkpoint: number | null,
 ): Promise<Upstream> {
   if (flags.secretId !== undefined) {
-    const secretId = deployment.secretId(program);
+    const secretId = await localSecretId(context.aws, deployment, program);
     const credentials = new SecretsManagerCredentialsProvider({
       client: context.aws.secretsManager,
       secretId,

@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import type { Command } from 'commander';
 import { programSecretName } from '../../adapters/aws/program-secret-scope.ts';
+import { BankConnections } from '../../adapters/banking-http/bank-connections.ts';
 import { checkBankTls, checkValidity } from '../../adapters/banking-http/client-certificate.ts';
 import { ClientCredentialsTokenProvider } from '../../adapters/banking-http/token-cache.ts';
 import { StaticCredentialsProvider } from '../../adapters/local/static-credentials.ts';
@@ -23,8 +24,9 @@ import { isJsonObject } from '../../core/json-object.ts';
 import type { BankingCredentials } from '../../core/ports.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import { type Deployment, STACK_OUTPUTS } from '../deployment.ts';
+import type { Deployment } from '../deployment.ts';
 import { toJson } from '../output-format.ts';
+import { deploymentSecretOf } from '../program-secret.ts';
 import { askHidden, askVisible } from '../prompts.ts';
 
 interface SecretSetFlags {
@@ -53,7 +55,7 @@ export function registerSecretCommand(program: Command): void {
     .option(
       '--program <name>',
       "whose secret, with --stack (default: the stack's first program). A program without a secret of the stack's " +
-        'has <secrets prefix><name>, created here if missing',
+        "has its record's, else <secrets prefix><name>; one under the prefix is created here if missing",
     )
     .option(
       '--kms-key-id <key>',
@@ -81,7 +83,7 @@ async function setSecret(context: CommandContext, flags: SecretSetFlags): Promis
   const { terminal, globals } = context;
   const deployment = await context.deployment({ secretId: flags.secretId });
   const program = deployment.program(flags.program);
-  const target = secretOf(deployment, program, flags);
+  const target = await secretOf(context, deployment, program, flags);
   const given = terminal.stdinIsTerminal
     ? await askForFields(flags)
     : fieldsFromStdin(await readStdin(), flags);
@@ -89,7 +91,7 @@ async function setSecret(context: CommandContext, flags: SecretSetFlags): Promis
   const raw = given.json ? given.fields : { ...(await currentTlsFields(context, secretId)), ...given.fields };
   const credentials = parseBankingCredentials(JSON.stringify(raw), 'the new secret value');
   checkCertificate(credentials);
-  if (flags.verify) await verify(credentials);
+  if (flags.verify) await verify(context, credentials);
   const { written, created } = await writeSecret(context, target, program, JSON.stringify(raw), flags);
   const summary = {
     secretId: written.ARN ?? secretId,
@@ -116,14 +118,22 @@ interface SecretTarget {
 }
 
 /**
- * `--secret-id`, else the stack's secret of the program (`SecretArn<Program>`), else, on a stack
- * with a secrets prefix, `<prefix><program>`: where the deployment's function looks for it.
+ * `--secret-id`, else the secret the deployment polls the program with (its stack's
+ * `SecretArn<Program>`, else its record's in the programs table), else, on a stack with a secrets
+ * prefix, `<prefix><program>`: where the deployment's function looks for a program added next.
  */
-function secretOf(deployment: Deployment, program: string, flags: SecretSetFlags): SecretTarget {
+async function secretOf(
+  context: CommandContext,
+  deployment: Deployment,
+  program: string,
+  flags: SecretSetFlags,
+): Promise<SecretTarget> {
   if (flags.secretId !== undefined) return { secretId: flags.secretId, underPrefix: false };
-  const own = deployment.output(STACK_OUTPUTS.secretArn(program));
-  if (own !== undefined) return { secretId: own, underPrefix: false };
   const prefix = deployment.secretsPrefix;
+  const known = await deploymentSecretOf(context.aws, deployment, program);
+  // A name under the prefix is the deployment's to create; an ARN names a secret that exists.
+  if (known !== undefined)
+    return { secretId: known, underPrefix: prefix !== undefined && known.startsWith(prefix) };
   if (prefix !== undefined) return { secretId: programSecretName(prefix, program), underPrefix: true };
   return { secretId: deployment.secretId(program), underPrefix: false };
 }
@@ -284,10 +294,12 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function verify(credentials: BankingCredentials): Promise<void> {
+async function verify(context: CommandContext, credentials: BankingCredentials): Promise<void> {
   const provider = new StaticCredentialsProvider(credentials, 'the new secret value');
+  const connections = new BankConnections();
+  context.closeAtEnd(connections);
   try {
-    await new ClientCredentialsTokenProvider({ credentials: provider }).getAccessToken(
+    await new ClientCredentialsTokenProvider({ credentials: provider, connections }).getAccessToken(
       AbortSignal.timeout(15_000),
     );
   } catch (error) {

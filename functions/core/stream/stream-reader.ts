@@ -2,7 +2,7 @@ import type { BackoffOptions } from '../backoff.ts';
 import type { FeedRead, FeedReadStats, FeedSource, ReadWindow } from '../feed-reader.ts';
 import { DEFAULT_MEMORY_BUDGET, type ReadRoom, withinRoom } from '../memory-budget.ts';
 import type { Clock, CycleLogger, EventLookup, EventStream, MetricsSink } from '../ports.ts';
-import { type JumpRule, SEQUENCE_ORIGIN, splitAtJump } from '../sequence-jumps.ts';
+import { awaitsCorroboration, type JumpRule, splitAtJump } from '../sequence-jumps.ts';
 import { ChangeSignal } from './change-signal.ts';
 import { type BufferedEvent, StreamBuffer } from './stream-buffer.ts';
 import { StreamConnection } from './stream-connection.ts';
@@ -71,7 +71,8 @@ const MAX_READ_EVENTS = 100;
  * window closes, filling a buffer (`StreamBuffer`). A read returns the ready events at once when
  * nothing is being published; while something is, it waits until `maxBatch` are ready or
  * `lingerMs` after the first arrived: a micro-batch under load, no added latency otherwise
- * (Nagle's rule). Events the stream may carry differently from a poll are recovered first
+ * (Nagle's rule). A row's first event (no cursor yet) beyond the jump bound waits the same way when
+ * it is alone, for the next event to corroborate it (`sequence-jumps.ts`). Events the stream may carry differently from a poll are recovered first
  * (`StreamRecovery`); the events of a message that could not be read are read with pages, until a
  * page returns them; once the stream cannot be used, every read is a page read. The answer is the
  * same events either way.
@@ -180,7 +181,9 @@ export class StreamReader implements FeedSource {
     const closing = this.#signal.aborted;
     if (ready.length > 0) {
       const lingerEnds = ready[0]!.arrivedAt + this.#options.lingerMs;
-      const idle = this.#deps.publishing?.busy !== true;
+      // A row's first event beyond the bound, alone: its next one corroborates it as the baseline
+      // (`sequence-jumps.ts`), so it waits for one as long as a micro-batch lingers, at most.
+      const idle = this.#deps.publishing?.busy !== true && !this.#awaitsCorroboration(ready, after);
       if (closing || idle || ready.length >= this.#maxBatch || this.#deps.clock.now() >= lingerEnds) {
         return this.#take(ready, after);
       }
@@ -291,8 +294,15 @@ export class StreamReader implements FeedSource {
     this.#changes.notify();
     const jumps = this.#deps.jumps;
     if (jumps === undefined) return { kind: 'events', events, late };
-    const { trusted, held } = splitAtJump(events, after ?? SEQUENCE_ORIGIN, jumps);
+    const { trusted, held } = splitAtJump(events, after, jumps);
     return { kind: 'events', events: trusted, late, ...(held.length === 0 ? {} : { held }) };
+  }
+
+  #awaitsCorroboration(ready: readonly BufferedEvent[], after: number | null): boolean {
+    const jumps = this.#deps.jumps;
+    // Only a lone event can await its corroboration.
+    if (after !== null || jumps === undefined || ready.length !== 1) return false;
+    return awaitsCorroboration([ready[0]!.event], jumps);
   }
 
   #onEvents(): void {

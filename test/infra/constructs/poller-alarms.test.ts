@@ -187,7 +187,15 @@ describe('more programs: one alarm per condition, each program a contributor', (
     const queries = many.alarms.flatMap((alarm) => queryOf(alarm) ?? []);
 
     expect(queries.map(queriedMetric).sort()).toEqual(
-      ['FailedEntries', 'GapsUnfilled', 'LagSeconds', 'LeaseBusy', 'SequenceJumpsHeld', 'StalledRuns'].sort(),
+      [
+        'FailedEntries',
+        'GapsUnfilled',
+        'LagSeconds',
+        'LeaseBusy',
+        'OversizePages',
+        'SequenceJumpsHeld',
+        'StalledRuns',
+      ].sort(),
     );
     for (const query of queries) {
       expect(query).toMatch(
@@ -227,6 +235,17 @@ describe('more programs: one alarm per condition, each program a contributor', (
       AlarmDescription: expect.stringMatching(/Runbook: docs\/runbook\.md#alarm-sequence-jumps$/),
     });
     expect(queryOf(byMetric.get('SequenceJumpsHeld')!)).toMatch(/^SELECT MAX\("SequenceJumpsHeld"\) /);
+    // A bank that ignores `limit` may do so in one poll only (a backlog read at once): one page pages.
+    expect(byMetric.get('OversizePages')).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: expect.stringMatching(
+        /^A program's feed answered a page with more events than the poll asked for.*Runbook: docs\/runbook\.md#alarm-oversize-pages$/,
+      ),
+    });
+    expect(queryOf(byMetric.get('OversizePages')!)).toMatch(/^SELECT SUM\("OversizePages"\) /);
     // Five one-minute periods (stallAfter 5 minutes), a run in four of them: one may hold no run.
     expect(byMetric.get('StalledRuns')).toMatchObject({
       Threshold: 1,
@@ -305,6 +324,7 @@ describe('more programs: one alarm per condition, each program a contributor', (
       'LeaseBusy',
       'CycleFailures',
       'SequenceJumpsHeld',
+      'OversizePages',
     ]) {
       expect(expressions, metric).toContainEqual(
         expect.stringMatching(

@@ -25,8 +25,8 @@ import { cdkJsonContext, logicalIdOf } from '../support/poller-app-fixture.ts';
 
 type Json = Record<string, unknown>;
 
-/** Lag, stall, failed entries, unfilled gaps, lease busy, and since issue 32 sequence jumps. */
-const ALARMS_PER_PROGRAM = 6;
+/** Lag, stall, failed entries, unfilled gaps, lease busy, and since issue 32 sequence jumps and oversize pages. */
+const ALARMS_PER_PROGRAM = 7;
 
 const LOANS_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/banking/loans-AbC123';
 
@@ -367,7 +367,7 @@ describe('per-program alarms', () => {
       JSON.stringify(alarm).includes('"Name":"Program"'),
     ).length;
 
-  // Six each: lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy.
+  // Seven each: lag, stall, rejected entries, sequence gaps, sequence jumps, lease busy, oversize pages.
   it('are on by default up to 5 programs, as before, and off above', () => {
     expect(programAlarms(synth({ programs: named(5) }).template)).toBe(5 * ALARMS_PER_PROGRAM);
     expect(programAlarms(synth({ programs: named(6) }).template)).toBe(0);

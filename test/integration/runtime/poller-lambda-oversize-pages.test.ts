@@ -7,7 +7,8 @@
  * whole crashes it (V8 out of memory), and a run that cannot end in time is killed.
  *
  * Before the memory budget, this invocation crashed. Now it answers, within its time, having lost
- * nothing, and says the bank answered more than it asked for.
+ * nothing, and says the bank answered more than it asked for: a warning, and `OversizePages` with
+ * the program's name even as a fleet sends its metrics (what the oversize-pages alarms read).
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -43,7 +44,12 @@ describe('a bank that ignores limit, as deployed at 128 MB', () => {
       checkpointTable: table,
       eventBusName: 'oversize-bus',
       timeoutMs: 8_000,
-      environment: { DEFAULT_PROGRAM: program, AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint },
+      // As a fleet sends its metrics: the alarm over every program reads the program's own copy.
+      environment: {
+        DEFAULT_PROGRAM: program,
+        AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+        PROGRAM_METRICS: 'alarmed',
+      },
     });
     opened.push(lambda);
 
@@ -64,7 +70,10 @@ describe('a bank that ignores limit, as deployed at 128 MB', () => {
     expect(checkpoint).toBe(summary.checkpoint);
     expect(bus.missingThrough(checkpoint)).toEqual([]);
     // Said to the operator: a metric, and a line naming what was asked for.
-    const oversize = emfDocuments(invocation.stdout).map((document) => document.OversizePages);
+    // Under PROGRAM_METRICS=alarmed, with its Program: what ProgramsOversizePages reads.
+    const oversize = emfDocuments(invocation.stdout)
+      .filter((document) => document.Program === program)
+      .map((document) => document.OversizePages);
     expect(oversize.find((value) => typeof value === 'number' && value > 0)).toBeDefined();
     const output = invocation.stdout + invocation.stderr;
     expect(output).toMatch(

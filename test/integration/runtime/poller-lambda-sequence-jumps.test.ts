@@ -4,7 +4,9 @@
  * first run. 1..5 are all published, the jump is quarantined once across runs, neither the
  * checkpoint nor any cursor the function sent passes 5, gap repair looks nothing up, and
  * `SequenceJumpsHeld` is emitted by every run while the jump waits. Then the operator's decision,
- * written as `jumps accept|reject` writes it, either way.
+ * written as `jumps accept|reject` writes it, either way. And a program's first run: a feed whose
+ * numbers start far above 0 is published at once when its first events corroborate each other; a
+ * lone first 2^53 − 1 is still held.
  */
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
@@ -45,43 +47,49 @@ afterEach(async () => {
   }
 });
 
+/** The shipped function polling a scripted bank that holds `numbers`, as `program` in `mode`. */
+async function startScenario(
+  mode: (typeof MODES)[number],
+  name: string,
+  numbers: readonly number[],
+): Promise<Scenario> {
+  seed += 1;
+  const bank = await startScriptedBank({ seed });
+  bank.add(...numbers);
+  const program = aws.uniqueName(name);
+  const bus = await aws.createRecordedBus();
+  const lambda = pollerLambda({
+    artifact: inject('pollerArtifact'),
+    motoEndpoint: inject('motoEndpoint'),
+    secretId: await aws.createSecret(bank.secret),
+    checkpointTable: table,
+    eventBusName: bus.busName,
+    timeoutMs: 4_000,
+    environment: { DEFAULT_PROGRAM: program, ...mode.environment },
+  });
+  const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
+  const scenario: Scenario = {
+    bank,
+    lambda,
+    store,
+    async run() {
+      const invocation = await lambda.invoke({});
+      const gauges = emfDocuments(invocation.stdout)
+        .map((document) => document.SequenceJumpsHeld)
+        .filter((value): value is number => typeof value === 'number');
+      return {
+        checkpoint: summaryOf(invocation).checkpoint,
+        heldGauge: gauges.length === 0 ? undefined : Math.max(...gauges),
+      };
+    },
+    delivered: () => aws.drainQueue(bus.queueUrl),
+  };
+  open.push(scenario);
+  return scenario;
+}
+
 describe.each(MODES)('a bank with events 1, 2, 3 and 2^53 − 1, then 4 and 5 ($name)', (mode) => {
-  async function start(): Promise<Scenario> {
-    seed += 1;
-    const bank = await startScriptedBank({ seed });
-    bank.add(1, 2, 3, MAX);
-    const program = aws.uniqueName('jumps');
-    const bus = await aws.createRecordedBus();
-    const lambda = pollerLambda({
-      artifact: inject('pollerArtifact'),
-      motoEndpoint: inject('motoEndpoint'),
-      secretId: await aws.createSecret(bank.secret),
-      checkpointTable: table,
-      eventBusName: bus.busName,
-      timeoutMs: 4_000,
-      environment: { DEFAULT_PROGRAM: program, ...mode.environment },
-    });
-    const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
-    const scenario: Scenario = {
-      bank,
-      lambda,
-      store,
-      async run() {
-        const invocation = await lambda.invoke({});
-        const summary = summaryOf(invocation);
-        const gauges = emfDocuments(invocation.stdout)
-          .map((document) => document.SequenceJumpsHeld)
-          .filter((value): value is number => typeof value === 'number');
-        return {
-          checkpoint: summary.checkpoint,
-          heldGauge: gauges.length === 0 ? undefined : Math.max(...gauges),
-        };
-      },
-      delivered: () => aws.drainQueue(bus.queueUrl),
-    };
-    open.push(scenario);
-    return scenario;
-  }
+  const start = () => startScenario(mode, 'jumps', [1, 2, 3, MAX]);
 
   /** Runs 1 and 2 of the issue's case; what was delivered meanwhile. */
   async function heldAcrossRuns(s: Scenario) {
@@ -156,6 +164,41 @@ describe.each(MODES)('a bank with events 1, 2, 3 and 2^53 − 1, then 4 and 5 ($
     expect(numbersOf(afterRejecting, 'account_status')).toEqual([6]);
     expect(numbersOf(afterRejecting, 'invalid_event')).toEqual([]);
     expect((await s.store.read()).heldJumps).toMatchObject([{ sequenceNumber: MAX, decision: 'rejected' }]);
+  });
+});
+
+describe.each(MODES)("a program's first run ($name)", (mode) => {
+  const firstRun = (...numbers: number[]) => startScenario(mode, 'first-run', numbers);
+
+  const numbersOf = (delivered: readonly DeliveredEvent[], detailType: string) =>
+    delivered
+      .filter((event) => event['detail-type'] === detailType)
+      .map((event) => (event.detail as { sequence_number: number }).sequence_number)
+      .sort((a, b) => a - b);
+
+  it('publishes a feed numbered from 48,000,000 at once: its first events corroborate each other', async () => {
+    const s = await firstRun(48_000_000, 48_000_001, 48_000_002);
+
+    const first = await s.run();
+
+    expect(first).toEqual({ checkpoint: 48_000_002, heldGauge: undefined });
+    const delivered = await s.delivered();
+    expect(numbersOf(delivered, 'account_status')).toEqual([48_000_000, 48_000_001, 48_000_002]);
+    expect(numbersOf(delivered, 'invalid_event')).toEqual([]);
+  });
+
+  it('still holds a lone first event numbered 2^53 − 1, and publishes 1 and 2 created after it', async () => {
+    const s = await firstRun(MAX);
+
+    const first = await s.run();
+    s.bank.add(1, 2);
+    const second = await s.run();
+
+    expect(first).toEqual({ checkpoint: null, heldGauge: 1 });
+    expect(second.checkpoint).toBe(2);
+    const delivered = await s.delivered();
+    expect(numbersOf(delivered, 'account_status')).toEqual([1, 2]);
+    expect(numbersOf(delivered, 'invalid_event')).toEqual([MAX]);
   });
 });
 

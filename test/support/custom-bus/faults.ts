@@ -46,12 +46,26 @@ interface Rule<V, R> {
 
 export class StandInFaults {
   #throttledRequests = 0;
+  #putEventsDelayMs = 0;
   readonly #entryRules: Rule<EntryView, EntryRejection>[] = [];
   readonly #deliveryRules: Rule<DeliveryView, DeliveryFailure>[] = [];
 
   /** The next `count` PutEvents requests fail whole with `ThrottlingException` (HTTP 429). */
   throttlePutEvents(count = 1): void {
     this.#throttledRequests += count;
+  }
+
+  /**
+   * Every PutEvents from now on takes effect at once and is answered `ms` later (a slow bus); 0
+   * answers at once again.
+   */
+  delayPutEvents(ms: number): void {
+    this.#putEventsDelayMs = ms;
+  }
+
+  /** @internal read by the server: how long a PutEvents answer is held. */
+  get putEventsDelayMs(): number {
+    return this.#putEventsDelayMs;
   }
 
   /** Throttles no further request: the throttles still pending are dropped. */

@@ -10,7 +10,7 @@
  *
  * Use: `startCustomBus({ motoEndpoint })`, point a client at `endpoint`, create queues on moto, then
  * `await bus.settled()` before reading them; `advanceClock(ms)` for the de-duplication window,
- * retries and retention; `faults` to throttle or reject PutEvents entries or fail deliveries;
+ * retries and retention; `faults` to throttle, slow down or reject PutEvents entries or fail deliveries;
  * `admin` to set up buses and subscribers in-process.
  *
  * Known gaps (each refused loudly where a caller could ask for it, never silently wrong):
@@ -161,6 +161,7 @@ export async function startCustomBus(options: CustomBusOptions): Promise<CustomB
     credentials: options.credentials ?? [{ accessKeyId: 'testing', secretAccessKey: 'testing' }],
     operations,
     beforeOperation: checkRequest,
+    answerDelayMs: (operation) => (operation === 'PutEvents' ? faults.putEventsDelayMs : 0),
     ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: options.keepAliveTimeoutMs }),
   });
   return {

@@ -66,6 +66,11 @@ export interface RpcV2CborServerOptions {
   /** Runs before any operation (after the signature check): throw a `ServiceError` to refuse the request. */
   readonly beforeOperation?: (operation: string, input: Record<string, unknown>) => void;
   /**
+   * Milliseconds the answer to an operation is held after the operation took effect (a slow
+   * service): a client that gives up meanwhile never learns what it did. @default none
+   */
+  readonly answerDelayMs?: (operation: string) => number;
+  /**
    * How long an idle connection is kept. undici drops a connection after each answer when the
    * server's `keep-alive: timeout` is within its 2 s threshold, so 1 s means a connection per request.
    * @default 1 000 ms
@@ -87,7 +92,13 @@ export async function startRpcV2CborServer(options: RpcV2CborServerOptions): Pro
     void readBody(request).then((body) => {
       const exchange = answer(options, request, body);
       exchanges.push(exchange);
-      send(response, exchange);
+      const delayMs = options.answerDelayMs?.(exchange.operation) ?? 0;
+      if (delayMs <= 0) send(response, exchange);
+      else {
+        const timer = setTimeout(() => send(response, exchange), delayMs);
+        // A client that gave up has closed the connection: nothing to answer, and nothing to keep alive.
+        response.once('close', () => clearTimeout(timer));
+      }
     });
   });
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1_000;

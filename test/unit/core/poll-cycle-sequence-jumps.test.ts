@@ -187,36 +187,82 @@ describe('a row reading from the beginning of the feed', () => {
     expect(numbers(w.quarantined())).toEqual([MAX]);
   });
 
-  it('holds the first event of a feed whose numbers start beyond the bound, once, until it is accepted', async () => {
+  it('publishes a feed whose numbers start beyond the bound from its first run: its first two events corroborate each other', async () => {
     const w = world([48_000_000, 48_000_001].map((n) => makeEvent(n)));
 
     const first = await w.run();
-    await w.decide(48_000_000, 'accepted');
-    const second = await w.run();
 
-    expect(maxGauge(first.metrics)).toBe(1);
-    expect(numbers(w.quarantined())).toEqual([48_000_000]);
+    expect(maxGauge(first.metrics)).toBe(0);
+    expect(w.quarantined()).toEqual([]);
     expect(numbers(w.published())).toEqual([48_000_000, 48_000_001]);
-    expect(second.summary.checkpoint).toBe(48_000_001);
+    expect(first.summary.checkpoint).toBe(48_000_001);
   });
 
-  it('starting at latest over a backlog numbered from 48,000,000, holds its first event until rewind --to latest passes it over', async () => {
+  it('holds a lone first event beyond the bound, and publishes it once a later read corroborates it', async () => {
+    const w = world([makeEvent(48_000_000)]);
+
+    const first = await w.run();
+    w.feed.append(makeEvent(48_000_001));
+    const second = await w.run();
+    const third = await w.run();
+
+    expect(first.summary.checkpoint).toBeNull();
+    expect(maxGauge(first.metrics)).toBe(1);
+    expect(numbers(w.quarantined())).toEqual([48_000_000]);
+    // The poll asks from the beginning again (the held event was never registered): 48,000,000
+    // comes first, the next one corroborates it, and the checkpoint passes its record.
+    expect(numbers(w.published())).toEqual([48_000_000, 48_000_001]);
+    expect(second.summary.checkpoint).toBe(48_000_001);
+    expect(await w.store().read()).toMatchObject({ checkpoint: 48_000_001, heldJumps: [] });
+    expect(maxGauge(third.metrics)).toBe(0);
+  });
+
+  it('holds 1,000,000 and 2^53 − 1 as a first read, and publishes what the bank creates below them', async () => {
+    const w = world([1_000_000, MAX].map((n) => makeEvent(n)));
+
+    const first = await w.run();
+    w.feed.append(makeEvent(1), makeEvent(2));
+    const second = await w.run();
+
+    expect(first.summary.checkpoint).toBeNull();
+    expect(numbers(w.quarantined())).toEqual([1_000_000]);
+    expect(numbers(w.published())).toEqual([1, 2]);
+    expect(second.summary.checkpoint).toBe(2);
+  });
+
+  it('starting at latest over a backlog numbered from 48,000,000, passes it over on its first run without an operator', async () => {
     const old = { created_dt: '2020-01-01T00:00:00.000Z' };
     const w = world(Array.from({ length: 30 }, (_, i) => makeEvent(48_000_000 + i, old)));
     const latest = { startPosition: { position: { kind: 'latest' as const }, pageLimit: 10 } };
 
     const first = await w.run(latest);
-    // The operator's rewind --to latest, which walks the feed as it is, between runs.
-    await w.moveCheckpoint(48_000_029);
     w.feed.append(makeEvent(48_000_030));
+    const second = await w.run(latest);
+
+    expect(first.summary.checkpoint).toBe(48_000_029);
+    expect(maxGauge(first.metrics)).toBe(0);
+    expect(w.quarantined()).toEqual([]);
+    expect(numbers(w.published())).toEqual([48_000_030]);
+    expect((await w.store().read()).heldJumps ?? []).toEqual([]);
+    expect(second.summary.checkpoint).toBe(48_000_030);
+  });
+
+  it('starting at latest over a lone event beyond the bound, holds it until rewind --to latest passes it over', async () => {
+    const w = world([makeEvent(48_000_000, { created_dt: '2020-01-01T00:00:00.000Z' })]);
+    const latest = { startPosition: { position: { kind: 'latest' as const }, pageLimit: 10 } };
+
+    const first = await w.run(latest);
+    // The operator's rewind --to latest, which walks the feed as it is, between runs.
+    await w.moveCheckpoint(48_000_000);
+    w.feed.append(makeEvent(48_000_001));
     const second = await w.run(latest);
 
     expect(first.summary.checkpoint).toBeNull();
     expect(maxGauge(first.metrics)).toBe(1);
     expect(numbers(w.quarantined())).toEqual([48_000_000]);
-    expect(numbers(w.published())).toEqual([48_000_030]);
+    expect(numbers(w.published())).toEqual([48_000_001]);
     expect(maxGauge(second.metrics)).toBe(0);
-    expect(await w.store().read()).toMatchObject({ checkpoint: 48_000_030, heldJumps: [] });
+    expect(await w.store().read()).toMatchObject({ checkpoint: 48_000_001, heldJumps: [] });
   });
 
   it('starting at latest, lands below a jump in the backlog and publishes what comes below it', async () => {
@@ -263,6 +309,41 @@ describe('in stream mode, 1, 2, 3 and 2^53 − 1 in one message', () => {
     expect(summary.checkpoint).toBe(5);
     expect(stream.opens.slice(0, 2)).toEqual([null, 5]);
     expect(maxGauge(metrics)).toBe(1);
+  });
+
+  it("waits for a row's lone first event beyond the bound to be corroborated, as long as a micro-batch lingers", async () => {
+    const w = world([]);
+    const stream = new ScriptedStream(w.clock);
+    // One event per message, the second 50 ms after the first: within the 100 ms linger.
+    stream.connection(
+      { message: message(48_000_000, 48_000_000) },
+      { afterMs: 50, message: message(48_000_001, 48_000_001) },
+      { afterMs: 1_000, message: message(48_000_002, 48_000_002) },
+      { afterMs: 1_000, end: true },
+    );
+
+    const { summary, metrics } = await w.run({ feedMode: 'stream' }, { stream });
+
+    expect(numbers(w.published())).toEqual([48_000_000, 48_000_001, 48_000_002]);
+    expect(w.quarantined()).toEqual([]);
+    expect(maxGauge(metrics)).toBe(0);
+    expect(summary.checkpoint).toBe(48_000_002);
+  });
+
+  it('holds a lone first event the linger did not see corroborated, and never passes it by', async () => {
+    const w = world([]);
+    const stream = new ScriptedStream(w.clock);
+    stream.connection(
+      { message: message(48_000_000, 48_000_000) },
+      { afterMs: 2_000, message: message(48_000_002, 48_000_001, 48_000_002) },
+      { afterMs: 1_000, end: true },
+    );
+
+    const { summary } = await w.run({ feedMode: 'stream' }, { stream });
+
+    expect(numbers(w.quarantined())[0]).toBe(48_000_000);
+    expect(w.published()).toEqual([]);
+    expect(summary.checkpoint).toBeNull();
   });
 
   it('does not resume after a message id implausibly far past the events before it', async () => {

@@ -3,7 +3,8 @@
  * FC_SEED explores others): random events in a few groups (some in none), published page after
  * page without waiting, as the cycle does, through several requests at once, to a bus that takes
  * a random time per request, throttles whole requests and rejects entries at random (some for
- * good), with a deadline sometimes and the cycle's halt on failure sometimes; and sometimes through
+ * good), with a deadline sometimes (and sometimes a start deadline before it, after which no first
+ * send starts) and the cycle's halt on failure sometimes; and sometimes through
  * the claim check, with events too large for the bus (stored up front, or refused by the bus for
  * their size and stored then) and stores that fail.
  *
@@ -13,7 +14,9 @@
  * - so each group reaches a FIFO subscriber (the bus's acceptance order) in sequence order, except
  *   where one request rejected an entry and accepted a later one of its group: exactly those are
  *   counted in `OrderBroken` and logged, naming both events;
- * - every event is accepted once, or reported failed or unsent: nothing is dropped silently.
+ * - every event is accepted once, or reported failed or unsent: nothing is dropped silently;
+ * - after the start deadline, a request only resends entries sent before it (none is sent for the
+ *   first time), and what was left for that reason is unsent, never sent, not failed.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -45,6 +48,8 @@ interface Scenario {
   readonly maxDelayMs: number;
   /** Virtual ms until the signal aborts; none when undefined. */
   readonly deadlineMs: number | undefined;
+  /** With a deadline: virtual ms before it that the start signal aborts; none when undefined. */
+  readonly startBeforeMs: number | undefined;
   /** Halt the pipeline once a page reports a failure, as the cycle does. */
   readonly haltOnFailure: boolean;
   /** Through a `ClaimCheckPublisher`: percent of events too large, percent of stores failing. */
@@ -64,6 +69,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   alwaysRejected: fc.array(fc.integer({ min: 1, max: 60 }), { maxLength: 2 }),
   maxDelayMs: fc.integer({ min: 1, max: 80 }),
   deadlineMs: fc.option(fc.integer({ min: 50, max: 3_000 }), { nil: undefined }),
+  startBeforeMs: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
   haltOnFailure: fc.boolean(),
   claimCheck: fc.option(
     fc.record({
@@ -150,11 +156,17 @@ async function run(scenario: Scenario) {
     scenario.deadlineMs === undefined
       ? new AbortController().signal
       : clock.deadline(clock.now() + scenario.deadlineMs).signal;
+  const startAt =
+    scenario.deadlineMs === undefined || scenario.startBeforeMs === undefined
+      ? undefined
+      : clock.now() + Math.max(0, scenario.deadlineMs - scenario.startBeforeMs);
+  const startSignal = startAt === undefined ? undefined : clock.deadline(startAt).signal;
   const onAccepted: BankingEvent[] = [];
   const publishPage = async (page: readonly BankingEvent[]) => {
     const report = await pipeline.publish(page, {
       deadline: clock.now() + 60_000,
       signal,
+      ...(startSignal === undefined ? {} : { startSignal }),
       onAccepted: (event) => onAccepted.push(event),
     });
     if (scenario.haltOnFailure && report.failed.length > 0) pipeline.halt();
@@ -168,7 +180,7 @@ async function run(scenario: Scenario) {
     publishing.push(publishPage(page));
   }
   const reports = await Promise.all(publishing);
-  return { events, bus, metrics, logger, reports, onAccepted };
+  return { events, bus, metrics, logger, reports, onAccepted, startAt };
 }
 
 /** Per request and group: the first rejected entry and the first later entry accepted, if any. */
@@ -194,7 +206,7 @@ function breaksIn(request: BusRequest, byNumber: ReadonlyMap<number, BankingEven
 it('keeps every event group in order under concurrency, partial failures, throttling and retries, except where OrderBroken says', async () => {
   await fc.assert(
     fc.asyncProperty(scenarios, async (scenario) => {
-      const { events, bus, metrics, logger, reports, onAccepted } = await run(scenario);
+      const { events, bus, metrics, logger, reports, onAccepted, startAt } = await run(scenario);
       const byNumber = new Map(events.map((event) => [event.sequence_number, event]));
 
       // When each entry was accepted: the step of the answer that accepted it.
@@ -277,7 +289,22 @@ it('keeps every event group in order under concurrency, partial failures, thrott
       expect(failed.filter((sequence) => acceptedAt.has(sequence))).toEqual([]);
       expect(new Set(failed).size).toBe(failed.length);
       expect(accepted.length + failed.length + unsent).toBe(events.length);
-      if (!scenario.haltOnFailure) expect(unsent).toBe(0);
+      if (!scenario.haltOnFailure && startAt === undefined) expect(unsent).toBe(0);
+
+      // After the start deadline, resends only; what was left then is unsent and was never sent.
+      if (startAt !== undefined) {
+        const sentBefore = new Set<number>();
+        for (const request of bus.requests) {
+          if (request.startedAt > startAt) {
+            for (const sequence of request.sequences)
+              expect(sentBefore.has(sequence), `event ${sequence} first sent after the start deadline`).toBe(
+                true,
+              );
+          }
+          for (const sequence of request.sequences) sentBefore.add(sequence);
+        }
+        if (!scenario.haltOnFailure) expect(unsent).toBeLessThanOrEqual(events.length - sentBefore.size);
+      }
     }),
     { numRuns: 300, seed: Number(process.env.FC_SEED ?? 2_727) },
   );

@@ -188,6 +188,66 @@ describe('PublishPipeline with event groups', () => {
     ]);
   });
 
+  it('leaves a batch still waiting for its turn when no first send may start unsent, and what of its group follows, not failed', async () => {
+    const { bus, pipeline, clock, accepted } = setup({ delayMs: () => 1_000 });
+    const start = clock.deadline(clock.now() + 500);
+    const end = clock.deadline(clock.now() + 2_000);
+
+    const report = await pipeline.publish(events('AAAAAA'), {
+      deadline: clock.now() + 2_000,
+      signal: end.signal,
+      startSignal: start.signal,
+      onAccepted: (event) => accepted.push(event.sequence_number),
+    });
+
+    // The request in flight at the start deadline is answered; nothing is sent after it.
+    expect(sent(bus)).toEqual([[1, 2]]);
+    expect(accepted).toEqual([1, 2]);
+    expect(report).toMatchObject({ accepted: 2, failed: [], unsent: 4 });
+  });
+
+  it('sends the other groups up to the start deadline, and leaves each group behind an unsent batch unsent', async () => {
+    const { bus, pipeline, clock, accepted } = setup({
+      limits: { maxEntriesPerBatch: 1, maxBatchBytes: 256 * 1024, maxEntryBytes: 256 * 1024 },
+      // A's first request is slow; B's answer at once.
+      delayMs: (request) => (request === 0 ? 1_000 : 10),
+    });
+    const start = clock.deadline(clock.now() + 500);
+    const end = clock.deadline(clock.now() + 2_000);
+
+    const report = await pipeline.publish(events('ABABAB'), {
+      deadline: clock.now() + 2_000,
+      signal: end.signal,
+      startSignal: start.signal,
+      onAccepted: (event) => accepted.push(event.sequence_number),
+    });
+
+    expect(sent(bus)).toEqual([[1], [2], [4], [6]]);
+    expect(accepted.sort((a, b) => a - b)).toEqual([1, 2, 4, 6]);
+    expect(report).toMatchObject({ accepted: 4, failed: [], unsent: 2 });
+  });
+
+  it('reports what a bus holding a request until the end cut short as failed, and the batches behind it as unsent', async () => {
+    // The first request is answered only when the invocation gives up on it.
+    const { bus, pipeline, clock } = setup({ delayMs: () => 1e9 });
+    const start = clock.deadline(clock.now() + 500);
+    const end = clock.deadline(clock.now() + 2_000);
+
+    const report = await pipeline.publish(events('AAAA'), {
+      deadline: clock.now() + 2_000,
+      signal: end.signal,
+      startSignal: start.signal,
+      onAccepted: () => {},
+    });
+
+    expect(sent(bus)).toEqual([[1, 2]]);
+    expect(failures(report)).toEqual([
+      [1, 'DeadlineExceeded'],
+      [2, 'DeadlineExceeded'],
+    ]);
+    expect(report.unsent).toBe(2);
+  });
+
   describe('without groups', () => {
     for (const [name, group] of [
       ['a bus that names none', undefined],

@@ -4,6 +4,7 @@ import type { BankingEvent } from '../../../functions/core/banking-event.ts';
 import type { HeldJump } from '../../../functions/core/checkpoint/store.ts';
 import { parsePollResponse } from '../../../functions/core/event-model.ts';
 import {
+  awaitsCorroboration,
   HeldJumps,
   heldJumpQuarantine,
   isJumpGap,
@@ -16,9 +17,17 @@ import { makeEvent } from '../../support/in-memory-ports.ts';
 const MAX = Number.MAX_SAFE_INTEGER;
 const numbers = (events: readonly BankingEvent[]) => events.map((event) => event.sequence_number);
 
-/** The rule with a bound and the decisions on some events (by id). */
-function rule(maxJump: number, decisions: Record<string, HeldJump['decision']> = {}): JumpRule {
-  return { maxJump, decisionOf: (event) => decisions[event.id] };
+/** The rule with a bound and the decisions on some events (by id); `held`: numbers held already. */
+function rule(
+  maxJump: number,
+  decisions: Record<string, HeldJump['decision']> = {},
+  held: readonly number[] = [],
+): JumpRule {
+  return {
+    maxJump,
+    decisionOf: (event) => decisions[event.id],
+    heldBelow: (sequenceNumber) => held.some((number) => number < sequenceNumber),
+  };
 }
 
 describe('splitAtJump', () => {
@@ -99,6 +108,96 @@ describe('splitAtJump', () => {
     const { trusted } = splitAtJump([rejected], 150_000, rule(100_000, { [rejected.id]: 'rejected' }));
 
     expect(numbers(trusted)).toEqual([200_000]);
+  });
+});
+
+describe("splitAtJump on a row's first read (no cursor): a first event beyond the bound is the baseline only when corroborated", () => {
+  const first = (...sequences: number[]) =>
+    splitAtJump(
+      sequences.map((n) => makeEvent(n)),
+      null,
+      rule(100_000),
+    );
+
+  it('still holds a lone first event numbered 2^53 − 1', () => {
+    expect(numbers(first(MAX).held)).toEqual([MAX]);
+    expect(first(MAX).trusted).toEqual([]);
+  });
+
+  it('trusts 1,000,000 and 1,000,001: the next event corroborates the first', () => {
+    expect(numbers(first(1_000_000, 1_000_001).trusted)).toEqual([1_000_000, 1_000_001]);
+    expect(first(1_000_000, 1_000_001).held).toEqual([]);
+  });
+
+  it('holds 2^53 − 1 after 1,000,000 (and 1,000,000 with it: nothing corroborates it)', () => {
+    const { trusted, held } = first(1_000_000, MAX);
+
+    expect(trusted).toEqual([]);
+    expect(numbers(held)).toEqual([1_000_000, MAX]);
+  });
+
+  it('holds 2^53 − 1 after a corroborated 1,000,000 and 1,000,001', () => {
+    const { trusted, held } = first(1_000_000, 1_000_001, MAX);
+
+    expect(numbers(trusted)).toEqual([1_000_000, 1_000_001]);
+    expect(numbers(held)).toEqual([MAX]);
+  });
+
+  it('takes exactly the bound between the first two as corroboration, and one more as none', () => {
+    expect(numbers(first(1_000_000, 1_100_000).trusted)).toEqual([1_000_000, 1_100_000]);
+    expect(numbers(first(1_000_000, 1_100_001).held)).toEqual([1_000_000, 1_100_001]);
+  });
+
+  it('needs no corroboration for a first event within the bound of 0', () => {
+    expect(numbers(first(100_000).trusted)).toEqual([100_000]);
+    expect(numbers(first(100_001).held)).toEqual([100_001]);
+  });
+
+  it('takes no baseline above an event held already: trusting it would pass the held one by', () => {
+    const events = [1_000_001, 1_000_002].map((n) => makeEvent(n));
+
+    const { trusted, held } = splitAtJump(events, null, rule(100_000, {}, [1_000_000]));
+
+    expect(trusted).toEqual([]);
+    expect(numbers(held)).toEqual([1_000_001, 1_000_002]);
+    // A held event is no obstacle to itself: a poll from the beginning brings it first again.
+    const again = [1_000_000, 1_000_001].map((n) => makeEvent(n));
+    expect(numbers(splitAtJump(again, null, rule(100_000, {}, [1_000_000])).trusted)).toEqual([
+      1_000_000, 1_000_001,
+    ]);
+  });
+
+  it('leaves a rejected event out, below the baseline too, and looks for corroboration among the others', () => {
+    const rejected = makeEvent(1_000_000);
+    const events = [rejected, makeEvent(1_000_005), makeEvent(1_000_006)];
+
+    const { trusted, held } = splitAtJump(events, null, rule(100_000, { [rejected.id]: 'rejected' }));
+
+    expect(numbers(trusted)).toEqual([1_000_005, 1_000_006]);
+    expect(held).toEqual([]);
+  });
+
+  it('with a cursor, judges as before: no baseline of its own', () => {
+    const { trusted, held } = splitAtJump(
+      [1_000_000, 1_000_001].map((n) => makeEvent(n)),
+      3,
+      rule(100_000),
+    );
+
+    expect(trusted).toEqual([]);
+    expect(numbers(held)).toEqual([1_000_000, 1_000_001]);
+  });
+});
+
+describe('awaitsCorroboration', () => {
+  it('is a lone first event beyond the bound, undecided, above nothing held', () => {
+    const lone = [makeEvent(1_000_000)];
+
+    expect(awaitsCorroboration(lone, rule(100_000))).toBe(true);
+    expect(awaitsCorroboration([makeEvent(5)], rule(100_000))).toBe(false);
+    expect(awaitsCorroboration([...lone, makeEvent(1_000_001)], rule(100_000))).toBe(false);
+    expect(awaitsCorroboration(lone, rule(100_000, { [lone[0]!.id]: 'accepted' }))).toBe(false);
+    expect(awaitsCorroboration(lone, rule(100_000, {}, [999_999]))).toBe(false);
   });
 });
 
@@ -210,6 +309,18 @@ describe('HeldJumps', () => {
     expect(unchanged).toBe(false);
     expect(jumps.records.map((held) => held.sequenceNumber)).toEqual([MAX]);
     expect(jumps.changed).toBe(true);
+  });
+
+  it('says whether a held event, recorded and not rejected or being quarantined, lies below a number', () => {
+    const jumps = new HeldJumps([record(20, 'b', 'rejected'), record(30, 'c'), record(40, 'd', 'accepted')]);
+
+    expect(jumps.heldBelow(30)).toBe(false);
+    expect(jumps.heldBelow(31)).toBe(true);
+    const rejectedOnly = new HeldJumps([record(20, 'b', 'rejected')]);
+    expect(rejectedOnly.heldBelow(1_000)).toBe(false);
+    rejectedOnly.takeJump([makeEvent(500)]);
+    expect(rejectedOnly.heldBelow(500)).toBe(false);
+    expect(rejectedOnly.heldBelow(501)).toBe(true);
   });
 
   it('keeps at most maxHeld records, letting the highest go', () => {

@@ -174,6 +174,7 @@ describe('PowertoolsMetricsSink, a fleet: what the per-condition alarms read (pl
         'LagSeconds',
         'LeaseBusy',
         'OrderBroken',
+        'OversizePages',
         'SequenceGaps',
         'SequenceJumpsHeld',
         'StalledRuns',
