@@ -29,6 +29,16 @@
  *   npm run bench:fleet -- [--programs 1000] [--workers 10] [--memory 1024] [--rate 0.05]
  *                          [--ticks 3] [--phases caught-up,backlog,misbehaving,kill,synth]
  *                          [--synth 1,100,1000,5000] [--seed 35] [--quick] [--out <file>]
+ *                          [--afflictions stall,error-500,flood,oversize-pages,revoked]
+ *                          [--loop-probe <dir>]
+ *
+ * `--afflictions`: the kinds the misbehaving programs take in turn (all by default), to tell their
+ * effects apart. `--loop-probe`: each worker process writes its event loop's utilization and delay
+ * once a second to `<dir>` (`support/loop-probe-hook.mjs`), and each compared window lists the
+ * slowest 2 % of each group's events with when they were created, to set side by side.
+ *
+ * The misbehaving windows are also taken together (`misbehaving_both_halves`): each group of
+ * workers on both sides once, so what the groups differ by on their own cancels out.
  *
  * Results: bench/results/fleet-<date>.json (or `--out`).
  */
@@ -67,6 +77,8 @@ const { values } = parseArgs({
     'flood-rate': { type: 'string', default: '200' },
     'oversize-page-events': { type: 'string', default: '5000' },
     'oversize-backlog': { type: 'string', default: '20000' },
+    afflictions: { type: 'string' },
+    'loop-probe': { type: 'string' },
     'max-concurrent': { type: 'string' },
     'stagger-ms': { type: 'string' },
     'lease-check-ms': { type: 'string', default: '1000' },
@@ -99,6 +111,7 @@ const setup: FleetSetup = {
   // The workers' runs spread over the minute: moto cannot take every worker's hand-over at once.
   staggerMs: Number(values['stagger-ms'] ?? Math.floor(60_000 / Number(values.workers ?? (quick ? 4 : 10)))),
   leaseCheckIntervalMs: Number(values['lease-check-ms']),
+  ...(values['loop-probe'] === undefined ? {} : { loopProbeDir: path.resolve(values['loop-probe']) }),
 };
 const ticksPerPhase = Number(values.ticks ?? (quick ? 2 : 3));
 const INTERVAL_MS = 60_000;
@@ -106,6 +119,14 @@ const WARM_UP_TICKS = 2;
 const SHARE_AFFLICTED = 0.1;
 const AFFLICTIONS = ['stall', 'error-500', 'flood', 'oversize-pages', 'revoked'] as const;
 type Affliction = (typeof AFFLICTIONS)[number];
+/** The kinds the misbehaving programs take in turn: all of them, or `--afflictions` (to tell their effects apart). */
+const afflictionsUsed: readonly Affliction[] = (values.afflictions ?? AFFLICTIONS.join(','))
+  .split(',')
+  .map((name) => {
+    if (!(AFFLICTIONS as readonly string[]).includes(name))
+      throw new Error(`--afflictions: ${name} is not one of ${AFFLICTIONS.join(', ')}`);
+    return name as Affliction;
+  });
 
 const log = (line: string) =>
   process.stderr.write(`[bench:fleet ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -279,7 +300,7 @@ async function afflict(
   const floods: Record<string, number> = {};
   const oversize: string[] = [];
   for (const [index, programId] of programIds.entries()) {
-    const kind = AFFLICTIONS[index % AFFLICTIONS.length]!;
+    const kind = afflictionsUsed[index % afflictionsUsed.length]!;
     kinds[programId] = kind;
     const misbehaviour: ProgramMisbehaviour | undefined =
       kind === 'stall'
@@ -351,7 +372,7 @@ async function main(): Promise<void> {
       node_bench: process.version,
       load_average_at_start: os.loadavg().map((value) => round(value, 1)),
     },
-    setup: { ...setup, ticksPerPhase, intervalMs: INTERVAL_MS, quick },
+    setup: { ...setup, ticksPerPhase, intervalMs: INTERVAL_MS, quick, afflictions: afflictionsUsed },
   };
   const problems: string[] = [];
   const fleetPhases = [...phases].filter((name) => name !== 'synth');
@@ -582,21 +603,36 @@ async function runFleet(fleet: FleetDeployment, results: Record<string, unknown>
   }
 
   const phasesOut: Record<string, unknown>[] = [];
+  const misbehavingLags: Array<{
+    lags: Record<string, number[]>;
+    affected: Set<string>;
+    control: Set<string>;
+  }> = [];
   for (const window of windows) {
     const lags = await fleet.bus.call('lags', window);
+    if (window.name.startsWith('misbehaving') && window.compare !== undefined)
+      misbehavingLags.push({ lags, ...window.compare });
+    const slowest =
+      setup.loopProbeDir === undefined || window.compare === undefined
+        ? {}
+        : { slowest_events: slowestEvents(await fleet.bus.call('timedLags', window), window) };
     const all = lagFigures(lags);
     const record = schedule.records.find((candidate) => candidate.name === window.name)!;
     phasesOut.push({
       name: window.name,
+      from: window.from,
+      to: window.to,
       minutes: round(record.minutes, 2),
       lag_all_programs: all,
       ...(window.compare === undefined
         ? {}
         : { side_by_side: sideBySide(lags, window.compare.affected, window.compare.control) }),
+      ...slowest,
       ...usageFigures(record),
     });
   }
   results.phases = phasesOut;
+  if (misbehavingLags.length === 2) results.misbehaving_both_halves = bothHalves(misbehavingLags);
   results.other_phases = schedule.records
     .filter((record) => !windows.some((window) => window.name === record.name))
     .map((record) => ({ name: record.name, minutes: round(record.minutes, 2), ...usageFigures(record) }));
@@ -628,6 +664,59 @@ async function runFleet(fleet: FleetDeployment, results: Record<string, unknown>
     results.cost_inputs = costInputs(caughtUp, fleet);
   }
   results.runs = runFigures(fleet.outcomes);
+  if (setup.loopProbeDir !== undefined)
+    results.loop_probe = {
+      dir: setup.loopProbeDir,
+      pids: Object.fromEntries(fleet.shards.map((shard) => [shard.worker, shard.pids])),
+    };
+}
+
+/**
+ * The two misbehaving windows together: the others in the workers with misbehaving programs (B's
+ * in the first, A's in the second) against the control workers (A's, then B's). Each group of
+ * workers is on both sides once, so what one group's workers differ by on their own (their place
+ * in the schedule's stagger, say: the caught-up window shows it) cancels out, and each side has
+ * twice the events.
+ */
+function bothHalves(
+  halves: ReadonlyArray<{
+    lags: Readonly<Record<string, number[]>>;
+    affected: ReadonlySet<string>;
+    control: ReadonlySet<string>;
+  }>,
+) {
+  const merged: Record<string, number[]> = {};
+  const affected = new Set<string>();
+  const control = new Set<string>();
+  halves.forEach((half, index) => {
+    for (const [programId, lags] of Object.entries(half.lags)) {
+      const key = `${programId}#${index}`;
+      merged[key] = lags;
+      if (half.affected.has(programId)) affected.add(key);
+      if (half.control.has(programId)) control.add(key);
+    }
+  });
+  return sideBySide(merged, affected, control);
+}
+
+/**
+ * The slowest 2 % of each group's events in a window, as [seconds into the window, lag ms,
+ * program]: when a group's tail happened, to set beside the workers' event-loop timeline.
+ */
+function slowestEvents(
+  timed: Readonly<Record<string, ReadonlyArray<readonly [number, number]>>>,
+  window: { from: number; compare?: { affected: Set<string>; control: Set<string> } },
+) {
+  const of = (group: ReadonlySet<string>) => {
+    const events = Object.entries(timed)
+      .filter(([programId]) => group.has(programId))
+      .flatMap(([programId, lags]) =>
+        lags.map(([createdAt, lag]) => [round((createdAt - window.from) / 1000, 1), lag, programId] as const),
+      )
+      .sort((a, b) => b[1] - a[1]);
+    return events.slice(0, Math.ceil(events.length * 0.02));
+  };
+  return { affected: of(window.compare!.affected), control: of(window.compare!.control) };
 }
 
 function usageFigures(record: PhaseRecord) {

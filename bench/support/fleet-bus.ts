@@ -115,6 +115,20 @@ export const busMethods = {
     }
     return result;
   },
+  /** Per program, `[createdAt, lag]` of the events created in [from, to) that were accepted: when the slow ones were. */
+  timedLags(window: { readonly from: number; readonly to: number }): Record<string, Array<[number, number]>> {
+    const result: Record<string, Array<[number, number]>> = {};
+    for (const [programId, log] of programs) {
+      const lags: Array<[number, number]> = [];
+      for (const accepted of log.accepted.values()) {
+        if (accepted.createdAt >= window.from && accepted.createdAt < window.to) {
+          lags.push([accepted.createdAt, accepted.acceptedAt - accepted.createdAt]);
+        }
+      }
+      if (lags.length > 0) result[programId] = lags;
+    }
+    return result;
+  },
   /**
    * The events of `range` (per program) first accepted: how many, and the first and last
    * acceptance times (a backlog's drain).

@@ -54,6 +54,11 @@ export interface FleetSetup {
   readonly staggerMs: number;
   /** `LEASE_CHECK_INTERVAL_MS`: how often a waiting run reads a lease (default 100). */
   readonly leaseCheckIntervalMs: number;
+  /**
+   * Where each worker process writes its event loop's utilization and delay once a second
+   * (`loop-probe-hook.mjs`). @default none
+   */
+  readonly loopProbeDir?: string;
 }
 
 /** One program of the fleet: its record's name, its bank's id, the worker rendezvous hashing gives it. */
@@ -193,7 +198,13 @@ class Shard {
   constructor(
     readonly worker: number,
     readonly programs: number,
-    spec: { codeDir: string; environment: Record<string, string>; timeoutMs: number; memoryMb: number },
+    spec: {
+      codeDir: string;
+      environment: Record<string, string>;
+      timeoutMs: number;
+      memoryMb: number;
+      nodeArgs?: readonly string[];
+    },
     cpu: FleetCpu,
   ) {
     this.containers = [0, 1].map((slot) => {
@@ -425,7 +436,11 @@ export class FleetDeployment {
         environment,
         timeoutMs: artifact.timeoutSeconds * 1000,
         memoryMb: setup.memoryMb,
+        ...(setup.loopProbeDir === undefined
+          ? {}
+          : { nodeArgs: ['--import', path.join(import.meta.dirname, 'loop-probe-hook.mjs')] }),
       };
+      if (setup.loopProbeDir !== undefined) environment.BENCH_LOOP_DIR = setup.loopProbeDir;
       const shards = Array.from(
         { length: setup.workers },
         (_, worker) =>

@@ -4,7 +4,7 @@ import { PageTooLargeError, PageUnreadableError, UpstreamHttpError } from './err
 import { selectNewEvents } from './event-model.ts';
 import { pickLateEvents } from './late-events.ts';
 import { type ReadRoom, withinRoom } from './memory-budget.ts';
-import type { Clock, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
+import type { Clock, CpuTurns, CycleLogger, EventFeed, MetricsSink } from './ports.ts';
 import { type JumpRule, splitAtJump } from './sequence-jumps.ts';
 
 export interface FeedReaderDeps {
@@ -24,6 +24,8 @@ export interface FeedReaderDeps {
    * `held`, never as events. @default every event is trusted (the operator's reads)
    */
   readonly jumps?: JumpRule;
+  /** Turns on a shared thread: a page is parsed in its program's turn (`CpuTurns`). @default none */
+  readonly cpuTurns?: CpuTurns;
 }
 
 export interface FeedReaderOptions {
@@ -150,7 +152,7 @@ export class FeedReader implements FeedSource {
    * window closes. Throws what cannot be retried (authentication, payload, 4xx).
    */
   async next(after: number | null, room?: ReadRoom): Promise<FeedRead> {
-    const { clock, feed, metrics, logger } = this.#deps;
+    const { clock, feed, metrics, logger, cpuTurns } = this.#deps;
     const { signal } = this.#window;
     let maxBytes = this.#bytesToRead(room);
     for (;;) {
@@ -159,7 +161,12 @@ export class FeedReader implements FeedSource {
       const startedAt = clock.now();
       let page: Awaited<ReturnType<EventFeed['poll']>>;
       try {
-        page = await feed.poll({ after, signal, ...(maxBytes === undefined ? {} : { maxBytes }) });
+        page = await feed.poll({
+          after,
+          signal,
+          ...(maxBytes === undefined ? {} : { maxBytes }),
+          ...(cpuTurns === undefined ? {} : { cpuTurn: () => cpuTurns.take() }),
+        });
       } catch (error) {
         if (signal.aborted) return { kind: 'closed', upstreamUnavailable: false };
         if (error instanceof PageTooLargeError && maxBytes !== undefined) {
@@ -257,10 +264,12 @@ export class FeedReader implements FeedSource {
    * larger than asked for is not read in full only to keep its first events. `undefined`: no bound.
    */
   #bytesToRead(room: ReadRoom | undefined): number | undefined {
-    if (room === undefined) return undefined;
+    // On a shared thread a page is parsed in short steps: a longer one is read in parts.
+    const step = this.#deps.cpuTurns?.stepBytes;
+    if (room === undefined) return step;
     const byBytes = Math.max(0, room.bytes / 2);
     const byEvents = this.#textPerEvent === 0 ? byBytes : room.events * this.#textPerEvent * 1.25;
-    return Math.ceil(Math.min(byBytes, byEvents));
+    return Math.ceil(Math.min(byBytes, byEvents, step ?? Number.POSITIVE_INFINITY));
   }
 
   #noteTextPerEvent(events: readonly BankingEvent[]): void {

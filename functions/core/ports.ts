@@ -37,11 +37,33 @@ export interface Deadline {
   clear(): void;
 }
 
+/**
+ * Turns on the one thread that several programs' cycles share (a worker's, `fleet/cpu-turns.ts`):
+ * a cycle awaits `take()` before a step that holds the thread for long (parsing a page, building
+ * and signing a request to the bus), and the step runs, up to its next wait, when it is this
+ * program's turn. A program with much to do then takes turns with one that has little, instead of
+ * queueing all its steps ahead of it.
+ */
+export interface CpuTurns {
+  /** Resolves when it is this program's turn; never rejects. */
+  take(): Promise<void>;
+  /**
+   * The most of a page read (and so parsed) in one step: a longer page is read in parts
+   * (`FeedPage.cut`). A first event longer than this is still read whole, within the feed's bound.
+   */
+  readonly stepBytes: number;
+}
+
 export interface PollRequest {
   /** Events strictly after this sequence number; `null` when there is no checkpoint yet. */
   readonly after: number | null;
   /** Fires no later than the invocation's deadline; aborting a poll loses nothing. */
   readonly signal: AbortSignal;
+  /**
+   * Awaited once the answer has arrived, before it is parsed: the program's turn on a thread it
+   * shares (`CpuTurns`). @default no wait
+   */
+  readonly cpuTurn?: () => Promise<void>;
   /**
    * Bytes of the answer the cycle has room for: a longer one may be read in parts, its first
    * events only (`FeedPage.cut`). The feed may read more (its floor), or less (its own bound).

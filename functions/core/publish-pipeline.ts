@@ -5,6 +5,7 @@ import { ConfigurationError, PollerError, PublishError } from './errors.ts';
 import { type BatchTurn, type GivenUp, GroupSequencer, type TurnOutcome } from './group-sequencer.ts';
 import type {
   Clock,
+  CpuTurns,
   CycleLogger,
   EntryOutcome,
   EventPublisher,
@@ -34,6 +35,8 @@ export interface PublishPipelineDeps {
   readonly metrics: MetricsSink;
   readonly logger: CycleLogger;
   readonly random?: () => number;
+  /** Turns on a shared thread: each request to the bus is built and sent in its program's turn. @default none */
+  readonly cpuTurns?: CpuTurns;
 }
 
 export interface FailedEvent {
@@ -236,6 +239,8 @@ export class PublishPipeline {
     const failures = new Set<PublishFailure>();
     let accepted = 0;
     try {
+      // Its entries are built and signed in this program's turn, when the thread is shared.
+      if (this.#deps.cpuTurns !== undefined) await this.#deps.cpuTurns.take();
       const outcomes = await this.#deps.publisher.send(pending, request.signal);
       pending.forEach((event, index) => {
         const result: EntryOutcome | undefined = outcomes[index];

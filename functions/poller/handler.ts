@@ -295,6 +295,8 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
         logger: cycleLogger,
         metrics: workerMetricsSink,
         observe: (program) => observeProgram(program, worker, config.programMetrics),
+        // The programs' turns on the one thread: one turn a pass of the event loop, after its I/O.
+        defer: (serve) => setImmediate(serve),
         runProgram: programRunner({
           config,
           dynamodb: current.dynamodb,

@@ -117,6 +117,7 @@ export function programRunner(
           clock: systemClock,
           metrics: slot.metrics,
           logger: slot.logger,
+          cpuTurns: slot.cpuTurns,
         },
         cycleOptions(config, values, {
           program: record.name,

@@ -19,6 +19,8 @@ export interface LimitIgnoringBankOptions {
   readonly pageEvents: number;
   /** How long an answer with no events waits before it goes (a long poll's hold). @default 200 */
   readonly emptyHoldMs?: number;
+  /** Characters of a note in each event's `data`, to make events this much longer. @default 0 */
+  readonly notePadding?: number;
 }
 
 /** One `GET /events` as the bank saw it. */
@@ -34,9 +36,10 @@ export interface BankPoll {
 export const BANK_PROGRAM_ID = 'program-1';
 const CREATED_DT = '2026-01-05T10:00:00.000Z';
 
-/** The event with sequence number `n`, as the bank writes it (about 138 bytes). */
-export function bankEventText(n: number): string {
-  return `{"id":"e${n}","program_id":"${BANK_PROGRAM_ID}","sequence_number":${n},"created_dt":"${CREATED_DT}","type":"ACCOUNT_STATUS","data":{}}`;
+/** The event with sequence number `n`, as the bank writes it (about 138 bytes, and `notePadding` more). */
+export function bankEventText(n: number, notePadding = 0): string {
+  const data = notePadding > 0 ? `{"note":"${'n'.repeat(notePadding)}"}` : '{}';
+  return `{"id":"e${n}","program_id":"${BANK_PROGRAM_ID}","sequence_number":${n},"created_dt":"${CREATED_DT}","type":"ACCOUNT_STATUS","data":${data}}`;
 }
 
 export class LimitIgnoringBank {
@@ -58,7 +61,7 @@ export class LimitIgnoringBank {
     let bank: LimitIgnoringBank | undefined;
     const server = createServer((request, response) => bank?.handle(request, response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    bank = new LimitIgnoringBank(server, { emptyHoldMs: 200, ...options });
+    bank = new LimitIgnoringBank(server, { emptyHoldMs: 200, notePadding: 0, ...options });
     return bank;
   }
 
@@ -98,7 +101,8 @@ export class LimitIgnoringBank {
       const single = /^\/event\/sequence\/(\d+)$/.exec(url.pathname);
       if (request.method === 'GET' && single !== null) {
         const n = Number(single[1]);
-        if (n >= 1 && n <= this.#options.total) this.#send(response, 200, bankEventText(n));
+        if (n >= 1 && n <= this.#options.total)
+          this.#send(response, 200, bankEventText(n, this.#options.notePadding));
         else this.#json(response, 404, { error: 'not_found' });
         return;
       }
@@ -116,7 +120,7 @@ export class LimitIgnoringBank {
     this.polls.push({ after, limit: limit === null ? null : Number(limit), answered });
     const write = () => {
       const texts: string[] = [];
-      for (let n = from; n <= to; n += 1) texts.push(bankEventText(n));
+      for (let n = from; n <= to; n += 1) texts.push(bankEventText(n, this.#options.notePadding));
       const last = answered > 0 ? to : (after ?? 0);
       this.#send(
         response,

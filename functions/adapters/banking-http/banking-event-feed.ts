@@ -185,6 +185,8 @@ export class BankingEventFeed implements EventFeed, EventLookup {
         contentLength: headers['content-length'],
         unreadable: (message, context) => new PageUnreadableError(message, context),
         recover: recoverPage,
+        // The parse is the longest step on the thread: in this program's turn when it is shared.
+        beforeParse: request.cpuTurn,
       });
       const page =
         read.kind === 'cut'

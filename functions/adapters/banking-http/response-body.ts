@@ -48,6 +48,11 @@ interface ReadingOptions {
   readonly unreadable?: (message: string, context: ErrorContext) => PollerError;
   /** A reading of a body `JSON.parse` refused (`recoverPage`), tried before giving up on it. */
   readonly recover?: (text: string) => JsonDocument | undefined;
+  /**
+   * Awaited once the body is read, before it is parsed: the program's turn on a thread it shares
+   * with others (`CpuTurns`). @default no wait
+   */
+  readonly beforeParse?: () => Promise<void>;
 }
 
 /** A body's text as far as it was read: all of it, or its first `bytesRead` bytes. */
@@ -154,10 +159,12 @@ export type PageBody =
 /**
  * Reads a page's body like `readJsonBody`, except that a body longer than `maxBytes` is not refused:
  * its first `maxBytes` are returned as text (`cut`), and the connection is dropped, so a page of any
- * size takes no more memory than that to read.
+ * size takes no more memory than that to read. `beforeParse` is awaited before either is parsed
+ * (the caller parses a cut text, in the same turn).
  */
 export async function readPageBody(body: ReadableBody, options: ReadingOptions): Promise<PageBody> {
   const read = await readText(body, options, true);
+  if (options.beforeParse !== undefined) await options.beforeParse();
   if (!read.complete) return { kind: 'cut', text: read.text, bytesRead: read.bytesRead };
   return { kind: 'whole', document: parseJson(read.text, options) };
 }

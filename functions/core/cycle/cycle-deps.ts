@@ -1,6 +1,7 @@
 import type { CheckpointStore } from '../checkpoint/store.ts';
 import type {
   Clock,
+  CpuTurns,
   CycleLogger,
   EventFeed,
   EventLookup,
@@ -23,4 +24,9 @@ export interface CycleDeps {
   readonly logger: CycleLogger;
   /** Source of jitter; injectable for deterministic tests. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Turns on a thread shared with other programs' cycles (a worker's): taken before parsing a
+   * page and before each request to the bus. @default none: the cycle has the thread to itself
+   */
+  readonly cpuTurns?: CpuTurns;
 }

@@ -36,6 +36,7 @@ export function openFeedSources(
     metrics: deps.metrics,
     logger: deps.logger,
     random: deps.random,
+    cpuTurns: deps.cpuTurns,
     recordedGaps,
     jumps,
   };

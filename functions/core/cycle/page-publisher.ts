@@ -40,6 +40,7 @@ export class PagePublisher {
         metrics: deps.metrics,
         logger: deps.logger,
         random: deps.random,
+        cpuTurns: deps.cpuTurns,
       },
       settings.publish,
     );

@@ -21,13 +21,18 @@
  * - **Memory.** Each running program is told how many run at once (`programsInFlight`); the edge
  *   gives it that part of the byte budget (`memory-share.ts`), and caps `maxConcurrentPrograms`
  *   at what the memory holds.
+ * - **The thread.** The programs in flight share one event loop: each takes turns on it
+ *   (`cpu-turns.ts`: one CPU-heavy step of each program in turn), so that a program with much to
+ *   do (a flood, a backlog, oversize pages) does not queue all its steps ahead of another's one
+ *   event, and parses a page in short steps.
  *
  * The answer is bounded (`worker-summary.ts`): counts, and the worst programs.
  */
 import { DeadlineExceededError } from '../errors.ts';
 import type { CycleSummary } from '../poll-cycle.ts';
-import type { Clock, CycleLogger, MetricsSink } from '../ports.ts';
+import type { Clock, CpuTurns, CycleLogger, MetricsSink } from '../ports.ts';
 import { programsOfWorker } from './assignment.ts';
+import { FairCpuTurns } from './cpu-turns.ts';
 import type { ProgramRecord } from './program-record.ts';
 import type { ProgramRegistry, RefusedRecord } from './program-registry.ts';
 import {
@@ -49,6 +54,8 @@ export interface ProgramSlot {
   /** The program's own metrics (with its `Program`) and logger (with its `program` key). */
   readonly metrics: MetricsSink;
   readonly logger: CycleLogger;
+  /** Its turns on the thread the programs in flight share (the cycle's `cpuTurns`); absent without `WorkerDeps.defer`. */
+  readonly cpuTurns?: CpuTurns;
 }
 
 /** A program's metrics and logger, and the means to send them once its turn is over. */
@@ -72,6 +79,12 @@ export interface WorkerDeps {
    * cycle failed): the worker contains it.
    */
   runProgram(record: ProgramRecord, slot: ProgramSlot): Promise<CycleSummary>;
+  /**
+   * Runs a function once the event loop has done what else is ready (the edge: `setImmediate`):
+   * how the programs' turns on the thread are served (`cpu-turns.ts`). @default none: no turns,
+   * each program's steps run in the order the loop has them
+   */
+  readonly defer?: (serve: () => void) => void;
 }
 
 export interface WorkerOptions {
@@ -98,6 +111,7 @@ interface Run {
   readonly lanes: number;
   readonly queue: ProgramRecord[];
   readonly reports: ProgramReport[];
+  readonly cpuTurns: FairCpuTurns | undefined;
 }
 
 /**
@@ -126,6 +140,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     lanes,
     queue: inTurnOrder(mine, lanes * Math.max(1, Math.floor(usableMs / turnMs)), start),
     reports: [],
+    cpuTurns: deps.defer === undefined ? undefined : new FairCpuTurns(deps.defer),
   };
   deps.logger.info('Worker run', {
     worker: options.worker,
@@ -237,6 +252,7 @@ async function turn(run: Run, record: ProgramRecord, remainingMs: number): Promi
     programsInFlight: run.lanes,
     metrics: observation.metrics,
     logger: observation.logger,
+    ...(run.cpuTurns === undefined ? {} : { cpuTurns: run.cpuTurns.of(record.name) }),
   };
   let leftBehind = false;
   const cycle = Promise.resolve()

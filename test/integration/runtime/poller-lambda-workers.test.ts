@@ -16,12 +16,13 @@ import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
+import { STEP_PAGE_BYTES } from '../../../functions/core/fleet/cpu-turns.ts';
 import type { ProgramSettings } from '../../../functions/core/fleet/program-record.ts';
 import type { WorkerSummary } from '../../../functions/core/fleet/worker-summary.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import type { RecordedBus } from '../../support/aws-test-env.ts';
 import type { Invocation, LambdaContainer } from '../../support/lambda-runtime/lambda-container.ts';
-import { LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
+import { bankEventText, LimitIgnoringBank } from '../../support/limit-ignoring-bank.ts';
 import { emfDocuments, pollerLambda, usePollerScenarios } from '../../support/poller-lambda.ts';
 import { createQueue } from '../../support/sqs-queues.ts';
 
@@ -424,6 +425,42 @@ describe('workers of the deployed function', () => {
       new Set(failed.map((report) => report.program)),
     );
     expect(failed.map((report) => report.program)).not.toEqual(expect.arrayContaining(['cards']));
+  });
+
+  it("parse a program's oversize pages in short steps on the thread the programs share, losing nothing of the others'", async () => {
+    const bank = await simulator(2);
+    // Pages of 5,000 events of about 530 bytes (2.6 MB) whatever limit asked for.
+    const huge = await LimitIgnoringBank.start({ total: 60_000, pageEvents: 5_000, notePadding: 400 });
+    opened.push(huge);
+    const healthy = ['cards', 'loans'];
+    const f = await fleet(
+      [...healthy.map((name, index) => ({ name, bank, index })), { name: 'huge-pages', bank: huge }],
+      { record: healthy.map((_, index) => bank.programs[index]!.programId) },
+    );
+    const events = new Map(
+      healthy.map((name, index) => [name, bank.generate(30, { programId: bank.programs[index]!.programId })]),
+    );
+
+    const run = await f.worker(1, { timeoutMs: 8_000 }).invoke({ worker: 0 });
+
+    expect(workerSummary(run).programs.assigned).toBe(3);
+    // No part of a page parsed at once held more than a step (`cpu-turns.ts`) of its events' text:
+    // the cursor moved by at most that many events a poll (by the memory alone it would move by
+    // a part of 0.67 MB, about 1,270 of these events).
+    const cursors = huge.polls.map((poll) => poll.after ?? 0);
+    const mostInAStep = Math.floor(STEP_PAGE_BYTES / bankEventText(1, 400).length);
+    expect(cursors.length).toBeGreaterThan(2);
+    for (let index = 1; index < cursors.length; index += 1) {
+      expect(cursors[index]! - cursors[index - 1]!, `poll ${index}`).toBeLessThanOrEqual(mostInAStep);
+    }
+    expect(await f.checkpoint('huge-pages')).toBeGreaterThan(mostInAStep);
+    const ids = new Set(await delivered(f.bus));
+    for (const name of healthy) {
+      expect(
+        events.get(name)!.filter((event) => !ids.has(event.id)),
+        name,
+      ).toEqual([]);
+    }
   });
 
   it("write no line of a healthy, quiet program's run, and every line of a failing one's", async () => {

@@ -588,6 +588,41 @@ describe('BankingEventFeed.poll: pages larger than asked for', () => {
     expect(page.events.map((e) => e.sequence_number)).toEqual([11]);
   });
 
+  it.each([
+    ['read whole', undefined],
+    ['read in parts', 'cut'],
+  ] as const)(
+    'parses a page %s only once its program has its turn on the shared thread',
+    async (_label, cut) => {
+      const text = body([event(11), event(12), event(13)]);
+      const maxPageBytes = cut === undefined ? undefined : text.indexOf(JSON.stringify(event(13))) + 40;
+      const { feed } = await setup([json(200, text)], { maxPageBytes });
+      let asked = 0;
+      let release: (() => void) | undefined;
+      const cpuTurn = () => {
+        asked += 1;
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      };
+      let parsed = false;
+
+      const polled = feed.poll({ after: 10, signal: live(), cpuTurn }).then((page) => {
+        parsed = true;
+        return page;
+      });
+      while (release === undefined && !parsed) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setImmediate(resolve));
+
+      // The answer is read; its parse waits for the turn.
+      expect(parsed).toBe(false);
+      release?.();
+      const page = await polled;
+      expect(page.events.map((e) => e.sequence_number)).toEqual(cut === undefined ? [11, 12, 13] : [11, 12]);
+      expect(asked).toBe(1);
+    },
+  );
+
   it('still refuses a single-event lookup larger than maxBodyBytes', async () => {
     const { feed } = await setup([json(200, event(11))], { maxBodyBytes: 100 });
 

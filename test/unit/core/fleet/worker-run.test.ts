@@ -127,6 +127,8 @@ function fleet(behaviours: Readonly<Record<string, Behaviour>>, seed: readonly u
           metrics: slot.metrics,
           logger: slot.logger,
           random: () => 0.5,
+          // As the handler wires it: the program's turns on the shared thread, when it has them.
+          ...(slot.cpuTurns === undefined ? {} : { cpuTurns: slot.cpuTurns }),
         },
         {
           program: record.name,
@@ -235,6 +237,55 @@ describe('runWorker', () => {
     const flood = published(worlds.get('flood'));
     expect(flood).toEqual(upTo(flood.length));
     expect((await worlds.get('flood')!.checkpoints.read()).checkpoint).toBe(flood.length);
+  });
+
+  it('gives each program in flight turns of its own on the shared thread when the edge can defer, and loses nothing', async () => {
+    const { worlds, deps, clock } = fleet({
+      flood: { kind: 'floods', events: 5_000 },
+      cards: { kind: 'healthy', events: 50 },
+      loans: { kind: 'healthy', events: 30 },
+    });
+    let passes = 0;
+
+    const summary = await runWorker(
+      {
+        ...deps,
+        // A pass of the real event loop, time standing still meanwhile (as it does on a real clock).
+        defer: (serve) => {
+          passes += 1;
+          void clock.during(
+            () =>
+              new Promise<void>((resolve) =>
+                setImmediate(() => {
+                  serve();
+                  resolve();
+                }),
+              ),
+          );
+        },
+      },
+      options,
+    );
+
+    expect(summary.programs.completed).toBe(3);
+    expect(published(worlds.get('cards'))).toEqual(upTo(50));
+    expect(published(worlds.get('loans'))).toEqual(upTo(30));
+    const flood = published(worlds.get('flood'));
+    expect(flood).toEqual(upTo(flood.length));
+    expect((await worlds.get('flood')!.checkpoints.read()).checkpoint).toBe(flood.length);
+    const turns = ['flood', 'cards', 'loans'].map((name) => worlds.get(name)!.slots[0]!.cpuTurns);
+    expect(turns.every((cpu) => cpu !== undefined)).toBe(true);
+    expect(new Set(turns).size).toBe(3);
+    // Every page parsed and request sent took a turn: at least one pass each.
+    expect(passes).toBeGreaterThanOrEqual(worlds.get('cards')!.publisher.batches.length);
+  });
+
+  it('gives no turns without the means to defer: each program has the thread as the loop gives it', async () => {
+    const { worlds, deps } = fleet({ cards: { kind: 'healthy', events: 5 } });
+
+    await runWorker(deps, options);
+
+    expect(worlds.get('cards')!.slots[0]!.cpuTurns).toBeUndefined();
   });
 
   it('reports a program whose lease another run holds, and runs the others', async () => {
