@@ -42,7 +42,7 @@
  *
  * Results: bench/results/fleet-<date>.json (or `--out`).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -113,6 +113,8 @@ const setup: FleetSetup = {
   leaseCheckIntervalMs: Number(values['lease-check-ms']),
   ...(values['loop-probe'] === undefined ? {} : { loopProbeDir: path.resolve(values['loop-probe']) }),
 };
+// The workers' probe writes into it from their first run: a missing directory fails every run.
+if (setup.loopProbeDir !== undefined) mkdirSync(setup.loopProbeDir, { recursive: true });
 const ticksPerPhase = Number(values.ticks ?? (quick ? 2 : 3));
 const INTERVAL_MS = 60_000;
 const WARM_UP_TICKS = 2;
