@@ -58,6 +58,19 @@ function isAwsName(word: string): boolean {
   return EXCEPTION_NAME.test(word) || AWS_ERROR_NAMES.has(word) || ADAPTER_ONLY_NAMES.has(word);
 }
 
+/** A node whose text the code names things with: an identifier, a string or a template's text. */
+function isNamingText(node: ts.Node): node is ts.Node & { readonly text: string } {
+  return (
+    ts.isIdentifier(node) ||
+    ts.isPrivateIdentifier(node) ||
+    ts.isStringLiteral(node) ||
+    ts.isNoSubstitutionTemplateLiteral(node) ||
+    ts.isTemplateHead(node) ||
+    ts.isTemplateMiddle(node) ||
+    ts.isTemplateTail(node)
+  );
+}
+
 function patternOf(literal: string): RegExp {
   const end = literal.lastIndexOf('/');
   return new RegExp(literal.slice(1, end), literal.slice(end + 1).replace(/[gy]/g, ''));
@@ -73,15 +86,7 @@ export function awsErrorNames(source: ts.SourceFile): string[] {
       if (matched.length > 0 && !NEUTRAL_PROBES.some((word) => pattern.test(word))) {
         found.push(`${where(source, node)} matches ${matched[0]} with ${node.text}`);
       }
-    } else if (
-      ts.isIdentifier(node) ||
-      ts.isPrivateIdentifier(node) ||
-      ts.isStringLiteral(node) ||
-      ts.isNoSubstitutionTemplateLiteral(node) ||
-      ts.isTemplateHead(node) ||
-      ts.isTemplateMiddle(node) ||
-      ts.isTemplateTail(node)
-    ) {
+    } else if (isNamingText(node)) {
       for (const word of words(node.text)) {
         if (isAwsName(word)) found.push(`${where(source, node)} names ${word}`);
       }
@@ -137,15 +142,7 @@ const AWS_SERVICE_NAMES = ['EventBridge', 'PutEvents', 'DynamoDB', 'SecretsManag
 export function awsServiceNames(source: ts.SourceFile): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if (
-      ts.isIdentifier(node) ||
-      ts.isPrivateIdentifier(node) ||
-      ts.isStringLiteral(node) ||
-      ts.isNoSubstitutionTemplateLiteral(node) ||
-      ts.isTemplateHead(node) ||
-      ts.isTemplateMiddle(node) ||
-      ts.isTemplateTail(node)
-    ) {
+    if (isNamingText(node)) {
       const name = AWS_SERVICE_NAMES.find((service) =>
         node.text.toLowerCase().includes(service.toLowerCase()),
       );

@@ -30,6 +30,7 @@ beforeAll(async () => {
 });
 
 interface Scenario {
+  readonly program: string;
   readonly bank: ScriptedBank;
   readonly lambda: LambdaContainer;
   readonly store: DynamoDbCheckpointStore;
@@ -47,11 +48,12 @@ afterEach(async () => {
   }
 });
 
-/** The shipped function polling a scripted bank that holds `numbers`, as `program` in `mode`. */
+/** The shipped function polling a scripted bank that holds `numbers`, as a program named after `name`, in `mode`. */
 async function startScenario(
   mode: (typeof MODES)[number],
   name: string,
   numbers: readonly number[],
+  environment: Readonly<Record<string, string>> = {},
 ): Promise<Scenario> {
   seed += 1;
   const bank = await startScriptedBank({ seed });
@@ -65,10 +67,11 @@ async function startScenario(
     checkpointTable: table,
     eventBusName: bus.busName,
     timeoutMs: 4_000,
-    environment: { DEFAULT_PROGRAM: program, ...mode.environment },
+    environment: { DEFAULT_PROGRAM: program, ...environment, ...mode.environment },
   });
   const store = new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program });
   const scenario: Scenario = {
+    program,
     bank,
     lambda,
     store,
@@ -204,26 +207,8 @@ describe.each(MODES)("a program's first run ($name)", (mode) => {
 
 describe('PROGRAM_METRICS=alarmed: a fleet, alarmed per condition', () => {
   it('sends the held jump with its Program, as the sequence-jumps alarm over every program groups it', async () => {
-    seed += 1;
-    const bank = await startScriptedBank({ seed });
-    bank.add(1, 2, 3, MAX);
-    const program = aws.uniqueName('jumps-fleet');
-    const bus = await aws.createRecordedBus();
-    const lambda = pollerLambda({
-      artifact: inject('pollerArtifact'),
-      motoEndpoint: inject('motoEndpoint'),
-      secretId: await aws.createSecret(bank.secret),
-      checkpointTable: table,
-      eventBusName: bus.busName,
-      timeoutMs: 4_000,
-      environment: { DEFAULT_PROGRAM: program, PROGRAM_METRICS: 'alarmed', ...MODES[0]!.environment },
-    });
-    open.push({
-      bank,
-      lambda,
-      store: new DynamoDbCheckpointStore({ client: aws.dynamodb, tableName: table, program }),
-      run: () => Promise.reject(new Error('not used')),
-      delivered: () => aws.drainQueue(bus.queueUrl),
+    const { program, lambda } = await startScenario(MODES[0]!, 'jumps-fleet', [1, 2, 3, MAX], {
+      PROGRAM_METRICS: 'alarmed',
     });
 
     const invocation = await lambda.invoke({});
