@@ -30,7 +30,7 @@
  *                          [--ticks 3] [--phases caught-up,backlog,misbehaving,kill,synth]
  *                          [--synth 1,100,1000,5000] [--seed 35] [--quick] [--out <file>]
  *                          [--afflictions stall,error-500,flood,oversize-pages,revoked]
- *                          [--loop-probe <dir>]
+ *                          [--loop-probe <dir>] [--lease-check-ms 100]
  *
  * `--afflictions`: the kinds the misbehaving programs take in turn (all by default), to tell their
  * effects apart. `--loop-probe`: each worker process writes its event loop's utilization and delay
@@ -81,7 +81,7 @@ const { values } = parseArgs({
     'loop-probe': { type: 'string' },
     'max-concurrent': { type: 'string' },
     'stagger-ms': { type: 'string' },
-    'lease-check-ms': { type: 'string', default: '1000' },
+    'lease-check-ms': { type: 'string' },
     'no-cpu-share': { type: 'boolean', default: false },
     seed: { type: 'string', default: '35' },
     quick: { type: 'boolean', default: false },
@@ -110,7 +110,9 @@ const setup: FleetSetup = {
   cpuShare: !(values['no-cpu-share'] ?? false),
   // The workers' runs spread over the minute: moto cannot take every worker's hand-over at once.
   staggerMs: Number(values['stagger-ms'] ?? Math.floor(60_000 / Number(values.workers ?? (quick ? 4 : 10)))),
-  leaseCheckIntervalMs: Number(values['lease-check-ms']),
+  // The deployment's default (100 ms) where moto keeps up (200 programs); at 1,000 programs moto
+  // cannot answer every waiting program's reads, so the lease is read every second there.
+  leaseCheckIntervalMs: Number(values['lease-check-ms'] ?? (programCount <= 200 ? 100 : 1000)),
   ...(values['loop-probe'] === undefined ? {} : { loopProbeDir: path.resolve(values['loop-probe']) }),
 };
 // The workers' probe writes into it from their first run: a missing directory fails every run.
