@@ -30,6 +30,7 @@ import {
   PowertoolsMetricsSink,
 } from '../adapters/observability/powertools-metrics-sink.ts';
 import { TurnLog } from '../adapters/observability/turn-log.ts';
+import { processCpuMeter } from '../adapters/process-cpu-meter.ts';
 import { systemClock } from '../adapters/system-clock.ts';
 import { ClaimCheckPublisher } from '../core/claim-check-publisher.ts';
 import { computeDeadline } from '../core/cycle-budget.ts';
@@ -297,6 +298,8 @@ async function workerRun(worker: number, context: Context): Promise<WorkerSummar
         observe: (program) => observeProgram(program, worker, config.programMetrics),
         // The programs' turns on the one thread: one turn a pass of the event loop, after its I/O.
         defer: (serve) => setImmediate(serve),
+        // ...each program within its share of the CPU: a draining one never gets the process paused.
+        cpuMeter: processCpuMeter(config.functionMemoryMb),
         runProgram: programRunner({
           config,
           dynamodb: current.dynamodb,

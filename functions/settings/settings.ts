@@ -628,9 +628,13 @@ export const SETTINGS = {
   functionMemoryMb: setting(integer({ min: 128, max: 10_240 }), {
     doc:
       "The function's memory in MB, set by Lambda from the construct's `memorySize`: what a run holds of " +
-      'the events it reads, and reads of a page at once, are derived from it',
-    whenAbsent: "V8's heap limit (outside Lambda)",
-    actsIn: ['functions/core/memory-budget.ts#memoryBudget'],
+      'the events it reads, and reads of a page at once, are derived from it; so is, in a worker, the CPU ' +
+      "its programs' turns keep to (three quarters of Lambda's vCPU share at that memory)",
+    whenAbsent: "V8's heap limit (outside Lambda), and a whole core",
+    actsIn: [
+      'functions/core/memory-budget.ts#memoryBudget',
+      'functions/adapters/process-cpu-meter.ts#turnsShareOf',
+    ],
     see: { title: 'a bank that ignores limit', path: 'docs/performance.md#a-bank-that-ignores-limit' },
     env: { name: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE' },
   }),

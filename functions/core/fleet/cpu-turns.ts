@@ -9,7 +9,19 @@
  * one step of each other program, whatever they have queued. A step is kept short too: a page is
  * parsed at most `STEP_PAGE_BYTES` at a time.
  *
- * It decides only the order of steps, not what they do: every cycle rule (checkpoint, lease,
+ * Turns alone share the thread, not the CPU: a program that drains (a backlog, a flood, pages
+ * that ignore `limit`) keeps the thread busy turn after turn, and once the process has used its
+ * CPU share (Lambda's, proportional to memory) the whole process is paused for the rest of the
+ * quota's period, every program's events with it. So with a `CpuMeter` turns spend from budgets
+ * of CPU time (token buckets of `BUCKET_MS` at most, refilled at `share` of a core): the CPU used
+ * from one turn to the next turn served is charged to the program served and to the budget all
+ * programs share. A program with budget enough for a step or two (`LIGHT_MS`: one with an event
+ * to send) goes in turn whatever the others spent; one that drains goes only while its budget and
+ * the shared one last, and otherwise waits for them to refill while the others go on. However
+ * many drain at once, together they keep to `share`, and so, since their next pages are parsed
+ * in turns, does everything downstream of their reads.
+ *
+ * It decides only the order and pace of steps, not what they do: every cycle rule (checkpoint, lease,
  * budget) is the same with or without it, and a single program's run does without it.
  */
 import type { CpuTurns } from '../ports.ts';
@@ -21,18 +33,54 @@ import { MIN_PROGRAM_PAGE_BYTES } from './memory-share.ts';
  */
 export const STEP_PAGE_BYTES = MIN_PROGRAM_PAGE_BYTES;
 
+/** The most CPU time a budget holds: a burst this long, then its share. */
+export const BUCKET_MS = 20;
+
+/** Budget left above which a program is light: it goes in turn, even when the shared budget is spent. */
+export const LIGHT_MS = BUCKET_MS / 2;
+
+/** The CPU the process uses, and the means to wait for a program's budget to refill. */
+export interface CpuMeter {
+  /** CPU time the process has used, in milliseconds, never decreasing (the edge: `process.cpuUsage`). */
+  cpuMs(): number;
+  /** A monotonic now, in milliseconds. */
+  now(): number;
+  /** Runs `serve` after `ms` (a timer: it keeps the process alive while a turn is due). */
+  after(ms: number, serve: () => void): void;
+  /** Of a core, what the programs' steps may use in the long run, together (and so each): above 0, at most 1. */
+  readonly share: number;
+}
+
+/** A program's budget of CPU time. */
+interface Bucket {
+  tokensMs: number;
+  at: number;
+}
+
 export class FairCpuTurns {
   readonly #defer: (serve: () => void) => void;
+  readonly #meter: CpuMeter | undefined;
   /** Programs with a step waiting, in the order their turn comes (a Map keeps insertion order). */
   readonly #waiting = new Map<string, Array<() => void>>();
+  readonly #buckets = new Map<string, Bucket>();
+  /** The budget all programs spend from. */
+  #shared: Bucket | undefined;
+  /** The program served last and the process's CPU then: what the next turn charges it. */
+  #charge: { program: string; cpuMs: number } | undefined;
+  /** A pass of the loop is asked for (`defer`). */
   #scheduled = false;
+  /** A wait for budget is under way (`CpuMeter.after`): a light program that comes meanwhile still gets a pass. */
+  #waitingForBudget = false;
 
   /**
    * @param defer runs `serve` once the event loop has done what else is ready (the edge gives
    *   `setImmediate`, which keeps the process alive while a turn is due)
+   * @param meter the process's CPU, to hold each program to its share; without it, turns only
+   *   take programs in turn
    */
-  constructor(defer: (serve: () => void) => void) {
+  constructor(defer: (serve: () => void) => void, meter?: CpuMeter) {
     this.#defer = defer;
+    this.#meter = meter;
   }
 
   /** One program's turns. */
@@ -59,20 +107,96 @@ export class FairCpuTurns {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    this.#defer(() => this.#serve());
+    this.#defer(() => {
+      this.#scheduled = false;
+      this.#serve();
+    });
   }
 
-  /** Gives the first program in line one turn, and puts it at the back of the line if it has more. */
+  /** Gives the first program in line that has budget one turn, and puts it at the back of the line if it has more. */
   #serve(): void {
-    this.#scheduled = false;
-    const first = this.#waiting.entries().next();
-    if (first.done) return;
-    const [program, queue] = first.value;
+    this.#chargeLastTurn();
+    const program = this.#nextProgram();
+    if (program === undefined) {
+      if (this.#waiting.size > 0) this.#waitForBudget();
+      return;
+    }
+    const queue = this.#waiting.get(program) ?? [];
     this.#waiting.delete(program);
     const step = queue.shift();
     if (queue.length > 0) this.#waiting.set(program, queue);
+    if (this.#meter !== undefined) this.#charge = { program, cpuMs: this.#meter.cpuMs() };
     // The step runs in the microtasks right after this: before the next turn is served.
     step?.();
     if (this.#waiting.size > 0) this.#schedule();
+    // The chain ends here: its last step is charged once the loop has run it.
+    else if (this.#meter !== undefined) this.#defer(() => this.#chargeLastTurn());
+  }
+
+  /** The first program in line that is light, or has budget of its own and in the shared one (any, without a meter). */
+  #nextProgram(): string | undefined {
+    for (const program of this.#waiting.keys()) {
+      if (this.#meter === undefined || this.#waitMs(program) === 0) return program;
+    }
+    return undefined;
+  }
+
+  /** How long `program` has to wait for budget: 0 when it may go now (a step may cost more than is left: the debt is waited out). */
+  #waitMs(program: string): number {
+    const own = this.#refilled(this.#bucketOf(program)).tokensMs;
+    if (own >= LIGHT_MS) return 0;
+    const shared = this.#refilled(this.#sharedBucket()).tokensMs;
+    return Math.max(0, -own, -shared) / this.#meter!.share;
+  }
+
+  /**
+   * Charges the program served last with the CPU used since: its step, and what the loop did
+   * before this turn (mostly its own answers, when it drains). Only within a chain of turns: after
+   * a pause with nothing waiting, that CPU was nobody's turn.
+   */
+  #chargeLastTurn(): void {
+    const charge = this.#charge;
+    if (charge === undefined || this.#meter === undefined) return;
+    this.#charge = undefined;
+    const used = Math.max(0, this.#meter.cpuMs() - charge.cpuMs);
+    this.#refilled(this.#bucketOf(charge.program)).tokensMs -= used;
+    this.#refilled(this.#sharedBucket()).tokensMs -= used;
+  }
+
+  /** Every waiting program has spent its budget: serve again when the first one's has refilled. */
+  #waitForBudget(): void {
+    const meter = this.#meter;
+    if (meter === undefined || this.#waitingForBudget) return;
+    let soonestMs = Number.POSITIVE_INFINITY;
+    for (const program of this.#waiting.keys()) {
+      soonestMs = Math.min(soonestMs, this.#waitMs(program));
+    }
+    this.#waitingForBudget = true;
+    meter.after(Math.max(1, Math.ceil(soonestMs)), () => {
+      this.#waitingForBudget = false;
+      this.#serve();
+    });
+  }
+
+  #bucketOf(program: string): Bucket {
+    let bucket = this.#buckets.get(program);
+    if (bucket === undefined) {
+      bucket = { tokensMs: BUCKET_MS, at: this.#meter!.now() };
+      this.#buckets.set(program, bucket);
+    }
+    return bucket;
+  }
+
+  #sharedBucket(): Bucket {
+    this.#shared ??= { tokensMs: BUCKET_MS, at: this.#meter!.now() };
+    return this.#shared;
+  }
+
+  /** `bucket`, refilled to now at the share. */
+  #refilled(bucket: Bucket): Bucket {
+    const now = this.#meter!.now();
+    bucket.tokensMs = Math.min(BUCKET_MS, bucket.tokensMs + (now - bucket.at) * this.#meter!.share);
+    bucket.at = now;
+    return bucket;
   }
 }

@@ -24,7 +24,8 @@
  * - **The thread.** The programs in flight share one event loop: each takes turns on it
  *   (`cpu-turns.ts`: one CPU-heavy step of each program in turn), so that a program with much to
  *   do (a flood, a backlog, oversize pages) does not queue all its steps ahead of another's one
- *   event, and parses a page in short steps.
+ *   event, and parses a page in short steps; and each spends from a budget of CPU time, so that
+ *   one that drains is held to its share and never gets the process paused with the others in it.
  *
  * The answer is bounded (`worker-summary.ts`): counts, and the worst programs.
  */
@@ -32,7 +33,7 @@ import { DeadlineExceededError } from '../errors.ts';
 import type { CycleSummary } from '../poll-cycle.ts';
 import type { Clock, CpuTurns, CycleLogger, MetricsSink } from '../ports.ts';
 import { programsOfWorker } from './assignment.ts';
-import { FairCpuTurns } from './cpu-turns.ts';
+import { type CpuMeter, FairCpuTurns } from './cpu-turns.ts';
 import type { ProgramRecord } from './program-record.ts';
 import type { ProgramRegistry, RefusedRecord } from './program-registry.ts';
 import {
@@ -85,6 +86,12 @@ export interface WorkerDeps {
    * each program's steps run in the order the loop has them
    */
   readonly defer?: (serve: () => void) => void;
+  /**
+   * The process's CPU: with it, each program's steps spend from a budget of CPU time, so that one
+   * that drains never gets the process paused with the others' events in it (`cpu-turns.ts`).
+   * Only with `defer`. @default none: turns take programs in turn, at whatever pace
+   */
+  readonly cpuMeter?: CpuMeter;
 }
 
 export interface WorkerOptions {
@@ -140,7 +147,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     lanes,
     queue: inTurnOrder(mine, lanes * Math.max(1, Math.floor(usableMs / turnMs)), start),
     reports: [],
-    cpuTurns: deps.defer === undefined ? undefined : new FairCpuTurns(deps.defer),
+    cpuTurns: deps.defer === undefined ? undefined : new FairCpuTurns(deps.defer, deps.cpuMeter),
   };
   deps.logger.info('Worker run', {
     worker: options.worker,
