@@ -14,8 +14,9 @@
  * CPU share (Lambda's, proportional to memory) the whole process is paused for the rest of the
  * quota's period, every program's events with it. So with a `CpuMeter` turns spend from budgets
  * of CPU time (token buckets of `BUCKET_MS` at most, refilled at `share` of a core): the CPU used
- * from one turn to the next turn served is charged to the program served and to the budget all
- * programs share. A program with budget enough for a step or two (`LIGHT_MS`: one with an event
+ * from one turn to the next turn served is charged to the program served, and all the CPU the
+ * process uses (turns or not: a drain's answers, its writes, the garbage collector, since the
+ * quota counts it all) to the budget all programs share. A program with budget enough for a step or two (`LIGHT_MS`: one with an event
  * to send) goes in turn whatever the others spent; one that drains goes only while its budget and
  * the shared one last, and otherwise waits for them to refill while the others go on. However
  * many drain at once, together they keep to `share`, and so, since their next pages are parsed
@@ -65,6 +66,8 @@ export class FairCpuTurns {
   readonly #buckets = new Map<string, Bucket>();
   /** The budget all programs spend from. */
   #shared: Bucket | undefined;
+  /** The process's CPU when the shared budget was last charged: it is charged all the CPU used since. */
+  #sharedCpuMs: number | undefined;
   /** The program served last and the process's CPU then: what the next turn charges it. */
   #charge: { program: string; cpuMs: number } | undefined;
   /** A pass of the loop is asked for (`defer`). */
@@ -116,6 +119,7 @@ export class FairCpuTurns {
   /** Gives the first program in line that has budget one turn, and puts it at the back of the line if it has more. */
   #serve(): void {
     this.#chargeLastTurn();
+    if (this.#meter !== undefined) this.#sharedNow();
     const program = this.#nextProgram();
     if (program === undefined) {
       if (this.#waiting.size > 0) this.#waitForBudget();
@@ -145,7 +149,7 @@ export class FairCpuTurns {
   #waitMs(program: string): number {
     const own = this.#refilled(this.#bucketOf(program)).tokensMs;
     if (own >= LIGHT_MS) return 0;
-    const shared = this.#refilled(this.#sharedBucket()).tokensMs;
+    const shared = this.#sharedNow().tokensMs;
     return Math.max(0, -own, -shared) / this.#meter!.share;
   }
 
@@ -160,7 +164,6 @@ export class FairCpuTurns {
     this.#charge = undefined;
     const used = Math.max(0, this.#meter.cpuMs() - charge.cpuMs);
     this.#refilled(this.#bucketOf(charge.program)).tokensMs -= used;
-    this.#refilled(this.#sharedBucket()).tokensMs -= used;
   }
 
   /** Every waiting program has spent its budget: serve again when the first one's has refilled. */
@@ -187,9 +190,22 @@ export class FairCpuTurns {
     return bucket;
   }
 
-  #sharedBucket(): Bucket {
-    this.#shared ??= { tokensMs: BUCKET_MS, at: this.#meter!.now() };
-    return this.#shared;
+  /**
+   * The shared budget, refilled to now and charged all the CPU the process used since it was last
+   * read: turns, and what no turn is charged for (a drain's answers after its chain of turns, its
+   * writes, the garbage collector), since the quota counts it all.
+   */
+  #sharedNow(): Bucket {
+    const meter = this.#meter!;
+    const [now, cpuMs] = [meter.now(), meter.cpuMs()];
+    this.#shared ??= { tokensMs: BUCKET_MS, at: now };
+    const shared = this.#shared;
+    // Refilled and charged over the same span, then capped: a long idle span with a little CPU in it refills.
+    const used = Math.max(0, cpuMs - (this.#sharedCpuMs ?? cpuMs));
+    shared.tokensMs = Math.min(BUCKET_MS, shared.tokensMs + (now - shared.at) * meter.share - used);
+    shared.at = now;
+    this.#sharedCpuMs = cpuMs;
+    return shared;
   }
 
   /** `bucket`, refilled to now at the share. */

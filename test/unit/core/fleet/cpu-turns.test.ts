@@ -265,5 +265,20 @@ describe('FairCpuTurns', () => {
       expect(log).toEqual(['drainA1', 'drainB1', 'quiet1']);
       expect(meter.timers).toHaveLength(1);
     });
+
+    it('charges the shared budget all the CPU the process used, turns or not: a drain waits while the answers use it', async () => {
+      const { passes, meter, turns, log } = metered();
+
+      await Promise.all([...cpuSteps(turns, meter, 'drain', 1, 18, log), passes.all()]);
+      await passes.all();
+      // After its chain of turns, CPU no turn is charged for (its answers, the garbage collector).
+      meter.use(30);
+      cpuSteps(turns, meter, 'drain', 1, 18, log);
+      await passes.all();
+
+      // It has a little budget of its own left, but the process has used the shared one: it waits.
+      expect(log).toEqual(['drain1']);
+      expect(meter.timers).toHaveLength(1);
+    });
   });
 });
