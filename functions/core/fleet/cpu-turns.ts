@@ -16,9 +16,9 @@
  * of CPU time (token buckets of `BUCKET_MS` at most, refilled at `share` of a core): the CPU used
  * from one turn to the next turn served is charged to the program served, and all the CPU the
  * process uses (turns or not: a drain's answers, its writes, the garbage collector, since the
- * quota counts it all) to the budget all programs share. A program with budget enough for a step or two (`LIGHT_MS`: one with an event
- * to send) goes in turn whatever the others spent; one that drains goes only while its budget and
- * the shared one last, and otherwise waits for them to refill while the others go on. However
+ * quota counts it all) to the budget all programs share. A program with budget enough for a step
+ * or two (`LIGHT_MS`: one with an event to send) goes in turn whatever the others spent; one that
+ * drains goes only while its budget and the shared one last, and otherwise waits for them to refill while the others go on. However
  * many drain at once, together they keep to `share`, and so, since their next pages are parsed
  * in turns, does everything downstream of their reads.
  *
@@ -118,39 +118,48 @@ export class FairCpuTurns {
 
   /** Gives the first program in line that has budget one turn, and puts it at the back of the line if it has more. */
   #serve(): void {
-    this.#chargeLastTurn();
-    if (this.#meter !== undefined) this.#sharedNow();
-    const program = this.#nextProgram();
+    // One reading of the process's CPU a turn: it charges the last turn, the shared budget, and is the next charge's start.
+    const cpuMs = this.#meter?.cpuMs();
+    const sharedMs = cpuMs === undefined ? 0 : this.#settle(cpuMs);
+    const program = this.#nextProgram(sharedMs);
     if (program === undefined) {
-      if (this.#waiting.size > 0) this.#waitForBudget();
+      if (this.#waiting.size > 0) this.#waitForBudget(sharedMs);
       return;
     }
     const queue = this.#waiting.get(program) ?? [];
     this.#waiting.delete(program);
     const step = queue.shift();
     if (queue.length > 0) this.#waiting.set(program, queue);
-    if (this.#meter !== undefined) this.#charge = { program, cpuMs: this.#meter.cpuMs() };
+    if (cpuMs !== undefined) this.#charge = { program, cpuMs };
     // The step runs in the microtasks right after this: before the next turn is served.
     step?.();
     if (this.#waiting.size > 0) this.#schedule();
     // The chain ends here: its last step is charged once the loop has run it.
-    else if (this.#meter !== undefined) this.#defer(() => this.#chargeLastTurn());
+    else if (cpuMs !== undefined) this.#defer(() => this.#settle(this.#meter!.cpuMs()));
   }
 
   /** The first program in line that is light, or has budget of its own and in the shared one (any, without a meter). */
-  #nextProgram(): string | undefined {
+  #nextProgram(sharedMs: number): string | undefined {
     for (const program of this.#waiting.keys()) {
-      if (this.#meter === undefined || this.#waitMs(program) === 0) return program;
+      if (this.#meter === undefined || this.#waitMs(program, sharedMs) === 0) return program;
     }
     return undefined;
   }
 
-  /** How long `program` has to wait for budget: 0 when it may go now (a step may cost more than is left: the debt is waited out). */
-  #waitMs(program: string): number {
+  /**
+   * How long `program` has to wait for budget, with `sharedMs` left in the shared one: 0 when it
+   * may go now (a step may cost more than is left: the debt is waited out).
+   */
+  #waitMs(program: string, sharedMs: number): number {
     const own = this.#refilled(this.#bucketOf(program)).tokensMs;
     if (own >= LIGHT_MS) return 0;
-    const shared = this.#sharedNow().tokensMs;
-    return Math.max(0, -own, -shared) / this.#meter!.share;
+    return Math.max(0, -own, -sharedMs) / this.#meter!.share;
+  }
+
+  /** Charges the last turn and the shared budget up to `cpuMs`; the shared budget left. */
+  #settle(cpuMs: number): number {
+    this.#chargeLastTurn(cpuMs);
+    return this.#sharedNow(cpuMs).tokensMs;
   }
 
   /**
@@ -158,21 +167,21 @@ export class FairCpuTurns {
    * before this turn (mostly its own answers, when it drains). Only within a chain of turns: after
    * a pause with nothing waiting, that CPU was nobody's turn.
    */
-  #chargeLastTurn(): void {
+  #chargeLastTurn(cpuMs: number): void {
     const charge = this.#charge;
-    if (charge === undefined || this.#meter === undefined) return;
+    if (charge === undefined) return;
     this.#charge = undefined;
-    const used = Math.max(0, this.#meter.cpuMs() - charge.cpuMs);
+    const used = Math.max(0, cpuMs - charge.cpuMs);
     this.#refilled(this.#bucketOf(charge.program)).tokensMs -= used;
   }
 
   /** Every waiting program has spent its budget: serve again when the first one's has refilled. */
-  #waitForBudget(): void {
+  #waitForBudget(sharedMs: number): void {
     const meter = this.#meter;
     if (meter === undefined || this.#waitingForBudget) return;
     let soonestMs = Number.POSITIVE_INFINITY;
     for (const program of this.#waiting.keys()) {
-      soonestMs = Math.min(soonestMs, this.#waitMs(program));
+      soonestMs = Math.min(soonestMs, this.#waitMs(program, sharedMs));
     }
     this.#waitingForBudget = true;
     meter.after(Math.max(1, Math.ceil(soonestMs)), () => {
@@ -195,9 +204,9 @@ export class FairCpuTurns {
    * read: turns, and what no turn is charged for (a drain's answers after its chain of turns, its
    * writes, the garbage collector), since the quota counts it all.
    */
-  #sharedNow(): Bucket {
+  #sharedNow(cpuMs: number): Bucket {
     const meter = this.#meter!;
-    const [now, cpuMs] = [meter.now(), meter.cpuMs()];
+    const now = meter.now();
     this.#shared ??= { tokensMs: BUCKET_MS, at: now };
     const shared = this.#shared;
     // Refilled and charged over the same span, then capped: a long idle span with a little CPU in it refills.
