@@ -1,4 +1,4 @@
-import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -130,6 +130,14 @@ export class PollerStack extends Stack {
     new CfnOutput(this, 'WorkerCount', {
       value: String(poller.workerSchedules.length),
       description: 'Workers sharing the programs (each program is polled by one, by its name)',
+    });
+    new CfnOutput(this, 'WorkerScheduleNames', {
+      value: Fn.join(
+        ',',
+        poller.workerSchedules.map((schedule) => schedule.scheduleName),
+      ),
+      description:
+        "The workers' schedules (group default), worker i's at index i: the CLI's doctor checks each",
     });
     new CfnOutput(this, 'PollerFunctionName', {
       value: poller.pollerFunction.functionName,

@@ -135,6 +135,17 @@ export class Deployment {
     return Number.isSafeInteger(value) && value >= 1 && value <= MAX_WORKERS ? value : undefined;
   }
 
+  /**
+   * The workers' schedules, worker `i`'s at index `i` (`WorkerScheduleNames`); `undefined` on a
+   * stack of an older version, whose outputs name a schedule per program (`scheduleName`).
+   */
+  get workerSchedules(): readonly string[] | undefined {
+    const names = this.output(STACK_OUTPUTS.workerScheduleNames)?.split(',');
+    return names !== undefined && names.length === this.workerCount && names.every((name) => name !== '')
+      ? names
+      : undefined;
+  }
+
   /** The secrets of the stack's own programs (`SecretArn<Program>` outputs). */
   stackSecretIds(): string[] {
     return [...this.stackSecrets().values()];

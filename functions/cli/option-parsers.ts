@@ -13,6 +13,15 @@ export function positiveInteger(value: string): number {
   return parsed;
 }
 
+/** A whole number from 1 to `max`: a flag that sizes work (how many at once) is bounded. */
+export function integerUpTo(max: number): (value: string) => number {
+  return (value) => {
+    const parsed = positiveInteger(value);
+    if (parsed > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}.`);
+    return parsed;
+  };
+}
+
 export function nonNegativeInteger(value: string): number {
   const parsed = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed)) {

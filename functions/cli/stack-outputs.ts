@@ -17,6 +17,8 @@ export const STACK_OUTPUTS = Object.freeze({
   secretsPrefix: 'SecretsPrefix',
   /** Workers sharing the programs: which one polls a program follows from its name. */
   workerCount: 'WorkerCount',
+  /** The workers' schedules, comma-separated, worker `i`'s at index `i` (`doctor` checks each). */
+  workerScheduleNames: 'WorkerScheduleNames',
   eventBusName: 'EventBusName',
   eventBusArn: 'EventBusArn',
   /** `custom` on a stack deployed with `eventBusKind: custom`, whose `EventBusArn` is then the Custom Event Bus's. */

@@ -119,7 +119,7 @@ export function grantOperatorRead(
       actions: ['cloudwatch:DescribeAlarms'],
       resourceArns: [alarms],
     }),
-    // programs list, and status of a program the stack does not name.
+    // programs list, status and doctor of every program (those the stack does not name too).
     resources.programsTable.grant(grantee, 'dynamodb:Scan', 'dynamodb:GetItem'),
     ...tableKeyGrant(resources.programsTable, grantee, ['kms:Decrypt']),
   ];

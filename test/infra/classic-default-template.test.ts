@@ -11,7 +11,8 @@
  * every program (`ProgramsLag`, `ProgramsStall`, `ProgramsFailedEntries`, `ProgramsSequenceGaps`,
  * `ProgramsSequenceJumps`, `ProgramsLeaseBusy`: a program the CLI adds has no alarm of its own)
  * with `WorkerStall0`, in the dashboard's alarm list too (CHANGELOG.md lists them); issue 32's
- * oversize-pages alarms (`OversizePagesDefault`, `ProgramsOversizePages`) and their dashboard lines. Only the
+ * oversize-pages alarms (`OversizePagesDefault`, `ProgramsOversizePages`) and their dashboard lines;
+ * the `WorkerScheduleNames` output (doctor checks each worker's schedule). Only the
  * functions' asset keys are left out: each is the hash of its bundle, which every change to it moves.
  */
 import { readFileSync } from 'node:fs';

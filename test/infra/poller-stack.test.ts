@@ -806,6 +806,28 @@ describe('outputs', () => {
     },
   );
 
+  it("names every worker's schedule, worker i's at index i, for doctor (one output, whatever the count)", () => {
+    const fleet = synthPollerApp({ workers: 3, programs: [{ name: 'default' }, { name: 'cards' }] });
+    try {
+      const outputs = fleet.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      const resources = fleet.template.toJSON().Resources as Record<string, { Properties: Json }>;
+      const scheduleIds = fleet.stack.poller.workerSchedules.map((schedule) =>
+        logicalIdOf(fleet.stack, schedule),
+      );
+
+      expect(scheduleIds).toHaveLength(3);
+      expect(outputs.WorkerCount?.Value).toBe('3');
+      expect(outputs.WorkerScheduleNames?.Value).toEqual({ 'Fn::Join': [',', scheduleIds.map(ref)] });
+      // Each sends its own index: the output's order is the workers'.
+      for (const [worker, scheduleId] of scheduleIds.entries()) {
+        const target = resources[scheduleId]!.Properties.Target as { Input: string };
+        expect(JSON.parse(target.Input)).toEqual({ worker });
+      }
+    } finally {
+      fleet.dispose();
+    }
+  });
+
   it('names the bus, table, secret, queues and dashboard for operators and subscribers', () => {
     const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
 
@@ -837,6 +859,7 @@ describe('outputs', () => {
         'SecretArnDefault',
         'SecretsPrefix',
         'WorkerCount',
+        'WorkerScheduleNames',
       ].sort(),
     );
     expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain('#dashboards:name=');
@@ -850,6 +873,8 @@ describe('outputs', () => {
       ProgramsTableName: ref(id(poller.programsTable)),
       SecretsPrefix: 'banking-events-poller/BankingEventsPoller/',
       WorkerCount: '1',
+      // One worker: CDK gives a join of one name as that name.
+      WorkerScheduleNames: ref(id(poller.workerSchedules[0]!)),
       // The CLI sends event, replay, doctor and rewind's feed reads to it as operator requests.
       PollerFunctionName: ref(id(poller.pollerFunction)),
       PollerFunctionArn: getAtt(id(poller.pollerFunction)),

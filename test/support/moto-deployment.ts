@@ -12,6 +12,7 @@ import { CreateArchiveCommand, DescribeEventBusCommand } from '@aws-sdk/client-e
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDbProgramRegistry } from '../../functions/adapters/aws/dynamodb-program-registry.ts';
+import { assignedWorker } from '../../functions/core/fleet/assignment.ts';
 import type { MotoEnvironment } from './aws-test-env.ts';
 
 export interface MotoDeployment {
@@ -22,7 +23,10 @@ export interface MotoDeployment {
   /** Receives every event published to the bus with source `banking.events`. */
   readonly queueUrl: string;
   readonly archiveName: string;
+  /** Program `default`'s schedule (its worker's, on a stack with `programs`). */
   readonly scheduleName: string;
+  /** The workers' schedules, worker `i`'s at index `i` (one, on a stack without `programs`). */
+  readonly workerScheduleNames: readonly string[];
   readonly alarmNames: readonly string[];
   /** The claim-check bucket, when asked for (give it to the function as `CLAIM_CHECK_BUCKET`). */
   readonly claimCheckBucket?: string;
@@ -44,7 +48,8 @@ export interface MotoDeploymentOptions {
   readonly claimCheckBucket?: boolean;
   /**
    * Creates a programs table, with the stack program `default` seeded as a deploy would, and the
-   * outputs of a stack of this release (`ProgramsTableName`, `SecretsPrefix`, `WorkerCount`).
+   * outputs of a stack of this release (`ProgramsTableName`, `SecretsPrefix`, `WorkerCount`,
+   * `WorkerScheduleNames`), with a schedule per worker.
    * @default none: a stack deployed before programs were records
    */
   readonly programs?: { readonly workers: number };
@@ -89,20 +94,28 @@ export async function createMotoDeployment(
       'absent',
     );
   }
-  const scheduleName = aws.uniqueName('schedule');
+  // A stack of this release has a schedule per worker, sending `{"worker": i}`; an older one, a
+  // schedule per program. Program `default`'s is `scheduleName` either way.
   const scheduler = new SchedulerClient({});
-  await scheduler.send(
-    new CreateScheduleCommand({
-      Name: scheduleName,
-      ScheduleExpression: 'rate(1 minute)',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: {
-        Arn: 'arn:aws:lambda:us-east-1:123456789012:function:poller',
-        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-        Input: JSON.stringify({ program: 'default' }),
-      },
-    }),
-  );
+  const workerScheduleNames: string[] = [];
+  for (let worker = 0; worker < (programs?.workers ?? 1); worker += 1) {
+    const name = aws.uniqueName(`schedule-${worker}`);
+    await scheduler.send(
+      new CreateScheduleCommand({
+        Name: name,
+        ScheduleExpression: 'rate(1 minute)',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: {
+          Arn: 'arn:aws:lambda:us-east-1:123456789012:function:poller',
+          RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+          Input: JSON.stringify(programs === undefined ? { program: 'default' } : { worker }),
+        },
+      }),
+    );
+    workerScheduleNames.push(name);
+  }
+  const scheduleName =
+    workerScheduleNames[programs === undefined ? 0 : assignedWorker('default', programs.workers)]!;
   scheduler.destroy();
   const cloudWatch = new CloudWatchClient({});
   const alarmNames = [
@@ -142,6 +155,7 @@ export async function createMotoDeployment(
           ProgramsTableName: programs.tableName,
           SecretsPrefix: programs.secretsPrefix,
           WorkerCount: String(programs.workers),
+          WorkerScheduleNames: workerScheduleNames.join(','),
         }),
     ...(options.pollerFunctionName === undefined
       ? {}
@@ -162,6 +176,7 @@ export async function createMotoDeployment(
     queueUrl,
     archiveName,
     scheduleName,
+    workerScheduleNames,
     alarmNames,
     ...(claimCheckBucket === undefined ? {} : { claimCheckBucket }),
     ...(programs === undefined ? {} : { programs }),

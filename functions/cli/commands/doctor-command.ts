@@ -12,10 +12,13 @@ import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { SecretsManagerCredentialsProvider } from '../../adapters/aws/secrets-manager-credentials.ts';
 import { bankCheckNames, checkBank, failed, ok, skipped } from '../../adapters/banking-http/bank-checks.ts';
+import { assignedWorker } from '../../core/fleet/assignment.ts';
+import { boundedParallelMap } from '../bounded-parallel-map.ts';
 import { PROBE_SOURCE } from '../classic-operator-bus.ts';
 import { CliError, UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import type { Deployment } from '../deployment.ts';
+import { type DeploymentPrograms, deploymentPrograms } from '../deployment-programs.ts';
 import { type CheckResult, failedChecks, renderReport } from '../doctor-report.ts';
 import type { OperatorBus } from '../operator-bus.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
@@ -26,9 +29,12 @@ import {
   type RouteFlags,
   SECRET_ID_OPTION_HELP,
 } from '../operator-client.ts';
-import { positiveNumber } from '../option-parsers.ts';
+import { integerUpTo, positiveNumber } from '../option-parsers.ts';
 import { toJson } from '../output-format.ts';
 import { settingOption } from '../setting-options.ts';
+
+/** The most programs checked at once: each holds a connection to the bank, or one of the function's executions. */
+const MAX_CONCURRENCY = 16;
 
 interface DoctorFlags extends RouteFlags {
   readonly program?: string;
@@ -36,6 +42,7 @@ interface DoctorFlags extends RouteFlags {
   readonly eventBus?: string;
   readonly writeProbes: boolean;
   readonly timeout: number;
+  readonly concurrency: number;
   readonly cursorParam: string;
   readonly limitParam: string;
 }
@@ -63,6 +70,12 @@ export function registerDoctorCommand(program: Command): void {
     .option('--secret-id <id>', SECRET_ID_OPTION_HELP)
     .option('--no-write-probes', 'skip the write probes of the table and the bus')
     .option('--timeout <seconds>', 'how long to wait for the banking service', positiveNumber, 15)
+    .option(
+      '--concurrency <n>',
+      'programs checked at once (each: a token and a poll, or an invocation of the function)',
+      integerUpTo(MAX_CONCURRENCY),
+      4,
+    )
     .addOption(settingOption('pollCursorParam', 'query parameter carrying the cursor'))
     .addOption(settingOption('pollLimitParam', 'query parameter carrying the page size'))
     .addHelpText(
@@ -94,15 +107,23 @@ async function doctor(context: CommandContext, flags: DoctorFlags): Promise<void
       'pass --stack NAME, or --secret-id, --checkpoint-table and --event-bus',
     );
   }
-  const programs =
-    flags.program === undefined
-      ? (deployment.programs ?? [deployment.program(undefined)])
-      : [deployment.program(flags.program)];
   const results: CheckResult[] = [];
-  for (const program of programs) results.push(...(await checkProgram(context, deployment, program, flags)));
+  let programs: readonly string[];
+  if (flags.program !== undefined) programs = [deployment.program(flags.program)];
+  else {
+    const listed = await programsToCheck(context, deployment);
+    programs = listed.polled;
+    results.push(...listed.results);
+  }
+  // Each program's checks in turn are a token request and a poll (or an invocation of the
+  // function): a few at once, the report in the programs' order.
+  for (const checks of await boundedParallelMap(programs, flags.concurrency, (program) =>
+    checkProgram(context, deployment, program, flags),
+  ))
+    results.push(...checks);
   results.push(await checkTable(context, deployment, flags));
   results.push(...(await checkEventBus(context, deployment, flags)));
-  for (const program of programs) results.push(await checkSchedule(context, deployment, program));
+  results.push(...(await checkSchedules(context, deployment, programs, flags)));
   results.push(await checkAlarms(context.aws.cloudWatch, deployment));
 
   const { terminal, globals } = context;
@@ -239,20 +260,128 @@ async function checkEventBus(
   return bus.doctorChecks(context, { writeProbes: flags.writeProbes });
 }
 
-async function checkSchedule(
+/**
+ * The programs whose bank is checked: every program of the deployment but the paused ones, which
+ * are reported as such, with a failed check for what no worker polls (an item of the programs
+ * table that is not a record, a program of the stack without its record).
+ */
+async function programsToCheck(
   context: CommandContext,
   deployment: Deployment,
-  program: string,
+): Promise<{ polled: readonly string[]; results: CheckResult[] }> {
+  let listed: DeploymentPrograms | undefined;
+  try {
+    listed = await deploymentPrograms(context, deployment);
+  } catch (error) {
+    // The stack's own programs are still known from its outputs: check those.
+    return {
+      polled: deployment.programs ?? [deployment.program(undefined)],
+      results: [
+        failed(
+          'programs table',
+          `${deployment.programsTable}: ${message(error)}`,
+          'operators need dynamodb:Scan on the programs table (programs list); the programs of the stack outputs are checked',
+        ),
+      ],
+    };
+  }
+  if (listed === undefined) return { polled: [deployment.program(undefined)], results: [] };
+  const results: CheckResult[] = [];
+  for (const { name, state } of listed.programs) {
+    if (state === 'paused')
+      results.push(skipped(`program (${name})`, `paused: not polled until \`programs resume ${name}\``));
+    if (state === 'unrecorded') {
+      results.push(
+        failed(
+          `program (${name})`,
+          `a program of the stack with no record in its programs table ${deployment.programsTable}: no worker polls it`,
+          "deploy the stack again (cdk deploy): a deploy writes the records of the stack's programs",
+        ),
+      );
+    }
+  }
+  for (const { key, error } of listed.refused) {
+    results.push(
+      failed(
+        `program record (${key})`,
+        error.message,
+        'correct the item in the programs table, or delete it: no worker polls it until it is a valid record',
+      ),
+    );
+  }
+  return {
+    polled: listed.programs.filter((program) => program.state === 'active').map((program) => program.name),
+    results,
+  };
+}
+
+/**
+ * Each worker's schedule, enabled, on a stack that names them (`WorkerScheduleNames`); with
+ * `--program`, only its worker's. On a stack of an older version, each program's schedule its
+ * outputs name, once per schedule.
+ */
+async function checkSchedules(
+  context: CommandContext,
+  deployment: Deployment,
+  programs: readonly string[],
+  flags: DoctorFlags,
+): Promise<CheckResult[]> {
+  const workerSchedules = deployment.workerSchedules;
+  if (workerSchedules === undefined) {
+    const byName = new Map<string, string[]>();
+    for (const program of programs) {
+      const name = deployment.scheduleName(program);
+      if (name === undefined) continue;
+      byName.set(name, [...(byName.get(name) ?? []), program]);
+    }
+    if (byName.size === 0)
+      return [skipped('schedule', 'needs --stack (the schedules are named in its outputs)')];
+    return boundedParallelMap([...byName], flags.concurrency, ([name, polled]) =>
+      checkSchedule(context, `schedule (${polled.join(', ')})`, name, polled),
+    );
+  }
+  const byWorker = workerSchedules.map((): string[] => []);
+  for (const program of programs) byWorker[assignedWorker(program, workerSchedules.length)]!.push(program);
+  const workers = workerSchedules.flatMap((name, worker) =>
+    flags.program === undefined || byWorker[worker]!.length > 0 ? [{ name, worker }] : [],
+  );
+  return boundedParallelMap(workers, flags.concurrency, ({ name, worker }) =>
+    checkSchedule(context, `schedule (worker ${worker})`, name, byWorker[worker]!),
+  );
+}
+
+/** How many program names a check's detail lists before it counts the rest. */
+const NAMED_IN_DETAIL = 5;
+
+async function checkSchedule(
+  context: CommandContext,
+  check: string,
+  name: string,
+  polled: readonly string[],
 ): Promise<CheckResult> {
-  const check = `schedule (${program})`;
-  const name = deployment.scheduleName(program);
-  if (name === undefined) return skipped(check, 'needs --stack (the schedule is named in its outputs)');
+  const named =
+    polled.length <= NAMED_IN_DETAIL
+      ? polled.join(', ')
+      : `${polled.slice(0, NAMED_IN_DETAIL).join(', ')} and ${polled.length - NAMED_IN_DETAIL} more`;
+  const what =
+    polled.length === 0
+      ? 'it polls no program yet'
+      : polled.length === 1
+        ? `it polls ${named}`
+        : `it polls ${polled.length} programs: ${named}`;
   try {
     const schedule = await context.aws.scheduler.send(new GetScheduleCommand({ Name: name }));
-    if (schedule.State === 'ENABLED') return ok(check, `${name} is enabled (${schedule.ScheduleExpression})`);
+    if (schedule.State === 'ENABLED')
+      return ok(check, `${name} is enabled (${schedule.ScheduleExpression}); ${what}`);
     return failed(
       check,
-      `${name} is ${schedule.State}: the program is not polled`,
+      `${name} is ${schedule.State}: ${
+        polled.length === 0
+          ? 'its worker does not run'
+          : polled.length === 1
+            ? `${named} is not polled`
+            : `${polled.length} programs are not polled: ${named}`
+      }`,
       `enable it: aws scheduler update-schedule (see docs/runbook.md), or cdk deploy`,
     );
   } catch (error) {

@@ -6,10 +6,9 @@
 import type { Command } from 'commander';
 import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-programs.ts';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
-import { DynamoDbProgramRegistry } from '../../adapters/aws/dynamodb-program-registry.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
-import type { Deployment } from '../deployment.ts';
+import { deploymentPrograms } from '../deployment-programs.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
 import { keyValueTable, toJson } from '../output-format.ts';
 import { programStatus, statusRows } from '../program-status.ts';
@@ -62,7 +61,11 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
     }
     programs = [program];
   } else {
-    programs = (await programsOf(context, deployment)) ?? (await listCheckpointPrograms(client, tableName));
+    const listed = await deploymentPrograms(context, deployment);
+    programs =
+      listed === undefined
+        ? await listCheckpointPrograms(client, tableName)
+        : listed.programs.map((program) => program.name);
   }
   const now = Date.now();
   const statuses = await Promise.all(
@@ -92,23 +95,4 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
       `${keyValueTable(`program ${programState.program}`, statusRows(programState, now), terminal.color)}\n`,
     );
   }
-}
-
-/**
- * The stack's programs, the default one first, then those only its programs table holds (added
- * with `programs add`) in name order; `undefined` without `--stack`.
- */
-async function programsOf(
-  context: CommandContext,
-  deployment: Deployment,
-): Promise<readonly string[] | undefined> {
-  const stackPrograms = deployment.programs;
-  if (stackPrograms === undefined || !deployment.hasProgramsTable) return stackPrograms;
-  const registry = new DynamoDbProgramRegistry({
-    client: context.aws.dynamodb,
-    tableName: deployment.programsTable,
-  });
-  const { records } = await registry.list();
-  const added = records.map((record) => record.name).filter((name) => !stackPrograms.includes(name));
-  return [...stackPrograms, ...added];
 }

@@ -107,7 +107,7 @@ describe('deployment commands of the CLI', () => {
       ),
     ).toMatchObject({
       verdict: 'failed',
-      detail: `${deployment.scheduleName} is DISABLED: the program is not polled`,
+      detail: `${deployment.scheduleName} is DISABLED: default is not polled`,
     });
   });
 

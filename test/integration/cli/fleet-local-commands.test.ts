@@ -6,10 +6,12 @@
  * record naming a secret that is not the deployment's, are refused by name. The program `cards`
  * has a bank of its own (a second simulator), so reading the wrong secret shows in what is printed.
  */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
+import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
 import { type RunningSimulator, startSimulator } from '../../../functions/simulator/banking-simulator.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
 import { type CliScenario, cliScenario, lines } from './cli-scenario.ts';
@@ -94,6 +96,85 @@ describe('--local commands for a program known by its record alone', () => {
         detail: 'answered: the oldest event is 1',
       }),
     ]);
+  });
+
+  it("doctor with no --program checks every program of the table, each worker's schedule, and names what no worker polls", async () => {
+    const { current, cards } = await withCards();
+    const programsTable = current.deployment.programs!.tableName;
+    const registry = new DynamoDbProgramRegistry({ client: aws.dynamodb, tableName: programsTable });
+    // Paused: kept, not polled, so not checked (its secret does not even exist).
+    await registry.put(
+      {
+        name: 'loans',
+        secretId: `${current.deployment.programs!.secretsPrefix}loans`,
+        state: 'paused',
+        owner: 'operator',
+        settings: {},
+      },
+      'absent',
+    );
+    // An item edited by hand into something no worker takes for a record.
+    await aws.dynamodb.send(
+      new PutItemCommand({
+        TableName: programsTable,
+        Item: {
+          pk: { S: 'savings' },
+          secret_id: { S: 'x' },
+          state: { S: 'sleeping' },
+          owner: { S: 'operator' },
+          revision: { N: '1' },
+        },
+      }),
+    );
+    const [worker0, worker1] = current.deployment.workerScheduleNames;
+    const pollsOf = (worker: number) =>
+      ['cards', 'default'].filter((program) => assignedWorker(program, 2) === worker);
+
+    const doctor = await current.cli(['doctor', '--local', '--no-write-probes', '--json']);
+
+    expect(doctor.code).toBe(1);
+    const checks = (
+      JSON.parse(doctor.stdout) as { checks: { check: string; verdict: string; detail: string }[] }
+    ).checks;
+    expect(checks.map(({ check, verdict }) => [check, verdict])).toEqual([
+      ['program (loans)', 'skipped'],
+      ['program record (savings)', 'failed'],
+      ['secret (default)', 'ok'],
+      ['token (default)', 'ok'],
+      ['GET /events (default)', 'ok'],
+      ['secret (cards)', 'ok'],
+      ['token (cards)', 'ok'],
+      ['GET /events (cards)', 'ok'],
+      ['checkpoint table', 'ok'],
+      ['event bus', 'ok'],
+      ['schedule (worker 0)', 'ok'],
+      ['schedule (worker 1)', 'ok'],
+      ['alarms', 'ok'],
+    ]);
+    const detail = (check: string) => checks.find((result) => result.check === check)!.detail;
+    expect(detail('secret (cards)')).toContain(cards.url);
+    expect(detail('program (loans)')).toBe('paused: not polled until `programs resume loans`');
+    expect(detail('program record (savings)')).toMatch(/state.*must be "active" or "paused"/);
+    for (const [worker, name] of [worker0!, worker1!].entries()) {
+      const polled = pollsOf(worker);
+      expect(detail(`schedule (worker ${worker})`)).toBe(
+        `${name} is enabled (rate(1 minute)); ` +
+          (polled.length === 0
+            ? 'it polls no program yet'
+            : polled.length === 1
+              ? `it polls ${polled[0]}`
+              : `it polls 2 programs: ${polled.join(', ')}`),
+      );
+    }
+
+    // With --program, that program alone and its worker's schedule alone.
+    const one = await current.cli(['doctor', '--local', '--no-write-probes', '--program', 'cards', '--json']);
+    expect(one.code, one.stdout).toBe(0);
+    expect(
+      (JSON.parse(one.stdout) as { checks: { check: string }[] }).checks
+        .map(({ check }) => check)
+        .filter((check) => check.startsWith('schedule') || check.startsWith('program')),
+    ).toEqual([`schedule (worker ${assignedWorker('cards', 2)})`]);
   });
 
   it("rewind --local --to latest fast-forwards the record's program on its own bank", async () => {

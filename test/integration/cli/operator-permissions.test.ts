@@ -226,7 +226,8 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
     // The construct's grants, synthesized in a stack of the deployment's name.
     const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, deployment.stackName);
-    const poller = new BankingEventsPoller(stack, 'Poller');
+    // As many workers as the deployment in moto: doctor reads each worker's schedule.
+    const poller = new BankingEventsPoller(stack, 'Poller', { workers: deployment.programs!.workers });
     const roles = {
       read: new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() }),
       tail: new iam.Role(stack, 'Tailer', { assumedBy: new iam.AccountRootPrincipal() }),
@@ -372,7 +373,9 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       new DescribeSecretCommand({ SecretId: deployment.secretId }),
     );
     const scheduler = new SchedulerClient({});
-    const schedule = await scheduler.send(new GetScheduleCommand({ Name: deployment.scheduleName }));
+    const schedules = await Promise.all(
+      deployment.workerScheduleNames.map((name) => scheduler.send(new GetScheduleCommand({ Name: name }))),
+    );
     scheduler.destroy();
     const cloudFormation = new CloudFormationClient({});
     const stackOutputs = await cloudFormation.send(
@@ -393,7 +396,10 @@ describe('operator permissions: every AWS call of the CLI against the grant it n
       [key(poller.eventBus!.eventBusName), deployment.busName],
       [key(poller.archive!.archiveArn), archive.ArchiveArn!],
       [key(poller.secrets.get('default')!.secretArn), secret.ARN!],
-      [key(poller.schedules.get('default')!.scheduleArn), schedule.Arn!],
+      ...poller.workerSchedules.map((schedule, worker): [string, string] => [
+        key(schedule.scheduleArn),
+        schedules[worker]!.Arn!,
+      ]),
       [key(poller.pollerFunction.functionArn), functionArn],
       [key(poller.claimCheckBucket.bucketArn), `arn:${scope.partition}:s3:::${deployment.claimCheckBucket!}`],
     ]);
