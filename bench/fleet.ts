@@ -745,6 +745,14 @@ function usageFigures(record: PhaseRecord) {
       count: record.runs.length,
       by_outcome: countBy(record.runs.map((run) => run.kind)),
       program_outcomes: sumPrograms(record.runs),
+      // Why programs failed: the codes of the failed among each run's worst (a sample of at most 10 a run).
+      failed_error_codes: countBy(
+        record.runs.flatMap((run) =>
+          (run.summary?.worst ?? [])
+            .filter((program) => program.outcome === 'failed')
+            .map((program) => program.errorCode ?? 'none'),
+        ),
+      ),
     },
   };
 }

@@ -123,6 +123,8 @@ export interface RunOutcome {
   readonly summary?: {
     readonly programs?: Readonly<Record<string, number>>;
     readonly durationMs?: number;
+    /** The run's worst programs (at most 10): those that failed carry their error code. */
+    readonly worst?: readonly { readonly outcome?: string; readonly errorCode?: string }[];
   };
   readonly error?: string;
 }
