@@ -1,10 +1,11 @@
 /**
  * `doctor`: checks a deployment end to end as the caller and says what is wrong in plain words:
  * each program's secret (readable, well formed, an https base URL), its client certificate if it
- * has one (subject, issuer, expiry), a token, `GET /events`; the
- * checkpoint table and the bus (exist, and writable by the caller: probes that change nothing
- * the poller reads); on a Custom Event Bus, the bus ACTIVE, its retention, and the stack's
- * subscribers RUNNING; each schedule enabled; the stack's alarms in OK. Exit code 1 if any failed.
+ * has one (subject, issuer, expiry), a token, `GET /events`, for every program of the programs
+ * table, a few at a time; the checkpoint table and the bus (exist, and writable by the caller:
+ * probes that change nothing the poller reads); on a Custom Event Bus, the bus ACTIVE, its
+ * retention, and the stack's subscribers RUNNING; each worker's schedule enabled; the stack's
+ * alarms in OK. Exit code 1 if any failed.
  */
 import { type CloudWatchClient, DescribeAlarmsCommand, type MetricAlarm } from '@aws-sdk/client-cloudwatch';
 import { DescribeTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
@@ -57,7 +58,8 @@ export function registerDoctorCommand(program: Command): void {
         'as its role (lambda:InvokeFunction), with --local from this machine with your credentials. Checks, as the ' +
         'caller: the checkpoint table and the bus exist and the caller may write to them (a ' +
         `conditional write that cannot succeed, and one probe event with source ${PROBE_SOURCE}, which no rule of ` +
-        "the stack matches); each program's schedule is enabled; the stack's alarms are OK. On a Custom Event Bus (the " +
+        "the stack matches); each worker's schedule is enabled; the stack's alarms are OK. Without --program, every " +
+        'program of the programs table (paused ones reported as skipped), --concurrency at a time. On a Custom Event Bus (the ' +
         "stack's EventBusKind output is custom, or --event-bus is an event-busv2 ARN): the bus is ACTIVE (its StateReason " +
         "if not), its retention (and that it is the stack's BusRetentionDays), and each subscriber of the stack (its " +
         'SubscriberArn… outputs; without --stack, every subscriber of the bus but those tail and archive-replay create) ' +
