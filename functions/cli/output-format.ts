@@ -21,8 +21,14 @@ export function formatInstant(epochMsOrIso: number | string | null | undefined, 
   if (epochMsOrIso === null || epochMsOrIso === undefined) return 'never';
   const at = typeof epochMsOrIso === 'number' ? epochMsOrIso : Date.parse(epochMsOrIso);
   if (Number.isNaN(at)) return String(epochMsOrIso);
-  const relation = at <= now ? `${formatDuration(now - at)} ago` : `in ${formatDuration(at - now)}`;
-  return `${new Date(at).toISOString()} (${relation})`;
+  return `${new Date(at).toISOString()} (${formatAge(at, now)})`;
+}
+
+/** `3 min ago` or `in 20 s`: an instant by its distance from now alone, for a line of a table. */
+export function formatAge(epochMsOrIso: number | string, now: number): string {
+  const at = typeof epochMsOrIso === 'number' ? epochMsOrIso : Date.parse(epochMsOrIso);
+  if (Number.isNaN(at)) return String(epochMsOrIso);
+  return at <= now ? `${formatDuration(now - at)} ago` : `in ${formatDuration(at - now)}`;
 }
 
 /** `1.5 s`, `0 s` (caught up), `unknown`. */

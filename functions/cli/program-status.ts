@@ -10,7 +10,7 @@ import type {
   RecordedError,
   StartRecord,
 } from '../core/checkpoint/index.ts';
-import { formatInstant, formatLag } from './output-format.ts';
+import { formatAge, formatInstant, formatLag } from './output-format.ts';
 
 export interface ProgramStatus {
   readonly program: string;
@@ -72,6 +72,31 @@ function describeCheckpoint({ checkpoint, start }: ProgramStatus, now: number): 
   if (checkpoint !== null) return String(checkpoint);
   if (start === null) return 'none yet (the first run starts at the start position)';
   return `none yet (start position ${start.position} applied ${formatInstant(start.appliedAt, now)}: reading from the beginning of the feed)`;
+}
+
+/** `status`'s overview of many programs: one line each (`overviewRow`), these columns. */
+export const OVERVIEW_COLUMNS = [
+  'program',
+  'checkpoint',
+  'lag',
+  'last cycle',
+  'lease',
+  'last error',
+] as const;
+
+/** A program's line in the overview: what tells a person on call which program to look at. */
+export function overviewRow(status: ProgramStatus, now: number): readonly string[] {
+  const { lease, lastCycle, lastError } = status;
+  return [
+    status.program,
+    status.checkpoint === null ? 'none yet' : String(status.checkpoint),
+    status.lagSeconds === null ? 'unknown' : formatLag(status.lagSeconds),
+    lastCycle === null
+      ? 'none recorded'
+      : `${lastCycle.outcome}, ${lastCycle.published} published, ${formatAge(lastCycle.endedAt, now)}`,
+    lease === null ? 'free' : lease.live ? 'held' : 'expired',
+    lastError === null ? 'none' : `${lastError.code}, ${formatAge(lastError.at, now)}`,
+  ];
 }
 
 /** The rows of a program's table, in the order a person on call reads them. */

@@ -6,12 +6,19 @@
 import type { Command } from 'commander';
 import { listCheckpointPrograms } from '../../adapters/aws/checkpoint-table-programs.ts';
 import { DynamoDbCheckpointStore } from '../../adapters/aws/dynamodb-checkpoint-store.ts';
+import { boundedParallelMap } from '../bounded-parallel-map.ts';
 import { UsageError } from '../cli-errors.ts';
 import { type CommandContext, withContext } from '../command-context.ts';
 import { deploymentPrograms } from '../deployment-programs.ts';
 import { operatorBusOf } from '../operator-bus-kinds.ts';
-import { keyValueTable, toJson } from '../output-format.ts';
-import { programStatus, statusRows } from '../program-status.ts';
+import { gridTable, keyValueTable, toJson } from '../output-format.ts';
+import { OVERVIEW_COLUMNS, overviewRow, programStatus, statusRows } from '../program-status.ts';
+
+/** Up to this many programs, each has its table; more get one line each (`--program` for one's table). */
+const DETAILED_PROGRAMS_MAX = 5;
+
+/** Checkpoint rows read at once. */
+const READS_AT_ONCE = 16;
 
 interface StatusFlags {
   readonly program?: string;
@@ -25,7 +32,8 @@ export function registerStatusCommand(program: Command): void {
     .description(
       "Shows each program's checkpoint (the last sequence number published) and when it last moved, the lease holder " +
         'and its expiry, the lag of the newest published event, and how the last cycle ended. Every program of the ' +
-        'stack and of its programs table (or with a row in the checkpoint table) unless --program names one. On ' +
+        'stack and of its programs table (or with a row in the checkpoint table) unless --program names one: more ' +
+        `than ${DETAILED_PROGRAMS_MAX} get a line each. On ` +
         "a Custom Event Bus (the stack's " +
         'EventBusKind output is custom), also the retention window of the bus: the oldest point archive-replay can start from.',
     )
@@ -68,10 +76,9 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
         : listed.programs.map((program) => program.name);
   }
   const now = Date.now();
-  const statuses = await Promise.all(
-    programs.map(async (program) =>
-      programStatus(program, await new DynamoDbCheckpointStore({ client, tableName, program }).read(), now),
-    ),
+  // A read a program, a few at once: a thousand at once would queue past the client's timeouts.
+  const statuses = await boundedParallelMap(programs, READS_AT_ONCE, async (program) =>
+    programStatus(program, await new DynamoDbCheckpointStore({ client, tableName, program }).read(), now),
   );
   const { terminal } = context;
   const bus = await operatorBusOf(deployment).status(context);
@@ -88,6 +95,21 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
   if (bus !== undefined) terminal.out(`${keyValueTable('bus', bus.rows, terminal.color)}\n`);
   if (statuses.length === 0) {
     terminal.out(`No checkpoint rows in table ${tableName} yet: no program has run.\n`);
+    return;
+  }
+  if (statuses.length > DETAILED_PROGRAMS_MAX) {
+    terminal.out(
+      `${gridTable(
+        OVERVIEW_COLUMNS,
+        statuses.map((programState) => overviewRow(programState, now)),
+        terminal.color,
+      )}\n`,
+    );
+    const failed = statuses.filter((programState) => programState.lastCycle?.outcome === 'failed').length;
+    terminal.out(
+      `${statuses.length} programs, ${failed} whose last cycle failed (table ${tableName}). ` +
+        'One in detail: status --program NAME.\n',
+    );
     return;
   }
   for (const programState of statuses) {

@@ -6,6 +6,7 @@
  */
 import { DescribeSecretCommand, GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoDbCheckpointStore } from '../../../functions/adapters/aws/dynamodb-checkpoint-store.ts';
 import { DynamoDbProgramRegistry } from '../../../functions/adapters/aws/dynamodb-program-registry.ts';
 import { assignedWorker } from '../../../functions/core/fleet/assignment.ts';
 import { type MotoEnvironment, useMotoEnvironment } from '../../support/aws-test-env.ts';
@@ -132,6 +133,36 @@ describe('the programs commands of the CLI', () => {
     const missing = await current.cli(['programs', 'pause', 'nope']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/No program nope in table/);
+  });
+
+  it('status gives each program a line once there are more than 5, and --program one program in full', async () => {
+    const current = await newScenario();
+    const added = ['p1', 'p2', 'p3', 'p4', 'p5'];
+    for (const name of added) expect((await current.cli(['programs', 'add', name])).code).toBe(0);
+    // One of them has run: a checkpoint, and a lease still held.
+    const store = new DynamoDbCheckpointStore({
+      client: aws.dynamodb,
+      tableName: current.deployment.tableName,
+      program: 'p3',
+    });
+    await store.moveCheckpoint({ to: 42, expected: null, feedProgramId: 'feed-p3' });
+    await store.acquireLease({ owner: 'run-p3', now: Date.now(), expiresAt: Date.now() + 10 * 60_000 });
+
+    const overview = await current.cli(['status']);
+    const one = await current.cli(['status', '--program', 'p3']);
+
+    expect(overview.code, overview.stderr).toBe(0);
+    const rowOf = (program: string) =>
+      lines(overview.stdout).find((line) => line.split('│').map((cell) => cell.trim())[1] === program);
+    expect(lines(overview.stdout).filter((line) => /│ (default|p\d) /.test(line))).toHaveLength(6);
+    expect(rowOf('p3')).toMatch(/│ p3\s+│ 42\s+│ unknown\s+│ none recorded\s+│ held\s+│ none\s+│/);
+    expect(rowOf('p1')).toMatch(/│ p1\s+│ none yet\s+│ unknown\s+│ none recorded\s+│ free\s+│ none\s+│/);
+    expect(overview.stdout).toContain(
+      `6 programs, 0 whose last cycle failed (table ${current.deployment.tableName}). One in detail: status --program NAME.`,
+    );
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/program p3/);
+    expect(one.stdout).toMatch(/lease\s+│ held: run-p3 until/);
   });
 
   it("removes an operator's program, and refuses the stack's with what to do instead", async () => {

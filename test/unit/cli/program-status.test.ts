@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, formatInstant, formatLag } from '../../../functions/cli/output-format.ts';
-import { programStatus, statusRows } from '../../../functions/cli/program-status.ts';
+import {
+  OVERVIEW_COLUMNS,
+  overviewRow,
+  programStatus,
+  statusRows,
+} from '../../../functions/cli/program-status.ts';
 
 const NOW = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -135,5 +140,39 @@ describe('status of a program', () => {
       'unknown',
     ]);
     expect(formatInstant(null, NOW)).toBe('never');
+  });
+});
+
+describe("a program's line in the overview of many", () => {
+  it('gives each column its value: checkpoint, lag, the last cycle and error by their age, the lease', () => {
+    const busy = programStatus(
+      'cards',
+      {
+        checkpoint: 1234,
+        updatedAt: '2026-11-22T11:59:30.000Z',
+        lease: { owner: 'req-7', expiresAt: NOW - 5_000 },
+        feedProgramId: 'feed-1',
+        openGaps: [],
+        lastCycle: { endedAt: '2026-11-22T11:59:00.000Z', outcome: 'failed', published: 3, lagSeconds: 95 },
+        lastError: { code: 'LEASE_LOST', message: 'taken over', at: '2026-11-22T11:59:00.000Z' },
+      },
+      NOW,
+    );
+    const idle = programStatus(
+      'new',
+      { checkpoint: null, updatedAt: null, lease: null, feedProgramId: null, openGaps: [] },
+      NOW,
+    );
+
+    expect(OVERVIEW_COLUMNS).toEqual(['program', 'checkpoint', 'lag', 'last cycle', 'lease', 'last error']);
+    expect(overviewRow(busy, NOW)).toEqual([
+      'cards',
+      '1234',
+      '1 min 35 s',
+      'failed, 3 published, 1 min ago',
+      'expired',
+      'LEASE_LOST, 1 min ago',
+    ]);
+    expect(overviewRow(idle, NOW)).toEqual(['new', 'none yet', 'unknown', 'none recorded', 'free', 'none']);
   });
 });
