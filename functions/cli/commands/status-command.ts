@@ -17,6 +17,9 @@ import { OVERVIEW_COLUMNS, overviewRow, programStatus, statusRows } from '../pro
 /** Up to this many programs, each has its table; more get one line each (`--program` for one's table). */
 const DETAILED_PROGRAMS_MAX = 5;
 
+/** Programs whose last cycle failed that the overview's last line names; it counts the rest. */
+const FAILED_NAMED_MAX = 10;
+
 /** Checkpoint rows read at once. */
 const READS_AT_ONCE = 16;
 
@@ -105,10 +108,16 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
         terminal.color,
       )}\n`,
     );
-    const failed = statuses.filter((programState) => programState.lastCycle?.outcome === 'failed').length;
+    const failed = statuses
+      .filter((programState) => programState.lastCycle?.outcome === 'failed')
+      .map((programState) => programState.program);
+    const named =
+      failed.length <= FAILED_NAMED_MAX
+        ? failed.join(', ')
+        : `${failed.slice(0, FAILED_NAMED_MAX).join(', ')} and ${failed.length - FAILED_NAMED_MAX} more`;
     terminal.out(
-      `${statuses.length} programs, ${failed} whose last cycle failed (table ${tableName}). ` +
-        'One in detail: status --program NAME.\n',
+      `${statuses.length} programs, ${failed.length} whose last cycle failed${failed.length === 0 ? '' : `: ${named}`} ` +
+        `(table ${tableName}). One in detail: status --program NAME.\n`,
     );
     return;
   }

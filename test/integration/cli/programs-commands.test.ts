@@ -147,6 +147,18 @@ describe('the programs commands of the CLI', () => {
     });
     await store.moveCheckpoint({ to: 42, expected: null, feedProgramId: 'feed-p3' });
     await store.acquireLease({ owner: 'run-p3', now: Date.now(), expiresAt: Date.now() + 10 * 60_000 });
+    // Another's last cycle failed.
+    await new DynamoDbCheckpointStore({
+      client: aws.dynamodb,
+      tableName: current.deployment.tableName,
+      program: 'p5',
+    }).recordCycle({
+      endedAt: new Date().toISOString(),
+      outcome: 'failed',
+      published: 0,
+      lagSeconds: null,
+      error: { code: 'AUTHENTICATION_FAILED', message: 'the token request was refused (HTTP 401)' },
+    });
 
     const overview = await current.cli(['status']);
     const one = await current.cli(['status', '--program', 'p3']);
@@ -157,8 +169,11 @@ describe('the programs commands of the CLI', () => {
     expect(lines(overview.stdout).filter((line) => /│ (default|p\d) /.test(line))).toHaveLength(6);
     expect(rowOf('p3')).toMatch(/│ p3\s+│ 42\s+│ unknown\s+│ none recorded\s+│ held\s+│ none\s+│/);
     expect(rowOf('p1')).toMatch(/│ p1\s+│ none yet\s+│ unknown\s+│ none recorded\s+│ free\s+│ none\s+│/);
+    expect(rowOf('p5')).toMatch(
+      /│ p5\s+│ none yet\s+│ unknown\s+│ failed, 0 published, \d+ s ago\s+│ free\s+│ AUTHENTICATION_FAILED, \d+ s ago\s+│/,
+    );
     expect(overview.stdout).toContain(
-      `6 programs, 0 whose last cycle failed (table ${current.deployment.tableName}). One in detail: status --program NAME.`,
+      `6 programs, 1 whose last cycle failed: p5 (table ${current.deployment.tableName}). One in detail: status --program NAME.`,
     );
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout).toMatch(/program p3/);
