@@ -79,7 +79,7 @@ async function status(context: CommandContext, flags: StatusFlags): Promise<void
         : listed.programs.map((program) => program.name);
   }
   const now = Date.now();
-  // A read a program, a few at once: a thousand at once would queue past the client's timeouts.
+  // A read a program, a few at once: a thousand programs never put a thousand requests in flight.
   const statuses = await boundedParallelMap(programs, READS_AT_ONCE, async (program) =>
     programStatus(program, await new DynamoDbCheckpointStore({ client, tableName, program }).read(), now),
   );
